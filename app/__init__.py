@@ -1,0 +1,1 @@
+"""Cairn core: no Qt, ever."""

@@ -1,0 +1,282 @@
+"""The ``cairn`` command line: the core, without a window.
+
+Exit codes: 0 success, 1 a refused operation (its sentence verbatim on stderr), 2 bad usage.
+Nothing here imports Qt or the Anthropic SDK: ``cairn workspace list`` must stay instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from app.errors import CairnError
+from app.records import BUILD_STATUSES, Chat, Workspace
+
+SUBCOMMANDS = ("workspace", "chat")
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("cairn")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+# ===================================================================== parsing
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on bad usage already; keep its messages, add the program name once."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="cairn",
+        description="Chat with Claude inside local folders that keep their own knowledge. "
+        "Without a command, Cairn opens its window.",
+    )
+    parser.add_argument("--version", action="version", version=f"Cairn {version()}")
+    parser.add_argument("--data-dir", type=Path, help="use this data folder (or set CAIRN_DATA_DIR)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def json_flag(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--json", action="store_true", help="print JSON")
+        return p
+
+    ws = commands.add_parser("workspace", help="add, list and change workspaces")
+    ws_cmds = ws.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = json_flag(ws_cmds.add_parser("add", help="register a folder (a fully qualified path)"))
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--end", action="store_true", help="place it last instead of first")
+    json_flag(ws_cmds.add_parser("list", help="every workspace in display order"))
+    p = json_flag(ws_cmds.add_parser("show", help="one workspace"))
+    p.add_argument("id", metavar="ID")
+    p = json_flag(ws_cmds.add_parser("rename", help="change the title (only the title)"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("title", metavar="TITLE")
+    p = json_flag(ws_cmds.add_parser("set", help="description, instructions or build status"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--description", metavar="T")
+    p.add_argument("--instructions", metavar="T")
+    p.add_argument("--status", metavar="S", choices=BUILD_STATUSES)
+    p = json_flag(ws_cmds.add_parser("advance", help="move the build status one step"))
+    p.add_argument("id", metavar="ID")
+    p = json_flag(ws_cmds.add_parser("remove", help="forget a workspace (the folder is untouched)"))
+    p.add_argument("id", metavar="ID")
+
+    chat = commands.add_parser("chat", help="create, list, archive and pin chats")
+    chat_cmds = chat.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = json_flag(chat_cmds.add_parser("new", help="start a chat"))
+    p.add_argument("--folder", metavar="PATH", help="the folder it runs in (recorded as given)")
+    p.add_argument("--title", metavar="T", default="")
+    json_flag(chat_cmds.add_parser("list", help="pinned, by workspace, ungrouped, archived"))
+    for action, text in (
+        ("show", "one chat"),
+        ("archive", "hide a chat from the grouping"),
+        ("unarchive", "return a chat to its place"),
+        ("pin", "surface a chat ahead of the others"),
+        ("unpin", "stop surfacing a chat"),
+    ):
+        p = json_flag(chat_cmds.add_parser(action, help=text))
+        p.add_argument("id", metavar="ID")
+    p = json_flag(chat_cmds.add_parser("move", help="place a chat in its workspace's order"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--to", type=int, required=True, metavar="N", help="1 is the top")
+    return parser
+
+
+# ===================================================================== output
+
+
+class _Out:
+    def __init__(self, stream: TextIO, as_json: bool) -> None:
+        self.stream = stream
+        self.as_json = as_json
+
+    def emit(self, data: Any, text: Callable[[], str]) -> None:
+        if self.as_json:
+            self.stream.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        else:
+            body = text()
+            if body:
+                self.stream.write(body + "\n")
+
+
+def _workspace_line(ws: Workspace, depth: int = 0) -> str:
+    flag = "" if ws.status == "ok" else f"  [{ws.status}]"
+    return f"{'  ' * depth}{ws.id}  {ws.title}  ({ws.build_status})  {ws.path}{flag}"
+
+
+def _workspace_block(ws: Workspace, parent: str | None) -> str:
+    lines = [
+        f"{ws.title}",
+        f"  id            {ws.id}",
+        f"  path          {ws.path}",
+        f"  status        {ws.status}",
+        f"  parent        {parent or '-'}",
+        f"  build status  {ws.build_status}",
+        f"  created       {ws.created_at}",
+        f"  updated       {ws.updated_at}",
+    ]
+    if ws.description:
+        lines.append(f"  description   {ws.description}")
+    if ws.instructions:
+        lines.append("  instructions  " + ws.instructions.replace("\n", "\n                "))
+    return "\n".join(lines)
+
+
+def _chat_line(chat: Chat, indent: str = "  ") -> str:
+    marks = ("★ " if chat.pinned else "") + ("[archived] " if chat.archived else "")
+    return f"{indent}{chat.id}  {marks}{chat.title}"
+
+
+def _chat_block(chat: Chat) -> str:
+    return "\n".join([
+        chat.title,
+        f"  id         {chat.id}",
+        f"  folder     {chat.folder or '-'}",
+        f"  workspace  {chat.workspace_id or 'Ungrouped'}",
+        f"  pinned     {'yes' if chat.pinned else 'no'}",
+        f"  archived   {'yes' if chat.archived else 'no'}",
+        f"  created    {chat.created_at}",
+    ])
+
+
+# ===================================================================== commands
+
+
+def _run_workspace(registry: Any, args: argparse.Namespace, out: _Out) -> int:
+    action = args.action
+    if action == "list":
+        items = registry.workspaces()
+        depth: dict[str, int] = {}
+        for ws in items:  # a parent always exists before depth is asked of its child
+            parent = registry.parent_of(ws.id)
+            depth[ws.id] = depth.get(parent, -1) + 1 if parent else 0
+
+        def tree() -> str:
+            lines: list[str] = []
+
+            def walk(ws: Workspace) -> None:
+                lines.append(_workspace_line(ws, depth[ws.id]))
+                for child in registry.children(ws.id):
+                    walk(child)
+
+            for ws in registry.top_level():
+                walk(ws)
+            return "\n".join(lines) or "No workspaces yet. Add one with: cairn workspace add PATH"
+
+        out.emit([registry.workspace_json(ws) for ws in items], tree)
+        return 0
+    if action == "add":
+        ws, created = registry.add_workspace(args.path, at_end=args.end)
+    elif action == "show":
+        ws = registry.get_workspace(args.id)
+    elif action == "rename":
+        ws = registry.rename_workspace(args.id, args.title)
+    elif action == "set":
+        ws = registry.update_workspace(
+            args.id, description=args.description, instructions=args.instructions,
+            build_status=args.status,
+        )
+    elif action == "advance":
+        ws = registry.advance_workspace(args.id)
+    elif action == "remove":
+        removed = registry.remove_workspace(args.id)
+        out.emit(
+            {"id": args.id, "removed": removed},
+            lambda: f"Removed {args.id}; its folder and chats are untouched."
+            if removed else f"No workspace '{args.id}': nothing to remove.",
+        )
+        return 0
+    else:  # pragma: no cover - argparse guards the choices
+        raise AssertionError(action)
+    parent = registry.parent_of(ws.id)
+    note = ""
+    if action == "add" and not created:
+        note = "Already a workspace (unchanged):\n"
+    out.emit(registry.workspace_json(ws), lambda: note + _workspace_block(ws, parent))
+    return 0
+
+
+def _run_chat(registry: Any, args: argparse.Namespace, out: _Out) -> int:
+    action = args.action
+    if action == "list":
+        listing = registry.chat_listing()
+
+        def text() -> str:
+            lines: list[str] = []
+            if listing.pinned:
+                lines.append("PINNED")
+                lines += [_chat_line(c) for c in listing.pinned]
+            lines.append("WORKSPACES")
+            for ws, chats in listing.workspaces:
+                lines.append(f"  {ws.title}  ({ws.id})")
+                lines += [_chat_line(c, "    ") for c in chats]
+            if listing.ungrouped:
+                lines.append("UNGROUPED")
+                lines += [_chat_line(c) for c in listing.ungrouped]
+            if listing.archived:
+                lines.append("ARCHIVED")
+                lines += [_chat_line(c) for c in listing.archived]
+            return "\n".join(lines)
+
+        out.emit(listing.to_json(), text)
+        return 0
+    chat: Chat
+    if action == "new":
+        chat = registry.new_chat(folder=args.folder, title=args.title)
+    elif action == "show":
+        chat = registry.get_chat(args.id)
+    elif action == "archive":
+        chat = registry.archive_chat(args.id)
+    elif action == "unarchive":
+        chat = registry.unarchive_chat(args.id)
+    elif action == "pin":
+        chat = registry.pin_chat(args.id)
+    elif action == "unpin":
+        chat = registry.unpin_chat(args.id)
+    elif action == "move":
+        chat = registry.move_chat(args.id, index=args.to - 1)
+    else:  # pragma: no cover
+        raise AssertionError(action)
+    out.emit(chat.to_json(), lambda: _chat_block(chat))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version (0) or bad usage (2)
+        return int(exit_.code or 0)
+    if args.command is None:
+        parser.print_help(stdout)
+        return 0
+
+    from app.registry import Registry  # imported here so --help and --version stay instant
+
+    try:
+        registry = Registry.open(args.data_dir)
+    except CairnError as error:
+        stderr.write(f"{error}\n")
+        return 1
+    try:
+        out = _Out(stdout, getattr(args, "json", False))
+        runner = _run_workspace if args.command == "workspace" else _run_chat
+        return runner(registry, args, out)
+    except CairnError as error:
+        stderr.write(f"{error}\n")
+        return 1
+    finally:
+        registry.close()

@@ -1,0 +1,67 @@
+"""The start-up check: inconsistencies in the stored list are named, never guessed at.
+
+The schema's UNIQUE indexes make most of these impossible while the database is intact; this
+check is what still catches them in a database that was hand-edited, restored from elsewhere,
+or lost an index.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+
+from app.records import Workspace
+
+
+def find_problems(
+    workspaces: Mapping[str, Workspace],
+    order: Iterable[str],
+    memberships: Iterable[tuple[str, str]],
+) -> list[str]:
+    """Each problem as a phrase naming it; an empty list means the list is consistent.
+
+    *order* is the stored display order (workspace ids); *memberships* are stored
+    ``(workspace_id, chat_id)`` pairs.
+    """
+    problems: list[str] = []
+
+    def named(ws_id: str) -> str:
+        ws = workspaces.get(ws_id)
+        return f"'{ws_id}' (\"{ws.title}\")" if ws else f"'{ws_id}'"
+
+    # A folder claimed by two workspaces: the same key, or two paths that are one directory.
+    claims: dict[object, list[str]] = defaultdict(list)
+    for ws in workspaces.values():
+        claims[("key", ws.key)].append(ws.id)
+        if ws.identity is not None:
+            claims[("identity", ws.identity)].append(ws.id)
+    reported: set[frozenset[str]] = set()
+    for ids in claims.values():
+        if len(ids) > 1 and frozenset(ids) not in reported:
+            reported.add(frozenset(ids))
+            folder = workspaces[ids[0]].path
+            owners = " and ".join(named(i) for i in ids)
+            problems.append(f"the folder '{folder}' is claimed by {len(ids)} workspaces: {owners}")
+
+    # A chat accounted by two workspaces.
+    owners_of: dict[str, list[str]] = defaultdict(list)
+    for ws_id, chat_id in memberships:
+        owners_of[chat_id].append(ws_id)
+    for chat_id, ws_ids in owners_of.items():
+        if len(ws_ids) > 1:
+            problems.append(
+                f"the chat '{chat_id}' is accounted by {len(ws_ids)} workspaces: "
+                + " and ".join(named(i) for i in ws_ids)
+            )
+
+    # An order that repeats, misses, or names an unknown workspace.
+    counts = Counter(order)
+    for ws_id, count in counts.items():
+        if ws_id not in workspaces:
+            problems.append(f"the display order names the unknown workspace '{ws_id}'")
+        elif count > 1:
+            problems.append(f"the display order repeats the workspace {named(ws_id)}")
+    for ws_id in workspaces:
+        if ws_id not in counts:
+            problems.append(f"the display order misses the workspace {named(ws_id)}")
+    return problems

@@ -1,0 +1,228 @@
+"""The SQLite database: pragmas, migrations, and the one writer.
+
+Every write goes through :meth:`Database.write`, which serialises writers with a lock around
+one connection and opens each transaction with ``BEGIN IMMEDIATE`` so that a second process
+waits instead of failing half-way.  WAL with ``synchronous=FULL`` means a change that
+reported success survives a crash or a power loss.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from app.errors import StartupError
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "cairn.db"
+
+# Each entry migrates from user_version == index to index + 1.  Never edit a shipped entry:
+# add a new one.  Uniqueness lives in separate indexes (not inline) so that the start-up
+# check can be exercised on a database whose indexes were lost or hand-edited.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE workspace (
+        id            TEXT PRIMARY KEY,
+        path          TEXT NOT NULL,            -- canonical at creation, never rewritten
+        path_key      TEXT NOT NULL,            -- de-duplication key (case, normal form)
+        title         TEXT NOT NULL,
+        description   TEXT NOT NULL DEFAULT '',
+        instructions  TEXT NOT NULL DEFAULT '',
+        build_status  TEXT NOT NULL DEFAULT 'idea'
+                      CHECK (build_status IN ('idea', 'planning', 'building', 'shipped')),
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX workspace_path_key ON workspace(path_key);
+
+    -- The display order is its own record: smaller position shows first.
+    CREATE TABLE display_order (
+        position      INTEGER PRIMARY KEY,
+        workspace_id  TEXT NOT NULL REFERENCES workspace(id) ON DELETE CASCADE
+    );
+    CREATE UNIQUE INDEX display_order_workspace ON display_order(workspace_id);
+
+    CREATE TABLE chat (
+        id            TEXT PRIMARY KEY,
+        title         TEXT NOT NULL,
+        folder        TEXT,                     -- as recorded, even when it does not resolve
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL,
+        archived_at   TEXT,
+        pin_seq       INTEGER,                  -- larger = pinned more recently
+        CHECK (archived_at IS NULL OR pin_seq IS NULL)
+    );
+    CREATE UNIQUE INDEX chat_pin ON chat(pin_seq) WHERE pin_seq IS NOT NULL;
+
+    -- A chat's place in its workspace's manual order: smaller position shows first.
+    CREATE TABLE membership (
+        workspace_id  TEXT NOT NULL REFERENCES workspace(id) ON DELETE CASCADE,
+        chat_id       TEXT NOT NULL REFERENCES chat(id) ON DELETE CASCADE,
+        position      INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, position)
+    );
+    CREATE UNIQUE INDEX membership_chat ON membership(chat_id);
+
+    CREATE TABLE registry_state (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL
+    );
+
+    -- Changes that span the database and the disk: written first, cleared last.
+    CREATE TABLE pending_change (
+        id     INTEGER PRIMARY KEY,
+        op     TEXT NOT NULL,
+        args   TEXT NOT NULL
+    );
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def utc_now() -> str:
+    """Timestamps are UTC ISO 8601 with milliseconds: sortable as text."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Database:
+    """One connection, one writer.  Create with :meth:`open`."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+        self._lock = threading.Lock()
+
+    # ----------------------------------------------------------------- opening
+
+    @classmethod
+    def open(cls, folder: Path) -> Database:
+        """Open (or create) ``cairn.db`` in *folder*: check, then migrate with a backup first."""
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / DB_NAME
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as error:
+            raise StartupError(f"cannot open Cairn's database at '{path}': {error}") from error
+        try:
+            # Read-only questions first: a database we must refuse is never modified.
+            version = _scalar(conn, "PRAGMA user_version")
+            if version > SCHEMA_VERSION:
+                raise StartupError(
+                    f"Cairn's database at '{path}' was written by a newer version of Cairn "
+                    f"(schema {version}; this version reads up to {SCHEMA_VERSION}). "
+                    "Update Cairn to open it; nothing was changed."
+                )
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise StartupError(
+                    f"Cairn's database at '{path}' failed its integrity check "
+                    f"({problems[0]}). Nothing was changed; the backups beside it "
+                    "(cairn-v*.db.bak) hold earlier copies."
+                )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=10000")
+            db = cls(conn, path)
+            db._migrate(version)
+            return db
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise StartupError(
+                f"cannot open Cairn's database at '{path}': {error}. Nothing was changed."
+            ) from error
+        except BaseException:
+            conn.close()
+            raise
+
+    def _migrate(self, version: int) -> None:
+        if version == SCHEMA_VERSION:
+            return
+        has_data = _scalar(self._conn, "SELECT count(*) FROM sqlite_master") > 0
+        if has_data:
+            self._backup(version)
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            log.info("migrating %s to schema %d", self.path, target)
+            with self._lock:
+                try:
+                    # executescript commits first and runs the script as written: the
+                    # migration and its user_version land in one transaction.
+                    self._conn.executescript(
+                        "BEGIN IMMEDIATE;\n"
+                        + MIGRATIONS[target - 1]
+                        + f"\nPRAGMA user_version = {target};\nCOMMIT;"
+                    )
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+
+    def _backup(self, version: int) -> None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        target = self.path.with_name(f"cairn-v{version}-{stamp}.db.bak")
+        partial = target.with_suffix(".partial")
+        dest = sqlite3.connect(partial)
+        try:
+            self._conn.backup(dest)
+        finally:
+            dest.close()
+        shutil.move(partial, target)  # only a complete copy ever carries the .bak name
+        log.info("backed up %s to %s before migrating", self.path, target)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # ----------------------------------------------------------------- reading and writing
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: several SELECTs that see one consistent state."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            finally:
+                self._conn.execute("COMMIT")
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    def data_version(self, conn: sqlite3.Connection | None = None) -> int:
+        """Changes when *another* connection commits; our own commits leave it alone."""
+        if conn is not None:
+            return _scalar(conn, "PRAGMA data_version")
+        with self._lock:
+            return _scalar(self._conn, "PRAGMA data_version")
+
+    def set_trace(self, callback: Any) -> None:
+        """Install a ``sqlite3`` trace callback (tests count storage reads with it)."""
+        self._conn.set_trace_callback(callback)
+
+
+def _scalar(conn: sqlite3.Connection, sql: str) -> int:
+    row = conn.execute(sql).fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,33 @@
+"""Where Cairn keeps its data, its logs, and the first-use workspace."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "Cairn"
+
+
+def data_dir() -> Path:
+    """The data folder: ``CAIRN_DATA_DIR`` when set (every test sets its own), else the OS's."""
+    override = os.environ.get("CAIRN_DATA_DIR")
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def log_dir() -> Path:
+    """Logs follow the data folder when it is overridden, so a test never writes outside it."""
+    if os.environ.get("CAIRN_DATA_DIR"):
+        return data_dir() / "logs"
+    return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+
+
+def first_use_dir() -> Path:
+    """The folder of the automatic first-use workspace: ``<Documents>/Cairn`` unless overridden."""
+    override = os.environ.get("CAIRN_FIRST_USE_DIR")
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_documents_dir()) / APP_NAME

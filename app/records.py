@@ -1,0 +1,92 @@
+"""The registry's records as the rest of Cairn sees them: immutable snapshots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+BUILD_STATUSES: tuple[str, ...] = ("idea", "planning", "building", "shipped")
+OK = "ok"
+MISSING_DIR = "missing-dir"
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    id: str
+    path: str  # canonical at creation; never rewritten
+    key: str  # de-duplication key of the path
+    title: str
+    description: str
+    instructions: str
+    build_status: str
+    created_at: str
+    updated_at: str
+    status: str = OK  # ``ok`` or ``missing-dir``, as last checked
+    identity: tuple[int, int] | None = field(default=None, compare=False)
+
+    def to_json(self, *, parent: str | None) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "path": self.path,
+            "status": self.status,
+            "parent": parent,
+            "build_status": self.build_status,
+            "description": self.description,
+            "instructions": self.instructions,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    id: str
+    title: str
+    folder: str | None  # as recorded, even when it no longer resolves
+    workspace_id: str | None
+    created_at: str
+    updated_at: str
+    archived_at: str | None = None
+    pin_seq: int | None = None  # larger = pinned more recently
+
+    @property
+    def pinned(self) -> bool:
+        return self.pin_seq is not None
+
+    @property
+    def archived(self) -> bool:
+        return self.archived_at is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "folder": self.folder,
+            "workspace": self.workspace_id,
+            "pinned": self.pinned,
+            "archived": self.archived,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatListing:
+    """The sidebar's grouping: pinned first, then each workspace, then Ungrouped, then archived."""
+
+    pinned: list[Chat]
+    workspaces: list[tuple[Workspace, list[Chat]]]
+    ungrouped: list[Chat]
+    archived: list[Chat]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pinned": [c.to_json() for c in self.pinned],
+            "workspaces": [
+                {"id": ws.id, "title": ws.title, "chats": [c.to_json() for c in chats]}
+                for ws, chats in self.workspaces
+            ],
+            "ungrouped": [c.to_json() for c in self.ungrouped],
+            "archived": [c.to_json() for c in self.archived],
+        }

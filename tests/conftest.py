@@ -1,0 +1,90 @@
+"""Every test gets its own data folder, first-use folder and keyring: never the machine's."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+from keyring.backend import KeyringBackend
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+class MemoryKeyring(KeyringBackend):
+    """A keyring that lives and dies with one test."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.secrets.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.secrets[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.secrets.pop((service, username), None)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    data = tmp_path / "cairn-data"
+    monkeypatch.setenv("CAIRN_DATA_DIR", str(data))
+    monkeypatch.setenv("CAIRN_FIRST_USE_DIR", str(tmp_path / "Documents" / "Cairn"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(MemoryKeyring())
+    yield data
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def open_registry(isolated: Path) -> Iterator[object]:
+    """Opens registries on the test's data folder and closes them all at the end."""
+    from app.registry import Registry
+
+    opened: list[Registry] = []
+
+    def opener() -> Registry:
+        registry = Registry.open(isolated)
+        opened.append(registry)
+        return registry
+
+    yield opener
+    for registry in opened:
+        try:
+            registry.close()
+        except Exception:
+            pass
+
+
+@pytest.fixture
+def registry(open_registry):  # type: ignore[no-untyped-def]
+    """A registry with an empty list: the first-use workspace, created at first start, removed."""
+    reg = open_registry()
+    first = reg.first_use_workspace_id
+    if first:
+        reg.remove_workspace(first)
+    return reg
+
+
+@pytest.fixture
+def folders(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Makes real directories under the test's temporary folder: folders("Acme", "Acme/Brand")."""
+
+    def make(*names: str) -> list[str]:
+        made = []
+        for name in names:
+            path = tmp_path / "disk" / name
+            path.mkdir(parents=True, exist_ok=True)
+            made.append(str(path))
+        return made
+
+    return make

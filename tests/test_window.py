@@ -1,0 +1,42 @@
+"""The placeholder window: the sidebar shows what the registry holds, and follows its changes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ui.window import MainWindow
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def texts(window: MainWindow) -> list[str]:
+    return [item.text(0) for item in window._iter_items()]
+
+
+def test_sidebar_shows_pinned_tree_and_ungrouped(qtbot, registry, folders):
+    acme, brand = folders("Acme", "Acme/Brand")
+    ws, _ = registry.add_workspace(acme)
+    registry.add_workspace(brand)
+    chat = registry.new_chat(folder=brand, title="Launch copy")
+    registry.new_chat(title="Scratch chat")
+    window = MainWindow(registry)
+    qtbot.addWidget(window)
+    shown = texts(window)
+    assert {"WORKSPACES", "Acme", "Brand", "Launch copy", "UNGROUPED", "Scratch chat"} <= set(shown)
+    brand_item = next(i for i in window._iter_items() if i.text(0) == "Brand")
+    assert brand_item.parent().text(0) == "Acme"  # the folder sits under its parent
+    registry.pin_chat(chat.id)  # the window refreshes from the registry's change event
+    assert "★ Launch copy" in texts(window)
+    window.select_workspace(ws.id)
+    assert window.sidebar.currentItem().text(0) == "Acme"
+
+
+def test_exit_after_first_paint(isolated, tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-m", "ui.main", "--exit-after-first-paint"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (isolated / "cairn.db").exists()

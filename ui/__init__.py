@@ -1,0 +1,1 @@
+"""Cairn window (PySide6)."""

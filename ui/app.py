@@ -1,0 +1,54 @@
+"""Starting the window: Qt, the qasync event loop, the Fusion look, and start-up errors."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from app.errors import CairnError
+from app.registry import Registry
+from ui.window import MainWindow
+
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+
+
+def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool) -> int:
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Cairn")
+    app.setStyle("Fusion")  # Fusion follows the system's light/dark palette in Qt 6
+    icon = RESOURCES / "icons" / "cairn.svg"
+    if icon.exists():
+        app.setWindowIcon(QIcon(str(icon)))
+
+    try:
+        registry = Registry.open(data_dir)
+    except CairnError as error:
+        # Start-up refused (newer database, inconsistency): say so, change nothing.
+        QMessageBox.critical(None, "Cairn cannot start", str(error))
+        return 1
+
+    window = MainWindow(registry)
+    if open_path is not None:
+        try:
+            ws, _ = registry.add_workspace(open_path)
+            window.select_workspace(ws.id)
+        except CairnError as error:
+            QMessageBox.warning(window, "Cannot add this folder", str(error))
+    if exit_after_first_paint:
+        window.sig_first_paint.connect(lambda: QTimer.singleShot(0, app.quit))
+    window.show()
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    closed = asyncio.Event()
+    app.aboutToQuit.connect(closed.set)
+    with loop:
+        loop.run_until_complete(closed.wait())
+    registry.close()
+    return 0

@@ -1,0 +1,112 @@
+"""The main window (for now): the sidebar with Pinned, the workspace tree and Ungrouped."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPaintEvent
+from PySide6.QtWidgets import (
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+)
+
+from app.records import Chat, Workspace
+from app.registry import Registry
+
+ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+class MainWindow(QMainWindow):
+    sig_first_paint = Signal()
+
+    def __init__(self, registry: Registry) -> None:
+        super().__init__()
+        self._registry = registry
+        self._painted = False
+        self.setWindowTitle("Cairn")
+        self.resize(1100, 720)
+
+        self.sidebar = QTreeWidget()
+        self.sidebar.setHeaderHidden(True)
+        self.sidebar.setUniformRowHeights(True)  # lays out only what is visible
+        self.placeholder = QLabel("Select a chat. Conversations arrive in the next version of Cairn.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        split = QSplitter()
+        split.addWidget(self.sidebar)
+        split.addWidget(self.placeholder)
+        split.setSizes([300, 800])
+        self.setCentralWidget(split)
+
+        registry.on_change(lambda _event, _id: self.refresh())
+        self.refresh()
+
+    # ----------------------------------------------------------------- public
+
+    def refresh(self) -> None:
+        listing = self._registry.chat_listing()
+        chats_by_ws = {ws.id: chats for ws, chats in listing.workspaces}
+        self.sidebar.clear()
+
+        def section(title: str) -> QTreeWidgetItem:
+            item = QTreeWidgetItem([title])
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            font = item.font(0)
+            font.setBold(True)
+            item.setFont(0, font)
+            self.sidebar.addTopLevelItem(item)
+            item.setExpanded(True)
+            return item
+
+        def add_chats(parent: QTreeWidgetItem, chats: list[Chat]) -> None:
+            for chat in chats:
+                child = QTreeWidgetItem(parent, [chat.title])
+                child.setData(0, ID_ROLE, chat.id)
+
+        def add_workspace(parent: QTreeWidgetItem, ws: Workspace) -> None:
+            label = ws.title if ws.status == "ok" else f"{ws.title}  ⚠ missing"
+            item = QTreeWidgetItem(parent, [label])
+            item.setData(0, ID_ROLE, ws.id)
+            item.setToolTip(0, ws.path)
+            for child in self._registry.children(ws.id):
+                add_workspace(item, child)
+            add_chats(item, chats_by_ws.get(ws.id, []))
+            item.setExpanded(True)
+
+        if listing.pinned:
+            pinned = section("PINNED")
+            for chat in listing.pinned:
+                item = QTreeWidgetItem(pinned, [f"★ {chat.title}"])
+                item.setData(0, ID_ROLE, chat.id)
+        spaces = section("WORKSPACES")
+        for ws in self._registry.top_level():
+            add_workspace(spaces, ws)
+        if listing.ungrouped:
+            add_chats(section("UNGROUPED"), listing.ungrouped)
+
+    def select_workspace(self, ws_id: str) -> None:
+        for item in self._iter_items():
+            if item.data(0, ID_ROLE) == ws_id:
+                self.sidebar.setCurrentItem(item)
+                return
+
+    # ----------------------------------------------------------------- private
+
+    def _iter_items(self) -> list[QTreeWidgetItem]:
+        items: list[QTreeWidgetItem] = []
+        stack = [self.sidebar.topLevelItem(i) for i in range(self.sidebar.topLevelItemCount())]
+        while stack:
+            item = stack.pop()
+            items.append(item)
+            stack.extend(item.child(i) for i in range(item.childCount()))
+        return items
+
+    # ----------------------------------------------------------------- Qt overrides
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self._painted:
+            self._painted = True
+            self.sig_first_paint.emit()
