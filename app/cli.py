@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -264,8 +265,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         parser.print_help(stdout)
         return 0
 
+    from app.logs import setup_logging
     from app.registry import Registry  # imported here so --help and --version stay instant
 
+    if args.data_dir is not None:
+        os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
+    setup_logging()
     try:
         registry = Registry.open(args.data_dir)
     except CairnError as error:

@@ -118,3 +118,14 @@ def test_a_failed_migration_leaves_the_old_schema(isolated, monkeypatch):
 def test_a_fresh_database_takes_no_backup(isolated):
     Database.open(isolated).close()
     assert list(Path(isolated).glob("*.bak")) == []
+
+
+def test_logs_go_to_the_log_folder_beside_the_test_data(isolated, folders, capsys):
+    import logging
+
+    from app import cli
+
+    assert cli.main(["workspace", "list"]) == 0
+    logging.getLogger("app.test").warning("hello from the test")
+    log_file = isolated / "logs" / "cairn.log"
+    assert "hello from the test" in log_file.read_text(encoding="utf-8")

@@ -40,3 +40,17 @@ def test_exit_after_first_paint(isolated, tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (isolated / "cairn.db").exists()
+
+
+def test_open_resolves_a_relative_path_against_the_current_folder(isolated, tmp_path, capsys):
+    from app import cli
+
+    (tmp_path / "projects" / "Thesis").mkdir(parents=True)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run(
+        [sys.executable, "-m", "ui.main", "open", "Thesis", "--exit-after-first-paint"],
+        cwd=tmp_path / "projects", env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert cli.main(["workspace", "list", "--json"]) == 0
+    listed = capsys.readouterr().out
+    assert str(tmp_path / "projects" / "Thesis") in listed

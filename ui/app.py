@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import qasync
@@ -11,6 +12,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.errors import CairnError
+from app.logs import setup_logging
 from app.registry import Registry
 from ui.window import MainWindow
 
@@ -26,6 +28,9 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
 
+    if data_dir is not None:
+        os.environ["CAIRN_DATA_DIR"] = str(data_dir)  # logs follow the data folder
+    setup_logging()
     try:
         registry = Registry.open(data_dir)
     except CairnError as error:
