@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--status", metavar="S", choices=BUILD_STATUSES)
     p = json_flag(ws_cmds.add_parser("advance", help="move the build status one step"))
     p.add_argument("id", metavar="ID")
+    p = json_flag(ws_cmds.add_parser("move", help="re-point a workspace whose folder is gone"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("path", metavar="PATH")
     p = json_flag(ws_cmds.add_parser("remove", help="forget a workspace (the folder is untouched)"))
     p.add_argument("id", metavar="ID")
 
@@ -189,6 +192,8 @@ def _run_workspace(registry: Any, args: argparse.Namespace, out: _Out) -> int:
         )
     elif action == "advance":
         ws = registry.advance_workspace(args.id)
+    elif action == "move":
+        ws = registry.move_to_folder(args.id, args.path)
     elif action == "remove":
         removed = registry.remove_workspace(args.id)
         out.emit(

@@ -365,6 +365,54 @@ class Registry:
             self._order = order
         self._emit("order-changed", ws_id)
 
+    def move_to_folder(self, ws_id: str, path: str) -> Workspace:
+        """"Move to folder…" for a workspace whose folder is gone.
+
+        A new workspace at *path* takes over the old one's title, description, instructions,
+        build status, place in the list and chats; the old entry is removed.  The old stored
+        path is never rewritten: the new entry has its own identity.
+        """
+        old = self.get_workspace(ws_id, verb="move")
+        if paths.folder_status(old.path) == OK:
+            raise Refused(f"cannot move workspace '{ws_id}' to another folder: "
+                          f"its folder '{old.path}' is still there")
+        folder = paths.resolve_folder(path)
+        with self._lock:
+            with self._writing() as conn:
+                old = self.get_workspace(ws_id, verb="move")
+                taken = self._existing(folder)
+                if taken is not None:
+                    raise Refused(f"cannot move workspace '{ws_id}' to '{folder.canonical}': "
+                                  f"that folder is already the workspace '{taken.id}'")
+                position = conn.execute("SELECT position FROM display_order WHERE workspace_id = ?",
+                                        (ws_id,)).fetchone()[0]
+                conn.execute("DELETE FROM display_order WHERE workspace_id = ?", (ws_id,))
+                fresh = self._insert_workspace(conn, folder, at_end=True)
+                fresh = replace(fresh, title=old.title, description=old.description,
+                                instructions=old.instructions, build_status=old.build_status)
+                conn.execute(
+                    "UPDATE workspace SET title = ?, description = ?, instructions = ?,"
+                    " build_status = ? WHERE id = ?",
+                    (fresh.title, fresh.description, fresh.instructions, fresh.build_status,
+                     fresh.id),
+                )
+                conn.execute("UPDATE display_order SET position = ? WHERE workspace_id = ?",
+                             (position, fresh.id))
+                conn.execute("UPDATE membership SET workspace_id = ? WHERE workspace_id = ?",
+                             (fresh.id, ws_id))
+                conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))
+            del self._workspaces[ws_id]
+            self._workspaces[fresh.id] = fresh
+            self._order[self._order.index(ws_id)] = fresh.id
+            members = self._members.pop(ws_id, [])
+            self._members[fresh.id] = members
+            for chat_id in members:
+                self._chats[chat_id] = replace(self._chats[chat_id], workspace_id=fresh.id)
+            self._reindex()
+        self._emit("workspace-removed", ws_id)
+        self._emit("workspace-added", fresh.id)
+        return fresh
+
     def remove_workspace(self, ws_id: str) -> bool:
         """Remove the entry only: the folder is untouched and its chats become Ungrouped.
 

@@ -143,3 +143,12 @@ def test_the_installed_command_lists_without_qt_or_the_sdk(isolated):
     assert done.returncode == 0, done.stderr
     assert "HEAVY []" in done.stdout
     assert json.loads(done.stdout.split("HEAVY")[0])[0]["title"] == "Cairn"
+
+
+def test_workspace_move_for_a_missing_folder(empty, capsys, folders, tmp_path):
+    (old,) = folders("Thesis")
+    ws = run_json(capsys, "workspace", "add", old)
+    Path(old).rename(tmp_path / "Thesis-2026")
+    moved = run_json(capsys, "workspace", "move", ws["id"], str(tmp_path / "Thesis-2026"))
+    assert moved["title"] == "Thesis" and moved["path"] == str(tmp_path / "Thesis-2026")
+    assert [w["id"] for w in run_json(capsys, "workspace", "list")] == [moved["id"]]

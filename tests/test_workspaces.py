@@ -296,3 +296,34 @@ def test_changes_from_another_process_are_picked_up_by_the_next_write(open_regis
     assert ids(first) == [wb.id, wa.id]
     found, created = first.add_workspace(a)
     assert (found.id, created) == (wa.id, False)  # never two workspaces for one folder
+
+
+def test_move_to_folder_takes_over_a_missing_workspace(registry, open_registry, folders):
+    a, old, b = folders("a", "Thesis", "b")
+    registry.add_workspace(a)
+    ws, _ = registry.add_workspace(old)
+    registry.add_workspace(b, at_end=True)
+    registry.update_workspace(ws.id, description="PhD", instructions="Cite sources.",
+                              build_status="building")
+    registry.rename_workspace(ws.id, "My thesis")
+    first = registry.new_chat(folder=old, title="first")
+    second = registry.new_chat(folder=old, title="second")
+    with pytest.raises(Refused, match="its folder '.*Thesis' is still there"):
+        registry.move_to_folder(ws.id, b)
+    Path(old).rename(Path(old).with_name("Thesis-moved"))
+    with pytest.raises(Refused, match="that folder is already the workspace"):
+        registry.move_to_folder(ws.id, b)
+    with pytest.raises(Refused, match="^Workspace path is not fully qualified: 'rel'$"):
+        registry.move_to_folder(ws.id, "rel")
+    order_before = ids(registry)
+    moved = registry.move_to_folder(ws.id, old.replace("Thesis", "Thesis-moved"))
+    assert moved.id != ws.id and registry.workspace(ws.id) is None
+    assert (moved.title, moved.description, moved.instructions, moved.build_status) == (
+        "My thesis", "PhD", "Cite sources.", "building")
+    assert ids(registry) == [moved.id if i == ws.id else i for i in order_before]
+    assert [c.id for c in registry.chats_of(moved.id)] == [second.id, first.id]
+    assert registry.chat(first.id).folder == old  # the recorded folder is never rewritten
+    registry.close()
+    again = open_registry()
+    assert ids(again) == ids(registry)
+    assert [c.id for c in again.chats_of(moved.id)] == [second.id, first.id]
