@@ -44,11 +44,14 @@ def find_problems(
             problems.append(f"the folder '{folder}' is claimed by {len(ids)} workspaces: {owners}")
 
     # A chat accounted by two workspaces.
+    pairs = list(memberships)
+    counted = Counter(chat_id for _, chat_id in pairs)
     owners_of: dict[str, list[str]] = defaultdict(list)
-    for ws_id, chat_id in memberships:
-        owners_of[chat_id].append(ws_id)
+    for ws_id, chat_id in pairs:
+        if counted[chat_id] > 1:  # gather owners only for the (rare) chats counted twice
+            owners_of[chat_id].append(ws_id)
     for chat_id, ws_ids in owners_of.items():
-        if len(ws_ids) > 1:
+        if ws_ids:
             problems.append(
                 f"the chat '{chat_id}' is accounted by {len(ws_ids)} workspaces: "
                 + " and ".join(named(i) for i in ws_ids)

@@ -327,3 +327,29 @@ def test_move_to_folder_takes_over_a_missing_workspace(registry, open_registry, 
     again = open_registry()
     assert ids(again) == ids(registry)
     assert [c.id for c in again.chats_of(moved.id)] == [second.id, first.id]
+
+
+def test_path_fuzzing_never_crashes_the_registry(registry, folders):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    (real,) = folders("real")
+    pieces = st.sampled_from(["/", "\\", ".", "..", "C:", "\0", "~", real, "real", " ", "é", "\n"])
+    fuzz = st.one_of(st.text(max_size=40), st.lists(pieces, max_size=8).map("".join))
+    before = [ws.id for ws in registry.workspaces()]
+
+    @settings(max_examples=300, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(fuzz)
+    def check(path: str) -> None:
+        try:
+            ws, created = registry.add_workspace(path)
+        except Refused as refused:
+            assert "\n" not in str(refused)
+        else:
+            registry.remove_workspace(ws.id) if created else None
+        chat = registry.new_chat(folder=path)
+        assert chat.folder == path
+
+    check()
+    assert [ws.id for ws in registry.workspaces()] == before

@@ -1,0 +1,215 @@
+"""The registry's memory and its one way of writing.
+
+Reads answer from memory and perform no storage reads.  Every change is written first (one
+transaction through the database's one writer) and applied to memory only after its commit,
+so memory never shows a change that is not stored.  Another process (the command line beside
+the window) may write too: each write starts by checking SQLite's ``data_version`` and
+reloads when someone else committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from app import paths
+from app.consistency import find_problems
+from app.db import Database, utc_now
+from app.errors import StartupError
+from app.ids import new_id
+from app.live import LiveWork
+from app.nesting import Nesting
+from app.records import BUILD_STATUSES, OK, Chat, Workspace
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[str, str], None]
+"""Called with (event, id) after a change committed: e.g. ("workspace-added", "ws_…")."""
+
+Cleanup = Callable[[str], None]
+"""Called with a removed workspace's id after the removal committed (e.g. to drop blobs)."""
+
+
+@dataclass(slots=True)
+class Stored:
+    """Everything the registry loads, as read in one snapshot."""
+
+    workspaces: list[tuple[Any, ...]]
+    order: list[str]
+    chats: list[tuple[Any, ...]]
+    memberships: list[tuple[str, str]]
+    state: dict[str, str]
+    pending: list[tuple[int, str, str]]
+
+
+def read_stored(conn: sqlite3.Connection) -> Stored:
+    return Stored(
+        workspaces=conn.execute(
+            "SELECT id, path, path_key, title, description, instructions, build_status,"
+            " created_at, updated_at FROM workspace"
+        ).fetchall(),
+        order=[r[0] for r in conn.execute("SELECT workspace_id FROM display_order ORDER BY position")],
+        # Oldest first: the order folders first appear in, for the first-start regrouping.
+        chats=conn.execute(
+            "SELECT id, title, folder, created_at, updated_at, archived_at, pin_seq"
+            " FROM chat ORDER BY created_at, rowid"
+        ).fetchall(),
+        memberships=conn.execute(
+            "SELECT workspace_id, chat_id FROM membership ORDER BY workspace_id, position"
+        ).fetchall(),
+        state=dict(conn.execute("SELECT key, value FROM registry_state").fetchall()),
+        pending=conn.execute("SELECT id, op, args FROM pending_change ORDER BY id").fetchall(),
+    )
+
+
+class RegistryState:
+    """Memory, loading, the start-up check, and the write path shared by every operation."""
+
+    def __init__(self, db: Database, *, cleanup: Sequence[Cleanup] = ()) -> None:
+        self.db = db
+        self.live = LiveWork()
+        self._cleanup = list(cleanup)
+        self._lock = threading.RLock()
+        self._listeners: list[Listener] = []
+        self._data_version = -1
+        self._workspaces: dict[str, Workspace] = {}
+        self._order: list[str] = []
+        self._nesting = Nesting()
+        self._chats: dict[str, Chat] = {}
+        self._members: dict[str, list[str]] = {}  # manual order, archived chats included
+        self._state: dict[str, str] = {}
+
+    def on_change(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def _emit(self, event: str, item_id: str) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event, item_id)
+            except Exception:  # a broken listener must not turn a stored change into an error
+                log.exception("listener failed on %s %s", event, item_id)
+
+    # ----------------------------------------------------------------- loading
+
+    def _install(self, stored: Stored) -> None:
+        """Replace memory with what is stored, refusing to start on an inconsistency."""
+        workspaces: dict[str, Workspace] = {}
+        for row in stored.workspaces:
+            status = paths.folder_status(row[1])
+            identity = paths.identity(row[1]) if status == OK else None
+            ws_id, path, key, title, description, instructions, build_status, created, updated = row
+            workspaces[ws_id] = Workspace(
+                id=ws_id, path=path, key=key, title=title, description=description,
+                instructions=instructions, build_status=build_status, created_at=created,
+                updated_at=updated, status=status, identity=identity,
+            )
+        problems = find_problems(workspaces, stored.order, stored.memberships)
+        if problems:
+            raise StartupError(
+                "Cairn stopped before changing anything: the stored workspace list is "
+                f"inconsistent: {'; '.join(problems)}. The database is '{self.db.path}'."
+            )
+        members: dict[str, list[str]] = {ws_id: [] for ws_id in workspaces}
+        owner: dict[str, str] = {}
+        for ws_id, chat_id in stored.memberships:
+            members[ws_id].append(chat_id)
+            owner[chat_id] = ws_id
+        self._workspaces = workspaces
+        self._order = list(stored.order)
+        self._members = members
+        new_chat = Chat._make  # 50,000 of these at start: the cheapest constructor
+        self._chats = {
+            row[0]: new_chat((row[0], row[1], row[2], owner.get(row[0]), *row[3:]))
+            for row in stored.chats
+        }
+        self._state = dict(stored.state)
+        self._nesting.rebuild(workspaces.values())
+
+    def _reload(self) -> None:
+        with self.db.snapshot() as conn:
+            stored = read_stored(conn)
+            self._data_version = self.db.data_version(conn)
+        self._install(stored)
+
+    # ----------------------------------------------------------------- writing
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, after catching up with any other process's commits."""
+        with self.db.write() as conn:
+            version = self.db.data_version(conn)
+            if version != self._data_version:
+                self._install(read_stored(conn))
+                self._data_version = version
+            yield conn
+
+    def _existing(self, folder: paths.Folder) -> Workspace | None:
+        """The workspace of *folder* or of an alias of it: same key, or the same directory."""
+        ws_id = self._nesting.by_key.get(folder.key)
+        if ws_id is None and folder.identity is not None:
+            candidate = self._nesting.by_identity.get(folder.identity)
+            # The remembered identity may be stale (folder deleted, inode reused): look again.
+            if candidate and paths.identity(self._workspaces[candidate].path) == folder.identity:
+                ws_id = candidate
+        return self._workspaces[ws_id] if ws_id else None
+
+    def _insert_workspace(
+        self, conn: sqlite3.Connection, folder: paths.Folder, *, at_end: bool, **fields: str
+    ) -> Workspace:
+        """Write a new workspace row and its place in the display order (memory: caller's)."""
+        now = utc_now()
+        ws = Workspace(
+            id=new_id("ws"),
+            path=folder.canonical,
+            key=folder.key,
+            title=fields.get("title") or paths.title_for(folder.canonical),
+            description=fields.get("description", ""),
+            instructions=fields.get("instructions", ""),
+            build_status=fields.get("build_status", BUILD_STATUSES[0]),
+            created_at=now,
+            updated_at=now,
+            status=OK,
+            identity=folder.identity,
+        )
+        conn.execute(
+            "INSERT INTO workspace (id, path, path_key, title, description, instructions,"
+            " build_status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (ws.id, ws.path, ws.key, ws.title, ws.description, ws.instructions,
+             ws.build_status, ws.created_at, ws.updated_at),
+        )
+        position = (
+            "SELECT coalesce(max(position), -1) + 1, ? FROM display_order"
+            if at_end
+            else "SELECT coalesce(min(position), 1) - 1, ? FROM display_order"
+        )
+        conn.execute(f"INSERT INTO display_order (position, workspace_id) {position}", (ws.id,))
+        return ws
+
+    def _remember_workspace(self, ws: Workspace, *, index: int | None) -> None:
+        """Memory after a committed insert: at *index* of the order (None = the end)."""
+        self._workspaces[ws.id] = ws
+        self._order.insert(len(self._order) if index is None else index, ws.id)
+        self._members.setdefault(ws.id, [])
+        self._nesting.add(ws)
+
+    def _forget_workspace(self, ws_id: str) -> list[str]:
+        """Memory after a committed delete; returns the ids of the chats it held."""
+        del self._workspaces[ws_id]
+        self._order.remove(ws_id)
+        self._nesting.remove(ws_id)
+        return self._members.pop(ws_id, [])
+
+    def _finish_removal(self, pending: int, ws_id: str) -> None:
+        """The cleanup after a committed removal; a failure leaves the marker for next start."""
+        try:
+            for cleanup in self._cleanup:
+                cleanup(ws_id)
+            with self.db.write() as conn:
+                conn.execute("DELETE FROM pending_change WHERE id = ?", (pending,))
+        except Exception:
+            log.exception("cleanup after removing workspace %s failed; retried at next start", ws_id)
