@@ -10,8 +10,9 @@ from app import paths
 from app.db import utc_now
 from app.errors import Refused
 from app.ids import new_id
-from app.records import Chat, ChatListing, Workspace
-from app.registry_state import RegistryState
+from app.live import Work
+from app.records import Chat, ChatListing
+from app.registry_state import RegistryState, attach_at_top
 
 DEFAULT_CHAT_TITLE = "New chat"
 
@@ -28,10 +29,6 @@ def _missing_chat(verb: str, chat_id: str) -> Refused:
 class ChatList(RegistryState):
     """Chat headers and their grouping; every read from memory."""
 
-    def workspaces(self) -> list[Workspace]:
-        """Every workspace, folders included, in display order.  No storage read."""
-        return [self._workspaces[ws_id] for ws_id in self._order]
-
     # ----------------------------------------------------------------- reading
 
     def chat(self, chat_id: str) -> Chat | None:
@@ -45,10 +42,16 @@ class ChatList(RegistryState):
 
     def chats_of(self, ws_id: str) -> list[Chat]:
         """A workspace's visible chats in their manual order (archived ones are hidden)."""
-        return [c for c in (self._chats[i] for i in self._members.get(ws_id, [])) if not c.archived]
+        with self._lock:
+            return [c for c in map(self._chats.__getitem__, self._members.get(ws_id, ()))
+                    if not c.archived]
 
     def chat_listing(self) -> ChatListing:
         """The sidebar's grouping, from memory."""
+        with self._lock:
+            return self._listing()
+
+    def _listing(self) -> ChatListing:
         chats = self._chats.values()
         pinned = sorted((c for c in chats if c.pinned), key=lambda c: c.pin_seq or 0, reverse=True)
         ungrouped = [c for c in chats if c.workspace_id is None and not c.archived]
@@ -96,64 +99,71 @@ class ChatList(RegistryState):
             "INSERT INTO chat (id, title, folder, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
             (chat.id, chat.title, chat.folder, chat.created_at, chat.updated_at),
         )
-        if chat.workspace_id is not None:  # a new chat attaches at the top
-            conn.execute(
-                "INSERT INTO membership (workspace_id, chat_id, position)"
-                " SELECT ?, ?, coalesce(min(position), 1) - 1 FROM membership"
-                " WHERE workspace_id = ?",
-                (chat.workspace_id, chat.id, chat.workspace_id),
-            )
+        if chat.workspace_id is not None:
+            attach_at_top(conn, chat.workspace_id, chat.id)
 
     def archive_chat(self, chat_id: str) -> Chat:
-        """Hide a chat from the grouping; refused while work runs on it."""
-        self.get_chat(chat_id, verb="archive")
-        kinds = self.live.kinds(chat_id)
-        if kinds:
-            raise Refused(
-                f"cannot archive session '{chat_id}': the session is active ({', '.join(kinds)})"
-            )
-        return self._archive(chat_id)
+        """Hide a chat from the grouping; refused while work runs on it.
+
+        In Cairn a chat is its own conversation row, so "every chat that shares the row"
+        (spec 004) is this chat.  Live work is known to the process running it: the window's
+        turns are seen by the window, not by a separate ``cairn`` command.
+        """
+
+        def archive(chat: Chat) -> dict[str, Any] | None:
+            kinds = self.live.kinds(chat_id)  # under the lock: no turn can start meanwhile
+            if kinds:
+                raise Refused(
+                    f"cannot archive session '{chat_id}': the session is active ({', '.join(kinds)})"
+                )
+            return _ARCHIVE(chat)
+
+        return self._change_chat(chat_id, "archive", archive)
 
     def stop_and_archive_chat(self, chat_id: str) -> Chat:
         """Archive first, then ask running work to stop; a failed stop never undoes it."""
-        chat = self._archive(chat_id)
+        chat = self._change_chat(chat_id, "archive", _ARCHIVE)
         self.live.stop(chat_id)
         return chat
 
-    def _archive(self, chat_id: str) -> Chat:
-        # The pin is cleared in the same write; the chat keeps its place in its workspace.
-        return self._set_chat(chat_id, "archive", archived_at=utc_now(), pin_seq=None,
-                              when=lambda c: not c.archived)
-
     def unarchive_chat(self, chat_id: str) -> Chat:
         """Back to its place in its workspace (or Ungrouped), without its old pin."""
-        return self._set_chat(chat_id, "unarchive", archived_at=None, when=lambda c: c.archived)
+        return self._change_chat(
+            chat_id, "unarchive", lambda c: {"archived_at": None} if c.archived else None)
 
     def pin_chat(self, chat_id: str) -> Chat:
-        if self.get_chat(chat_id, verb="pin").archived:
-            raise Refused(f"cannot pin session '{chat_id}': the session is archived")
-        return self._set_chat(chat_id, "pin", pin_seq="next", when=lambda c: not c.pinned)
+        """Surface a chat ahead of the others; the most recently pinned leads."""
+
+        def pin(chat: Chat) -> dict[str, Any] | None:
+            if chat.archived:
+                raise Refused(f"cannot pin session '{chat_id}': the session is archived")
+            return None if chat.pinned else {"pin_seq": _NEXT_PIN}
+
+        return self._change_chat(chat_id, "pin", pin)
 
     def unpin_chat(self, chat_id: str) -> Chat:
-        return self._set_chat(chat_id, "unpin", pin_seq=None, when=lambda c: c.pinned)
+        return self._change_chat(chat_id, "unpin", lambda c: {"pin_seq": None} if c.pinned else None)
 
     def rename_chat(self, chat_id: str, title: str) -> Chat:
         clean = " ".join(title.split())
-        self.get_chat(chat_id, verb="rename")
-        if not clean:
-            raise Refused(f"cannot rename session '{chat_id}': the title is empty")
-        return self._set_chat(chat_id, "rename", title=clean, when=lambda c: c.title != clean)
 
-    def _set_chat(self, chat_id: str, verb: str, *, when: Callable[[Chat], bool],
-                  **changes: Any) -> Chat:
+        def rename(chat: Chat) -> dict[str, Any] | None:
+            if not clean:
+                raise Refused(f"cannot rename session '{chat_id}': the title is empty")
+            return {"title": clean} if chat.title != clean else None
+
+        return self._change_chat(chat_id, "rename", rename)
+
+    def _change_chat(self, chat_id: str, verb: str,
+                     decide: Callable[[Chat], dict[str, Any] | None]) -> Chat:
+        """Decide on the stored state (after catching up), then write; None = already so."""
         with self._lock:
             with self._writing() as conn:
                 chat = self.get_chat(chat_id, verb=verb)
-                if not when(chat):
-                    return chat  # already so: nothing to write
-                if verb == "pin" and chat.archived:  # archived meanwhile by another process
-                    raise Refused(f"cannot pin session '{chat_id}': the session is archived")
-                if changes.get("pin_seq") == "next":
+                changes = decide(chat)
+                if changes is None:
+                    return chat  # nothing to write
+                if changes.get("pin_seq") is _NEXT_PIN:
                     changes["pin_seq"] = (
                         conn.execute("SELECT coalesce(max(pin_seq), 0) + 1 FROM chat").fetchone()[0]
                     )
@@ -167,15 +177,12 @@ class ChatList(RegistryState):
 
     def move_chat(self, chat_id: str, *, index: int) -> Chat:
         """Put a chat at *index* (0-based) among its workspace's visible chats."""
-        chat = self.get_chat(chat_id, verb="move")
-        if chat.archived:
-            raise Refused(f"cannot move session '{chat_id}': the session is archived")
-        if chat.workspace_id is None:
-            raise Refused(f"cannot move session '{chat_id}': the session belongs to no workspace")
         with self._lock:
             with self._writing() as conn:
                 chat = self.get_chat(chat_id, verb="move")
                 ws_id = chat.workspace_id
+                if chat.archived:
+                    raise Refused(f"cannot move session '{chat_id}': the session is archived")
                 if ws_id is None:
                     raise Refused(
                         f"cannot move session '{chat_id}': the session belongs to no workspace"
@@ -183,14 +190,17 @@ class ChatList(RegistryState):
                 order = [i for i in self._members[ws_id] if i != chat_id]
                 visible = [i for i in order if not self._chats[i].archived]
                 if not 0 <= index <= len(visible):
+                    count = len(visible) + 1
                     raise Refused(
                         f"cannot move session '{chat_id}' to position {index + 1}: "
-                        f"its workspace shows {len(visible) + 1} chats"
+                        f"its workspace shows {count} chat{'s' if count > 1 else ''}"
                     )
                 # Archived chats keep their slots; the chat goes just before the visible chat
-                # now at *index*, or after the last visible one.
-                at = order.index(visible[index]) if index < len(visible) else (
-                    order.index(visible[-1]) + 1 if visible else len(order))
+                # now at *index*, or just after the last visible one.
+                if index < len(visible):
+                    at = order.index(visible[index])
+                else:
+                    at = order.index(visible[-1]) + 1 if visible else len(order)
                 order.insert(at, chat_id)
                 conn.execute("DELETE FROM membership WHERE workspace_id = ?", (ws_id,))
                 conn.executemany(
@@ -200,3 +210,28 @@ class ChatList(RegistryState):
             self._members[ws_id] = order
         self._emit("chat-changed", chat_id)
         return chat
+
+    # ----------------------------------------------------------------- live work
+
+    def begin_work(self, chat_id: str, kind: str, stop: Callable[[], object]) -> Work:
+        """Register running work (a ``turn``, a ``background job``) on a known, unarchived chat.
+
+        Taken under the same lock as archiving, so work never starts on a chat that is being
+        archived.  Call :meth:`end_work` when it finishes.
+        """
+        with self._lock:
+            chat = self.get_chat(chat_id, verb="start work in")
+            if chat.archived:
+                raise Refused(f"cannot start work in session '{chat_id}': the session is archived")
+            return self.live.begin(chat_id, kind, stop)
+
+    def end_work(self, work: Work) -> None:
+        self.live.end(work)
+
+
+_NEXT_PIN = object()  # "the next pin number", computed inside the write
+
+
+def _ARCHIVE(chat: Chat) -> dict[str, Any] | None:
+    # The pin is cleared in the same write; the chat keeps its place in its workspace.
+    return None if chat.archived else {"archived_at": utc_now(), "pin_seq": None}

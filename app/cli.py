@@ -33,12 +33,8 @@ def version() -> str:
 # ===================================================================== parsing
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits 2 on bad usage already; keep its messages, add the program name once."""
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog="cairn",
         description="Chat with Claude inside local folders that keep their own knowledge. "
         "Without a command, Cairn opens its window.",
@@ -160,21 +156,20 @@ def _run_workspace(registry: Any, args: argparse.Namespace, out: _Out) -> int:
     action = args.action
     if action == "list":
         items = registry.workspaces()
-        depth: dict[str, int] = {}
-        for ws in items:  # a parent always exists before depth is asked of its child
-            parent = registry.parent_of(ws.id)
-            depth[ws.id] = depth.get(parent, -1) + 1 if parent else 0
 
         def tree() -> str:
+            inside: dict[str | None, list[Workspace]] = {}
+            for ws in items:  # display order within each level
+                inside.setdefault(registry.parent_of(ws.id), []).append(ws)
             lines: list[str] = []
 
-            def walk(ws: Workspace) -> None:
-                lines.append(_workspace_line(ws, depth[ws.id]))
-                for child in registry.children(ws.id):
-                    walk(child)
+            def walk(ws: Workspace, depth: int) -> None:
+                lines.append(_workspace_line(ws, depth))
+                for child in inside.get(ws.id, []):
+                    walk(child, depth + 1)
 
-            for ws in registry.top_level():
-                walk(ws)
+            for ws in inside.get(None, []):
+                walk(ws, 0)
             return "\n".join(lines) or "No workspaces yet. Add one with: cairn workspace add PATH"
 
         out.emit([registry.workspace_json(ws) for ws in items], tree)
@@ -287,6 +282,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         return runner(registry, args, out)
     except CairnError as error:
         stderr.write(f"{error}\n")
+        return 1
+    except BrokenPipeError:  # the reader went away (cairn … | head): not worth a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     finally:
         registry.close()

@@ -8,7 +8,7 @@ or lost an index.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from app.records import Workspace
 
@@ -17,11 +17,13 @@ def find_problems(
     workspaces: Mapping[str, Workspace],
     order: Iterable[str],
     memberships: Iterable[tuple[str, str]],
+    chat_ids: Collection[str],
 ) -> list[str]:
     """Each problem as a phrase naming it; an empty list means the list is consistent.
 
-    *order* is the stored display order (workspace ids); *memberships* are stored
-    ``(workspace_id, chat_id)`` pairs.
+    Only what is stored is judged (never the disk's current state): *order* is the stored
+    display order (workspace ids), *memberships* the stored ``(workspace_id, chat_id)``
+    pairs, *chat_ids* every stored chat.
     """
     problems: list[str] = []
 
@@ -29,16 +31,12 @@ def find_problems(
         ws = workspaces.get(ws_id)
         return f"'{ws_id}' (\"{ws.title}\")" if ws else f"'{ws_id}'"
 
-    # A folder claimed by two workspaces: the same key, or two paths that are one directory.
-    claims: dict[object, list[str]] = defaultdict(list)
+    # A folder claimed by two workspaces: two stored paths with one de-duplication key.
+    claims: dict[str, list[str]] = defaultdict(list)
     for ws in workspaces.values():
-        claims[("key", ws.key)].append(ws.id)
-        if ws.identity is not None:
-            claims[("identity", ws.identity)].append(ws.id)
-    reported: set[frozenset[str]] = set()
+        claims[ws.key].append(ws.id)
     for ids in claims.values():
-        if len(ids) > 1 and frozenset(ids) not in reported:
-            reported.add(frozenset(ids))
+        if len(ids) > 1:
             folder = workspaces[ids[0]].path
             owners = " and ".join(named(i) for i in ids)
             problems.append(f"the folder '{folder}' is claimed by {len(ids)} workspaces: {owners}")
@@ -50,6 +48,11 @@ def find_problems(
     for ws_id, chat_id in pairs:
         if counted[chat_id] > 1:  # gather owners only for the (rare) chats counted twice
             owners_of[chat_id].append(ws_id)
+    for ws_id, chat_id in pairs:
+        if ws_id not in workspaces:
+            problems.append(f"the chat '{chat_id}' is accounted by the unknown workspace '{ws_id}'")
+        if chat_id not in chat_ids:
+            problems.append(f"the workspace {named(ws_id)} accounts the unknown chat '{chat_id}'")
     for chat_id, ws_ids in owners_of.items():
         if ws_ids:
             problems.append(

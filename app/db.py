@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from app.errors import StartupError
+from app.errors import StartupError, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,9 @@ MIGRATIONS: tuple[str, ...] = (
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
+# How long a writer waits for another process's transaction before saying "busy".
+BUSY_TIMEOUT_MS = 10_000
+
 
 def utc_now() -> str:
     """Timestamps are UTC ISO 8601 with milliseconds: sortable as text."""
@@ -106,7 +109,11 @@ class Database:
     @classmethod
     def open(cls, folder: Path) -> Database:
         """Open (or create) ``cairn.db`` in *folder*: check, then migrate with a backup first."""
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            reason = (error.strerror or str(error)).lower()
+            raise StartupError(f"cannot use '{folder}' as Cairn's data folder: {reason}") from error
         path = folder / DB_NAME
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -131,7 +138,7 @@ class Database:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA busy_timeout=10000")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             db = cls(conn, path)
             db._migrate(version)
             return db
@@ -200,27 +207,45 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-                self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
+        """A write transaction: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error.
 
-    def data_version(self, conn: sqlite3.Connection | None = None) -> int:
-        """Changes when *another* connection commits; our own commits leave it alone."""
-        if conn is not None:
-            return _scalar(conn, "PRAGMA data_version")
+        SQLite's own failures (another process holding the write lock past the busy timeout,
+        a full disk) become a :class:`StorageError` sentence; nothing of the change is kept.
+        """
         with self._lock:
-            return _scalar(self._conn, "PRAGMA data_version")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as error:
+                raise StorageError(_storage_sentence(error)) from error
+
+    @staticmethod
+    def data_version(conn: sqlite3.Connection) -> int:
+        """Changes when *another* connection commits; our own commits leave it alone.
+
+        Ask it on the connection a :meth:`write` or :meth:`snapshot` yielded.
+        """
+        return _scalar(conn, "PRAGMA data_version")
 
     def set_trace(self, callback: Any) -> None:
         """Install a ``sqlite3`` trace callback (tests count storage reads with it)."""
         self._conn.set_trace_callback(callback)
+
+
+def _storage_sentence(error: sqlite3.OperationalError) -> str:
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        return ("Cairn's data is busy: another Cairn window or command is saving a change. "
+                "Nothing was changed; try again in a moment.")
+    if "full" in text:
+        return "Cairn could not save the change: the disk is full. Nothing was changed."
+    return f"Cairn could not save the change ({text}). Nothing was changed."
 
 
 def _scalar(conn: sqlite3.Connection, sql: str) -> int:

@@ -13,3 +13,7 @@ class Refused(CairnError):
 
 class StartupError(CairnError):
     """Stored data cannot be opened safely; Cairn stops instead of guessing."""
+
+
+class StorageError(CairnError):
+    """A write could not be stored (busy database, full disk); it was rolled back whole."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from app import locations, paths
 from app.errors import Refused, StartupError
 from app.records import Workspace
-from app.registry_state import RegistryState
+from app.registry_state import RegistryState, attach_at_top
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +44,7 @@ class FirstStart(RegistryState):
                     made[folder.key] = home
                     if folder.identity:
                         made[folder.identity] = home
-                conn.execute(
-                    "INSERT INTO membership (workspace_id, chat_id, position)"
-                    " SELECT ?, ?, coalesce(min(position), 1) - 1 FROM membership"
-                    " WHERE workspace_id = ?",
-                    (home.id, chat.id, home.id),
-                )
+                attach_at_top(conn, home.id, chat.id)
             conn.execute("INSERT OR REPLACE INTO registry_state VALUES ('initialised', '1')")
         self._reload()
 
@@ -65,6 +60,8 @@ class FirstStart(RegistryState):
     def _finish_first_use(self, pending: int | None, folder: str) -> None:
         """Create the folder, then record the workspace and clear the marker in one write."""
         try:
+            if not paths.is_fully_qualified(folder):  # never create a folder under the cwd
+                raise Refused(f"Workspace path is not fully qualified: '{paths.shown(folder)}'")
             Path(folder).mkdir(parents=True, exist_ok=True)
             resolved: paths.Folder | None = paths.resolve_folder(folder)
         except (OSError, Refused) as error:

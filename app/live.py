@@ -11,7 +11,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class Work:
     chat_id: str
     kind: str
     stop: Callable[[], object]
-    token: int = field(compare=True)
+    token: int  # tells apart two pieces of the same kind on the same chat
 
 
 class LiveWork:

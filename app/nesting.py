@@ -22,7 +22,8 @@ class Nesting:
         self._parents: dict[str, str | None] = {}
 
     def rebuild(self, workspaces: Iterable[Workspace]) -> None:
-        self.__init__()  # type: ignore[misc]
+        for table in (self.by_key, self.by_identity, self._key_of, self._ancestors, self._parents):
+            table.clear()
         items = list(workspaces)
         for ws in items:
             self._remember(ws)

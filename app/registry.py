@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -53,10 +53,13 @@ class Registry(ChatList, FirstStart):
     # ================================================================= workspaces: reading
 
     def top_level(self) -> list[Workspace]:
-        return [ws for ws in self.workspaces() if self._nesting.parent_of(ws.id) is None]
+        """Workspaces that are no folder of another, in display order."""
+        return self.children(None)
 
-    def children(self, ws_id: str) -> list[Workspace]:
-        return [ws for ws in self.workspaces() if self._nesting.parent_of(ws.id) == ws_id]
+    def children(self, ws_id: str | None) -> list[Workspace]:
+        """The folders directly inside *ws_id* (None: the top level), in display order."""
+        with self._lock:
+            return [ws for ws in self.workspaces() if self._nesting.parent_of(ws.id) == ws_id]
 
     def parent_of(self, ws_id: str) -> str | None:
         return self._nesting.parent_of(ws_id)
@@ -75,7 +78,9 @@ class Registry(ChatList, FirstStart):
 
     @property
     def first_use_workspace_id(self) -> str | None:
-        return self._state.get("first_use")
+        """The automatic first-use workspace, while it is still on the list."""
+        ws_id = self._state.get("first_use")
+        return ws_id if ws_id in self._workspaces else None
 
     def refresh_status(self) -> None:
         """Look at every folder again (``ok`` / ``missing-dir``); the stored path never changes."""
@@ -110,10 +115,13 @@ class Registry(ChatList, FirstStart):
     def rename_workspace(self, ws_id: str, title: str) -> Workspace:
         """Change the title only; titles may repeat."""
         clean = " ".join(title.split())
-        self.get_workspace(ws_id, verb="rename")
-        if not clean:
-            raise Refused(f"cannot rename workspace '{ws_id}': the title is empty")
-        return self._update_workspace(ws_id, "rename", title=clean)
+
+        def rename(ws: Workspace) -> dict[str, Any]:
+            if not clean:
+                raise Refused(f"cannot rename workspace '{ws_id}': the title is empty")
+            return {"title": clean}
+
+        return self._change_workspace(ws_id, "rename", rename)
 
     def update_workspace(
         self,
@@ -123,12 +131,7 @@ class Registry(ChatList, FirstStart):
         instructions: str | None = None,
         build_status: str | None = None,
     ) -> Workspace:
-        self.get_workspace(ws_id, verb="change")
-        if build_status is not None and build_status not in BUILD_STATUSES:
-            raise Refused(
-                f"cannot set workspace '{ws_id}' to status '{build_status}': "
-                f"the status must be one of {', '.join(BUILD_STATUSES)}"
-            )
+        """Set the description, custom instructions or build status (None leaves one as is)."""
         changes = {
             name: value
             for name, value in (
@@ -138,22 +141,37 @@ class Registry(ChatList, FirstStart):
             )
             if value is not None
         }
-        return self._update_workspace(ws_id, "change", **changes)
+
+        def update(ws: Workspace) -> dict[str, Any]:
+            if build_status is not None and build_status not in BUILD_STATUSES:
+                raise Refused(
+                    f"cannot set workspace '{ws_id}' to status '{build_status}': "
+                    f"the status must be one of {', '.join(BUILD_STATUSES)}"
+                )
+            return changes
+
+        return self._change_workspace(ws_id, "change", update)
 
     def advance_workspace(self, ws_id: str) -> Workspace:
         """Move the build status one step: idea → planning → building → shipped."""
-        ws = self.get_workspace(ws_id, verb="advance")
-        step = BUILD_STATUSES.index(ws.build_status)
-        if step == len(BUILD_STATUSES) - 1:
-            raise Refused(f"cannot advance workspace '{ws_id}': it is already shipped")
-        return self._update_workspace(ws_id, "advance", build_status=BUILD_STATUSES[step + 1])
 
-    def _update_workspace(self, ws_id: str, verb: str, **changes: Any) -> Workspace:
-        if not changes:
-            return self.get_workspace(ws_id, verb=verb)
+        def advance(ws: Workspace) -> dict[str, Any]:
+            step = BUILD_STATUSES.index(ws.build_status)
+            if step == len(BUILD_STATUSES) - 1:
+                raise Refused(f"cannot advance workspace '{ws_id}': it is already shipped")
+            return {"build_status": BUILD_STATUSES[step + 1]}
+
+        return self._change_workspace(ws_id, "advance", advance)
+
+    def _change_workspace(self, ws_id: str, verb: str,
+                          decide: Callable[[Workspace], dict[str, Any]]) -> Workspace:
+        """Decide on the stored state (after catching up with other processes), then write."""
         with self._lock:
             with self._writing() as conn:
-                ws = self.get_workspace(ws_id, verb=verb)  # may have gone in another process
+                ws = self.get_workspace(ws_id, verb=verb)
+                changes = decide(ws)
+                if not changes:
+                    return ws
                 now = utc_now()
                 columns = ", ".join(f"{name} = ?" for name in changes)
                 conn.execute(
@@ -167,14 +185,14 @@ class Registry(ChatList, FirstStart):
 
     def move_workspace(self, ws_id: str, *, index: int) -> None:
         """Put a workspace at *index* (0-based) of the display order."""
-        self.get_workspace(ws_id, verb="move")
         with self._lock:
             with self._writing() as conn:
+                self.get_workspace(ws_id, verb="move")
                 order = [i for i in self._order if i != ws_id]
                 if not 0 <= index <= len(order):
                     raise Refused(
                         f"cannot move workspace '{ws_id}' to position {index + 1}: "
-                        f"the list holds {len(order) + 1} workspaces"
+                        f"the list holds {len(order) + 1} workspace{'s' if order else ''}"
                     )
                 order.insert(index, ws_id)
                 conn.execute("DELETE FROM display_order")
@@ -192,14 +210,13 @@ class Registry(ChatList, FirstStart):
         build status, place in the list and chats; the old entry is removed.  The old stored
         path is never rewritten: the new entry has its own identity.
         """
-        old = self.get_workspace(ws_id, verb="move")
-        if paths.folder_status(old.path) == OK:
-            raise Refused(f"cannot move workspace '{ws_id}' to another folder: "
-                          f"its folder '{old.path}' is still there")
         folder = paths.resolve_folder(path)
         with self._lock:
             with self._writing() as conn:
                 old = self.get_workspace(ws_id, verb="move")
+                if paths.folder_status(old.path) == OK:
+                    raise Refused(f"cannot move workspace '{ws_id}' to another folder: "
+                                  f"its folder '{old.path}' is still there")
                 taken = self._existing(folder)
                 if taken is not None:
                     raise Refused(f"cannot move workspace '{ws_id}' to '{folder.canonical}': "

@@ -35,6 +35,15 @@ Cleanup = Callable[[str], None]
 """Called with a removed workspace's id after the removal committed (e.g. to drop blobs)."""
 
 
+def attach_at_top(conn: sqlite3.Connection, ws_id: str, chat_id: str) -> None:
+    """A chat joining a workspace goes to the top of its manual order."""
+    conn.execute(
+        "INSERT INTO membership (workspace_id, chat_id, position)"
+        " SELECT ?, ?, coalesce(min(position), 1) - 1 FROM membership WHERE workspace_id = ?",
+        (ws_id, chat_id, ws_id),
+    )
+
+
 @dataclass(slots=True)
 class Stored:
     """Everything the registry loads, as read in one snapshot."""
@@ -87,6 +96,32 @@ class RegistryState:
     def on_change(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
+    def remove_listener(self, listener: Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def workspaces(self) -> list[Workspace]:
+        """Every workspace, folders included, in display order.  No storage read."""
+        with self._lock:
+            return [self._workspaces[ws_id] for ws_id in self._order]
+
+    def sync(self) -> bool:
+        """Catch up with changes another process committed (one cheap PRAGMA when none).
+
+        A long-lived reader (the window) calls this when it regains focus; writes catch up
+        by themselves.  Returns True when memory was reloaded.
+        """
+        with self._lock:
+            with self.db.snapshot() as conn:
+                version = self.db.data_version(conn)
+                if version == self._data_version:
+                    return False
+                stored = read_stored(conn)
+            self._install(stored)
+            self._data_version = version
+        self._emit("reloaded", "")
+        return True
+
     def _emit(self, event: str, item_id: str) -> None:
         for listener in list(self._listeners):
             try:
@@ -100,15 +135,22 @@ class RegistryState:
         """Replace memory with what is stored, refusing to start on an inconsistency."""
         workspaces: dict[str, Workspace] = {}
         for row in stored.workspaces:
-            status = paths.folder_status(row[1])
-            identity = paths.identity(row[1]) if status == OK else None
+            known = self._workspaces.get(row[0])
+            if known is not None and known.path == row[1]:
+                # Catching up with another process: keep what we saw of the folder rather
+                # than stat every folder (a slow network share) while holding the writer.
+                status, identity = known.status, known.identity
+            else:
+                status = paths.folder_status(row[1])
+                identity = paths.identity(row[1]) if status == OK else None
             ws_id, path, key, title, description, instructions, build_status, created, updated = row
             workspaces[ws_id] = Workspace(
                 id=ws_id, path=path, key=key, title=title, description=description,
                 instructions=instructions, build_status=build_status, created_at=created,
                 updated_at=updated, status=status, identity=identity,
             )
-        problems = find_problems(workspaces, stored.order, stored.memberships)
+        problems = find_problems(workspaces, stored.order, stored.memberships,
+                                 {row[0] for row in stored.chats})
         if problems:
             raise StartupError(
                 "Cairn stopped before changing anything: the stored workspace list is "
@@ -206,6 +248,8 @@ class RegistryState:
 
     def _finish_removal(self, pending: int, ws_id: str) -> None:
         """The cleanup after a committed removal; a failure leaves the marker for next start."""
+        if not self._cleanup:
+            return  # this process has no cleanup to run (the CLI): leave it to one that does
         try:
             for cleanup in self._cleanup:
                 cleanup(ws_id)

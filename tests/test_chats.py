@@ -98,7 +98,7 @@ def test_move_refusals(registry, folders):
     loose = registry.new_chat()
     with pytest.raises(Refused, match=rf"^cannot move session '{loose.id}': the session belongs to no workspace$"):
         registry.move_chat(loose.id, index=0)
-    with pytest.raises(Refused, match=r"to position 5: its workspace shows 1 chats$"):
+    with pytest.raises(Refused, match=r"to position 5: its workspace shows 1 chat$"):
         registry.move_chat(chat.id, index=4)
     with pytest.raises(Refused, match=r"^cannot move session 'ch_x': no such session$"):
         registry.move_chat("ch_x", index=0)

@@ -152,3 +152,13 @@ def test_workspace_move_for_a_missing_folder(empty, capsys, folders, tmp_path):
     moved = run_json(capsys, "workspace", "move", ws["id"], str(tmp_path / "Thesis-2026"))
     assert moved["title"] == "Thesis" and moved["path"] == str(tmp_path / "Thesis-2026")
     assert [w["id"] for w in run_json(capsys, "workspace", "list")] == [moved["id"]]
+
+
+def test_list_indents_folders_under_their_parents_whatever_the_order(empty, capsys, folders):
+    acme, brand, logo = folders("Acme", "Acme/Brand", "Acme/Brand/Logo")
+    for path in (acme, brand, logo):  # each new one leads the list: children come first
+        run_json(capsys, "workspace", "add", path)
+    code, out, _ = run(capsys, "workspace", "list")
+    lines = out.splitlines()
+    titles = [(len(line) - len(line.lstrip()), line.split()[1]) for line in lines]
+    assert titles == [(0, "Acme"), (2, "Brand"), (4, "Logo")]

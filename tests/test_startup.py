@@ -112,28 +112,31 @@ def test_grouping_rebuilt_from_headers_in_order_of_first_appearance(isolated, fo
     reg.close()
 
 
-def test_regrouping_reads_headers_only(isolated, folders):
+def test_regrouping_reads_headers_only(isolated, folders, monkeypatch):
     (beta,) = folders("beta")
     conn = raw(isolated)
     add_header(conn, "ch_1", beta, "2026-01-01T00:00:01.000Z")
     conn.execute("CREATE TABLE message (chat_id TEXT, body TEXT)")  # what issue 3 will add
+    conn.execute("INSERT INTO message VALUES ('ch_1', 'secret body')")
     conn.close()
     statements: list[str] = []
-    real = Database.open
+    real_open = Database.open.__func__
 
-    def traced(folder: Path) -> Database:
-        db = real(folder)
+    def traced(cls, folder: Path) -> Database:
+        db = real_open(cls, folder)
         db.set_trace(statements.append)
         return db
 
-    import app.registry as registry_module
-
-    registry_module.Database.open = staticmethod(traced)  # type: ignore[method-assign]
-    try:
-        Registry.open(isolated).close()
-    finally:
-        registry_module.Database.open = real  # type: ignore[method-assign]
-    assert statements and not any("message" in s.lower() for s in statements)
+    monkeypatch.setattr(Database, "open", classmethod(traced))
+    reg = Registry.open(isolated)
+    reg.close()
+    assert reg.chat("ch_1").workspace_id is not None  # the regrouping did run
+    chat_reads = [s for s in statements if "FROM chat" in s]
+    assert chat_reads and set(chat_reads) == {  # the header query, and nothing else
+        "SELECT id, title, folder, created_at, updated_at, archived_at, pin_seq"
+        " FROM chat ORDER BY created_at, rowid"
+    }
+    assert not any("message" in s for s in statements)
 
 
 # ------------------------------------------------------------------ the start-up check

@@ -155,15 +155,6 @@ def test_stored_path_is_canonical_and_never_rewritten(registry, open_registry, f
     assert again.workspace(ws.id).status == "ok"
 
 
-def test_status_json_shape(registry, folders):
-    (path,) = folders("Acme")
-    ws, _ = registry.add_workspace(path)
-    data = registry.workspace_json(ws)
-    assert {"id", "title", "path", "status", "parent", "build_status", "created_at",
-            "updated_at"} <= set(data)
-    assert data["status"] == "ok" and data["parent"] is None
-
-
 # ------------------------------------------------------------------ nesting
 
 

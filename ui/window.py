@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPaintEvent
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QPaintEvent
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 
 from app.records import Chat, Workspace
 from app.registry import Registry
+from ui.bridge import RegistryBridge
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -40,7 +41,11 @@ class MainWindow(QMainWindow):
         split.setSizes([300, 800])
         self.setCentralWidget(split)
 
-        registry.on_change(lambda _event, _id: self.refresh())
+        # Many changes in a row (a drag, another process catching up) repaint once.
+        self._refresh_soon = QTimer(self, singleShot=True, interval=0)
+        self._refresh_soon.timeout.connect(self.refresh)
+        self._bridge = RegistryBridge(registry, self)
+        self._bridge.sig_changed.connect(self._refresh_soon.start)
         self.refresh()
 
     # ----------------------------------------------------------------- public
@@ -104,6 +109,17 @@ class MainWindow(QMainWindow):
         return items
 
     # ----------------------------------------------------------------- Qt overrides
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            # Back from elsewhere: a folder may have gone, the command line may have written.
+            self._registry.sync()
+            self._registry.refresh_status()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._bridge.detach()
+        super().closeEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
