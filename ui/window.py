@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QPaintEvent
 from PySide6.QtWidgets import (
     QLabel,
@@ -32,9 +32,12 @@ class MainWindow(QMainWindow):
         self.sidebar = QTreeWidget()
         self.sidebar.setHeaderHidden(True)
         self.sidebar.setUniformRowHeights(True)  # lays out only what is visible
+        self.sidebar.setIndentation(14)
+        self.sidebar.setStyleSheet("QTreeWidget { border: none; } QTreeWidget::item { padding: 3px 2px; }")
         self.placeholder = QLabel("Select a chat. Conversations arrive in the next version of Cairn.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
+        self.placeholder.setStyleSheet("color: palette(placeholder-text);")
         split = QSplitter()
         split.addWidget(self.sidebar)
         split.addWidget(self.placeholder)
@@ -51,6 +54,8 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------- public
 
     def refresh(self) -> None:
+        current = self.sidebar.currentItem()
+        selected = current.data(0, ID_ROLE) if current is not None else None
         listing = self._registry.chat_listing()
         chats_by_ws = {ws.id: chats for ws, chats in listing.workspaces}
         self.sidebar.clear()
@@ -60,7 +65,9 @@ class MainWindow(QMainWindow):
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
             font = item.font(0)
             font.setBold(True)
+            font.setPointSizeF(font.pointSizeF() * 0.85)
             item.setFont(0, font)
+            item.setForeground(0, self.palette().placeholderText())
             self.sidebar.addTopLevelItem(item)
             item.setExpanded(True)
             return item
@@ -88,12 +95,20 @@ class MainWindow(QMainWindow):
         spaces = section("WORKSPACES")
         for ws in self._registry.top_level():
             add_workspace(spaces, ws)
+        if spaces.childCount() == 0:
+            hint = QTreeWidgetItem(spaces, ["No workspaces yet: run cairn PATH to add a folder"])
+            hint.setFlags(Qt.ItemFlag.NoItemFlags)
         if listing.ungrouped:
             add_chats(section("UNGROUPED"), listing.ungrouped)
+        if selected is not None:
+            self.select_workspace(selected)  # a refresh keeps what the person selected
+        else:
+            self.sidebar.setCurrentIndex(QModelIndex())
 
-    def select_workspace(self, ws_id: str) -> None:
+    def select_workspace(self, item_id: str) -> None:
+        """Select the row of a workspace (or chat) by id."""
         for item in self._iter_items():
-            if item.data(0, ID_ROLE) == ws_id:
+            if item.data(0, ID_ROLE) == item_id:
                 self.sidebar.setCurrentItem(item)
                 return
 
