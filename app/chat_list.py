@@ -11,7 +11,7 @@ from app.db import utc_now
 from app.errors import Refused
 from app.ids import new_id
 from app.live import Work
-from app.records import Chat, ChatListing
+from app.records import Chat, ChatListing, Workspace
 from app.registry_state import RegistryState, attach_at_top
 
 DEFAULT_CHAT_TITLE = "New chat"
@@ -30,6 +30,12 @@ class ChatList(RegistryState):
     """Chat headers and their grouping; every read from memory."""
 
     # ----------------------------------------------------------------- reading
+
+    def workspace_for_folder(self, folder: str | None) -> Workspace | None:
+        """The workspace a chat in *folder* would join, if any (the same rule as new_chat)."""
+        resolved = paths.try_resolve_folder(folder)
+        with self._lock:
+            return self._existing(resolved) if resolved is not None else None
 
     def chat(self, chat_id: str) -> Chat | None:
         return self._chats.get(chat_id)
@@ -76,7 +82,7 @@ class ChatList(RegistryState):
         resolved = paths.try_resolve_folder(folder)
         with self._lock:
             with self._writing() as conn:
-                home = self._existing(resolved) if resolved is not None else None
+                home = self._existing(resolved) if resolved is not None else None  # exact match
                 now = utc_now()
                 chat = Chat(
                     id=new_id("ch"),

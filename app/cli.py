@@ -17,7 +17,9 @@ from typing import Any, TextIO
 from app.errors import CairnError
 from app.records import BUILD_STATUSES, Chat, Workspace
 
-SUBCOMMANDS = ("workspace", "chat")
+from app import cli_conversation
+
+SUBCOMMANDS = ("workspace", "chat", *cli_conversation.COMMANDS)
 
 
 def version() -> str:
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = json_flag(chat_cmds.add_parser("move", help="place a chat in its workspace's order"))
     p.add_argument("id", metavar="ID")
     p.add_argument("--to", type=int, required=True, metavar="N", help="1 is the top")
+    cli_conversation.add_parsers(commands, json_flag)
     return parser
 
 
@@ -266,18 +269,30 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         return 0
 
     from app.logs import setup_logging
-    from app.registry import Registry  # imported here so --help and --version stay instant
 
     if args.data_dir is not None:
         os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
     setup_logging()
+    conversation = args.command in cli_conversation.COMMANDS
     try:
-        registry = Registry.open(args.data_dir)
+        # Imported here so --help and --version stay instant, and the registry's commands
+        # never load the chat engine or the SDK.
+        if conversation:
+            from app.cairn import Cairn
+
+            cairn = Cairn.open(args.data_dir)
+            registry = cairn.registry
+        else:
+            from app.registry import Registry
+
+            registry = Registry.open(args.data_dir)
     except CairnError as error:
         stderr.write(f"{error}\n")
         return 1
     try:
         out = _Out(stdout, getattr(args, "json", False))
+        if conversation:
+            return cli_conversation.run(cairn, args, out.emit, stdout, stderr)
         runner = _run_workspace if args.command == "workspace" else _run_chat
         return runner(registry, args, out)
     except CairnError as error:

@@ -207,7 +207,7 @@ class Registry(ChatList, FirstStart):
         """"Move to folder…" for a workspace whose folder is gone.
 
         A new workspace at *path* takes over the old one's title, description, instructions,
-        build status, place in the list and chats; the old entry is removed.  The old stored
+        build status, place in the list, chats, knowledge and files; the old entry is removed.  The old stored
         path is never rewritten: the new entry has its own identity.
         """
         folder = paths.resolve_folder(path)
@@ -229,8 +229,10 @@ class Registry(ChatList, FirstStart):
                     instructions=old.instructions, build_status=old.build_status)
                 conn.execute("UPDATE display_order SET position = ? WHERE workspace_id = ?",
                              (position, fresh.id))  # takes over the old one's place
-                conn.execute("UPDATE membership SET workspace_id = ? WHERE workspace_id = ?",
-                             (fresh.id, ws_id))
+                for table, column in (("membership", "workspace_id"), ("knowledge", "owner"),
+                                      ("knowledge_file", "workspace_id")):
+                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",
+                                 (fresh.id, ws_id))  # chats, knowledge and files go along
                 conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))
             index = self._order.index(ws_id)
             members = self._forget_workspace(ws_id)

@@ -116,8 +116,8 @@ def test_regrouping_reads_headers_only(isolated, folders, monkeypatch):
     (beta,) = folders("beta")
     conn = raw(isolated)
     add_header(conn, "ch_1", beta, "2026-01-01T00:00:01.000Z")
-    conn.execute("CREATE TABLE message (chat_id TEXT, body TEXT)")  # what issue 3 will add
-    conn.execute("INSERT INTO message VALUES ('ch_1', 'secret body')")
+    conn.execute("INSERT INTO message (chat_id, role, content, created_at)"
+                 " VALUES ('ch_1', 'user', '\"secret body\"', '2026-01-01T00:00:02.000Z')")
     conn.close()
     statements: list[str] = []
     real_open = Database.open.__func__

@@ -1,0 +1,34 @@
+"""Cairn's core services on one data folder: what the window and the command line call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.blobs import BlobStore
+from app.chats import ChatStore
+from app.conversation import ChatEngine
+from app.files import FileStore
+from app.knowledge.store import KnowledgeStore
+from app.registry import Registry
+from app.settings import Settings
+
+
+class Cairn:
+    """Opens the registry and builds the stores and the chat engine on its database."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        db = registry.db
+        self.settings = Settings(db)
+        self.chats = ChatStore(db)
+        self.knowledge = KnowledgeStore(db)
+        self.files = FileStore(db, BlobStore(db.path.parent / "files"))
+        self.engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
+                                 files=self.files, settings=self.settings)
+
+    @classmethod
+    def open(cls, data_folder: Path | None = None) -> Cairn:
+        return cls(Registry.open(data_folder))
+
+    def close(self) -> None:
+        self.registry.close()

@@ -1,0 +1,1 @@
+"""Knowledge documents: storage, parsing into sections and entries, and (later) the rebuild."""

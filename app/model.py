@@ -1,0 +1,127 @@
+"""Model access: the Anthropic client, prices, and every failure as one sentence.
+
+The key comes from :class:`app.settings.Settings` (keychain or ``ANTHROPIC_API_KEY``) and is
+handed to the client only; it is never logged or stored here.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anthropic
+
+from app.chats import Usage
+from app.errors import CairnError
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# US dollars per million tokens: input, cache write (5 min), cache read, output.
+PRICES: dict[str, tuple[float, float, float, float]] = {
+    "claude-opus-4-5": (5.0, 6.25, 0.50, 25.0),
+    "claude-opus-4-1": (15.0, 18.75, 1.50, 75.0),
+    "claude-opus-4": (15.0, 18.75, 1.50, 75.0),
+    "claude-sonnet-4-5": (3.0, 3.75, 0.30, 15.0),
+    "claude-sonnet-4": (3.0, 3.75, 0.30, 15.0),
+    "claude-haiku-4-5": (1.0, 1.25, 0.10, 5.0),
+    "claude-3-5-haiku": (0.80, 1.0, 0.08, 4.0),
+}
+
+
+class ModelError(CairnError):
+    """A model call failed; ``str()`` is the sentence shown, ``kind`` names the case."""
+
+    def __init__(self, sentence: str, *, kind: str) -> None:
+        super().__init__(sentence)
+        self.kind = kind
+
+
+def cost(model: str, usage: Usage) -> float | None:
+    """What a call cost in dollars, or None for a model without a known price (local ones)."""
+    price = next((p for name, p in sorted(PRICES.items(), key=lambda kv: -len(kv[0]))
+                  if model == name or model.startswith(name + "-")), None)
+    if price is None:
+        return None
+    per_input, per_write, per_read, per_output = price
+    return (usage.input * per_input + usage.cache_write * per_write
+            + usage.cache_read * per_read + usage.output * per_output) / 1_000_000
+
+
+def usage_of(raw: Any) -> Usage:
+    return Usage(
+        input=getattr(raw, "input_tokens", 0) or 0,
+        cache_write=getattr(raw, "cache_creation_input_tokens", 0) or 0,
+        cache_read=getattr(raw, "cache_read_input_tokens", 0) or 0,
+        output=getattr(raw, "output_tokens", 0) or 0,
+    )
+
+
+def make_client(settings: Settings) -> anthropic.AsyncAnthropic:
+    key = settings.api_key()
+    if not key:
+        raise ModelError(
+            "No API key is set. Add your Anthropic API key in Settings (Cairn keeps it in your "
+            "system keychain), or set ANTHROPIC_API_KEY.", kind="no-key")
+    # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
+    return anthropic.AsyncAnthropic(api_key=key, base_url=settings.base_url(), max_retries=2)
+
+
+async def list_models(client: anthropic.AsyncAnthropic) -> list[str]:
+    """The model ids the endpoint offers; empty when it does not answer (local servers)."""
+    try:
+        page = await client.models.list(limit=100)
+        return [m.id for m in page.data]
+    except anthropic.APIError as error:
+        log.info("the models endpoint did not answer: %s", type(error).__name__)
+        return []
+
+
+def explain(error: BaseException, *, model: str) -> ModelError:
+    """One sentence a person understands, for every way a call can fail."""
+    if isinstance(error, ModelError):
+        return error
+    if isinstance(error, anthropic.APITimeoutError):
+        return ModelError("Anthropic took too long to answer. Your message is kept; send it "
+                          "again.", kind="timeout")
+    if isinstance(error, anthropic.APIConnectionError):
+        return ModelError("Cannot reach Anthropic. Check your internet connection (or the base "
+                          "URL in Settings); your message is kept.", kind="network")
+    if isinstance(error, anthropic.AuthenticationError):
+        return ModelError("Anthropic rejected the API key. Check or replace it in Settings.",
+                          kind="key-rejected")
+    if isinstance(error, anthropic.PermissionDeniedError):
+        return ModelError(f"This API key may not use {model}. Pick another model in Settings "
+                          "or check the key's permissions.", kind="permission")
+    if isinstance(error, anthropic.NotFoundError):
+        return ModelError(f"The model '{model}' was not found. Pick another model in Settings.",
+                          kind="model-not-found")
+    if isinstance(error, anthropic.RateLimitError):
+        return ModelError("Anthropic is rate-limiting this key right now, even after retrying. "
+                          "Wait a minute and send again; your message is kept.", kind="rate-limited")
+    if isinstance(error, anthropic.APIStatusError):
+        body = error.body if isinstance(error.body, dict) else {}
+        detail = body.get("error", body) if isinstance(body, dict) else {}
+        error_type = detail.get("type", "") if isinstance(detail, dict) else ""
+        message = str(detail.get("message", "")) if isinstance(detail, dict) else ""
+        if error_type == "overloaded_error" or error.status_code == 529:
+            return ModelError("Anthropic is overloaded right now, even after retrying. Try again "
+                              "in a moment; your message is kept.", kind="overloaded")
+        if error_type == "rate_limit_error":
+            return ModelError("Anthropic is rate-limiting this key right now. Wait a minute and "
+                              "send again; your message is kept.", kind="rate-limited")
+        if "prompt is too long" in message or "too long" in message and "context" in message:
+            return ModelError("This conversation is now longer than the model can read. Start a "
+                              "new chat (the workspace knowledge carries over).",
+                              kind="prompt-too-long")
+        if error.status_code >= 500 or error_type == "api_error":
+            return ModelError("Anthropic had a problem answering, even after retrying. Try again "
+                              "in a moment; your message is kept.", kind="server")
+        return ModelError(f"Anthropic refused the request: {message or error_type or error.status_code}.",
+                          kind="refused")
+    if type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):
+        # A stream cut off mid-body surfaces as the transport's own error, not the SDK's.
+        return ModelError("The connection to Anthropic broke off mid-reply. What arrived is "
+                          "kept; send your message again.", kind="network")
+    return ModelError(f"The reply failed unexpectedly ({type(error).__name__}). Your message is "
+                      "kept; send it again.", kind="unexpected")

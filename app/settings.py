@@ -1,0 +1,86 @@
+"""Settings in SQLite (read once, then from memory); the API key in the system keychain only."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import Any
+
+import keyring
+import keyring.errors
+
+from app.db import Database
+from app.errors import Refused
+
+log = logging.getLogger(__name__)
+
+KEYRING_SERVICE = "Cairn"
+KEYRING_USER = "anthropic-api-key"
+
+DEFAULTS: dict[str, Any] = {
+    "model.chat": "claude-sonnet-4-5",
+    "model.knowledge": "claude-haiku-4-5",
+    "api.base_url": "",  # empty: ANTHROPIC_BASE_URL, else Anthropic's own
+    "memory.enabled": True,  # personal memory goes to the model (spec 000: on by default)
+    "knowledge.idle_seconds": 20,
+}
+
+
+class Settings:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._values = {key: json.loads(value)
+                        for key, value in db.query("SELECT key, value FROM setting")}
+
+    def get(self, key: str) -> Any:
+        if key not in DEFAULTS:
+            raise KeyError(key)
+        return self._values.get(key, DEFAULTS[key])
+
+    def set(self, key: str, value: Any) -> None:
+        if key not in DEFAULTS:
+            raise Refused(f"cannot change setting '{key}': there is no such setting")
+        if type(value) is not type(DEFAULTS[key]):
+            raise Refused(f"cannot change setting '{key}': expected "
+                          f"{type(DEFAULTS[key]).__name__}, got {type(value).__name__}")
+        with self._db.write() as conn:
+            conn.execute("INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)",
+                         (key, json.dumps(value)))
+        self._values[key] = value
+
+    # ----------------------------------------------------------------- the API key
+
+    @staticmethod
+    def api_key() -> str | None:
+        """``ANTHROPIC_API_KEY`` when set, else the keychain's; never stored anywhere else."""
+        from_env = os.environ.get("ANTHROPIC_API_KEY", "").strip()
+        if from_env:
+            return from_env
+        try:
+            return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
+        except keyring.errors.KeyringError as error:
+            log.warning("the system keychain could not be read: %s", type(error).__name__)
+            return None
+
+    @staticmethod
+    def set_api_key(key: str) -> None:
+        key = key.strip()
+        if not key:
+            raise Refused("cannot save the API key: it is empty")
+        try:
+            keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
+        except keyring.errors.KeyringError as error:
+            raise Refused("cannot save the API key: the system keychain refused it "
+                          f"({type(error).__name__})") from error
+
+    @staticmethod
+    def forget_api_key() -> None:
+        try:
+            keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
+        except keyring.errors.PasswordDeleteError:
+            pass
+
+    def base_url(self) -> str | None:
+        """The setting, else ``ANTHROPIC_BASE_URL``, else None (Anthropic's own)."""
+        return self.get("api.base_url") or os.environ.get("ANTHROPIC_BASE_URL") or None

@@ -1,0 +1,606 @@
+"""A fake Anthropic Messages API on a loopback port, for tests. Standard library only.
+
+    with FakeAnthropic() as fake:
+        fake.reply_text("Hello!")
+        client = anthropic.AsyncAnthropic(base_url=fake.base_url, api_key="sk-test")
+        ...
+        assert fake.requests[0].body["messages"] == [...]
+        assert fake.requests[0].api_key == "sk-test"  # SDK 2.14 sends `Authorization: Bearer`
+
+Replies are scripted in a FIFO queue; each POST /v1/messages consumes one. Message-shaped
+replies (`reply_text`, `reply_tool_use`, `reply_message`, `reply_json`) are sent as an SSE
+stream when the request body says `"stream": true` and as one message JSON otherwise. Streams
+follow the documented event shape (message_start, content_block_start, ping,
+content_block_delta, content_block_stop, message_delta, message_stop), one flushed chunk per
+event, chunked transfer encoding on HTTP/1.1. With nothing queued the server answers 500 with
+an error body naming the unscripted request (and `x-should-retry: false`, so the SDK does not
+retry it).
+
+Error replies mirror the real API, so the SDK retries 429/5xx unless the client was made with
+`max_retries=0` (or the reply passes `headers={"x-should-retry": "false"}`).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import secrets
+import select
+import socket
+import string
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_INPUT_TOKENS = 25
+
+MODELS: list[dict[str, Any]] = [
+    {"type": "model", "id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5",
+     "created_at": "2025-09-29T00:00:00Z"},
+    {"type": "model", "id": "claude-haiku-4-5", "display_name": "Claude Haiku 4.5",
+     "created_at": "2025-10-15T00:00:00Z"},
+]
+
+_ALPHABET = string.ascii_letters + string.digits
+
+
+def _random_id(prefix: str) -> str:
+    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(24))
+
+
+def error_body(error_type: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+def sse_frame(event: str, data: Any) -> bytes:
+    """One SSE event: `event: X\\ndata: {json}\\n\\n` (a str `data` is sent as is)."""
+    payload = data if isinstance(data, str) else json.dumps(data)
+    return f"event: {event}\ndata: {payload}\n\n".encode()
+
+
+@dataclass
+class FakeRequest:
+    """One request the fake received."""
+
+    method: str
+    path: str  # without the query string
+    query: str
+    headers: dict[str, str]  # names lower-cased
+    raw: bytes
+    body: Any = None  # parsed JSON, or None when the body was empty or not JSON
+
+    @property
+    def api_key(self) -> str | None:
+        """The key sent as `x-api-key` or, as SDK 2.14 does, as `Authorization: Bearer <key>`."""
+        if "x-api-key" in self.headers:
+            return self.headers["x-api-key"]
+        scheme, _, token = self.headers.get("authorization", "").partition(" ")
+        return token if scheme.lower() == "bearer" and token else None
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.body, dict) and self.body.get("stream") is True
+
+
+# --- replies -----------------------------------------------------------------------------
+
+class _Reply:
+    def send(self, h: _Handler, request: FakeRequest) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass
+class _MessageReply(_Reply):
+    """A complete assistant message, sent as a stream or as JSON depending on the request."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str | None = "end_turn"
+    usage: Mapping[str, int] | None = None
+    model: str | None = None
+    chunk: int = 20
+    delay: float = 0.0
+    message_id: str = field(default_factory=lambda: _random_id("msg_"))
+
+    def _blocks(self) -> list[dict[str, Any]]:
+        blocks = []
+        for block in self.content:
+            block = dict(block)
+            if block["type"] == "tool_use":
+                block.setdefault("id", _random_id("toolu_"))
+                block.setdefault("input", {})
+            blocks.append(block)
+        return blocks
+
+    def _usage(self, blocks: list[dict[str, Any]]) -> dict[str, int]:
+        size = sum(len(b["text"]) if b["type"] == "text" else len(json.dumps(b.get("input")))
+                   for b in blocks)
+        usage = {"input_tokens": DEFAULT_INPUT_TOKENS, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0, "output_tokens": max(1, size // 4)}
+        usage.update(self.usage or {})
+        return usage
+
+    def _model(self, request: FakeRequest) -> str:
+        if self.model:
+            return self.model
+        if isinstance(request.body, dict) and isinstance(request.body.get("model"), str):
+            return request.body["model"]
+        return DEFAULT_MODEL
+
+    def send(self, h: _Handler, request: FakeRequest) -> None:
+        blocks = self._blocks()
+        usage = self._usage(blocks)
+        model = self._model(request)
+        if not request.stream:
+            h.send_json(200, {
+                "id": self.message_id, "type": "message", "role": "assistant", "model": model,
+                "content": blocks, "stop_reason": self.stop_reason, "stop_sequence": None,
+                "usage": usage,
+            })
+            return
+        events = [event for index, block in enumerate(blocks)  # built first: fails before
+                  for event in _block_events(index, block, self.chunk, ping=index == 0)]
+        h.start_stream()
+        h.send_event("message_start", message_start(self.message_id, model, usage))
+        for event, data in events:
+            h.pause(self.delay)
+            h.send_event(event, data)
+        h.pause(self.delay)
+        h.send_event("message_delta", {
+            "type": "message_delta",
+            "delta": {"stop_reason": self.stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        })
+        h.send_event("message_stop", {"type": "message_stop"})
+        h.end_stream()
+
+
+def message_start(message_id: str, model: str, usage: Mapping[str, int]) -> dict[str, Any]:
+    start_usage = {k: v for k, v in usage.items() if k != "output_tokens"}
+    start_usage["output_tokens"] = 1
+    return {"type": "message_start", "message": {
+        "id": message_id, "type": "message", "role": "assistant", "content": [],
+        "model": model, "stop_reason": None, "stop_sequence": None, "usage": start_usage,
+    }}
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+PING = ("ping", {"type": "ping"})
+
+
+def _block_events(index: int, block: dict[str, Any], chunk: int,
+                  ping: bool) -> Iterable[tuple[str, dict[str, Any]]]:
+    kind = block["type"]
+    if kind == "text":
+        start = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"], chunk)]
+    elif kind == "tool_use":
+        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        encoded = json.dumps(block["input"])
+        # Like the API: an empty first piece, then the JSON in a few partial pieces.
+        pieces = [""] + _pieces(encoded, math.ceil(len(encoded) / 3))
+        deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+    else:
+        raise ValueError(f"FakeAnthropic cannot stream a {kind!r} content block")
+    yield "content_block_start", {"type": "content_block_start", "index": index,
+                                  "content_block": start}
+    if ping:
+        yield PING
+    for n, delta in enumerate(deltas):
+        if n and n % 5 == 0:
+            yield PING
+        yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                      "delta": delta}
+    yield "content_block_stop", {"type": "content_block_stop", "index": index}
+
+
+@dataclass
+class _EventsReply(_Reply):
+    """Arbitrary events, always streamed; optionally stalls at the end until the fake stops."""
+
+    events: list[tuple[str, Any]]
+    delay: float = 0.0
+    stall: bool = False
+
+    def send(self, h: _Handler, request: FakeRequest) -> None:
+        if self.stall:
+            h.fake.hung.set()  # before any byte goes out, so a client that saw data sees it set
+        h.start_stream()
+        for n, (event, data) in enumerate(self.events):
+            if n:
+                h.pause(self.delay)
+            h.send_event(event, data)
+        if self.stall:
+            h.stall()
+            return
+        h.end_stream()
+
+
+@dataclass
+class _RawReply(_Reply):
+    text: str
+
+    def send(self, h: _Handler, request: FakeRequest) -> None:
+        h.start_stream()
+        h.send_chunk(self.text.encode())
+        h.end_stream()
+
+
+@dataclass
+class _StatusReply(_Reply):
+    status: int
+    body: Any
+    headers: Mapping[str, str] | None = None
+
+    def send(self, h: _Handler, request: FakeRequest) -> None:
+        h.send_json(self.status, self.body, self.headers)
+
+
+# --- HTTP --------------------------------------------------------------------------------
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeAnthropic
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    @property
+    def fake(self) -> FakeAnthropic:
+        return self.server.fake
+
+    def setup(self) -> None:
+        super().setup()
+        self.fake._track(self.connection, True)
+
+    def finish(self) -> None:
+        self.fake._track(self.connection, False)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def handle_one_request(self) -> None:
+        self.responded = False
+        try:
+            super().handle_one_request()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            self.close_connection = True  # the client went away mid-answer
+        except Exception as error:  # a bad script: tell the test rather than drop the socket
+            self.fake.errors.append(error)
+            self.close_connection = True
+            if not self.responded:
+                try:
+                    self.send_json(500, error_body(
+                        "api_error", f"FakeAnthropic failed: {error!r}"),
+                        {"x-should-retry": "false"})
+                except OSError:
+                    pass
+
+    # request
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _record(self) -> FakeRequest:
+        raw = self._read_body()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        parts = urlsplit(self.path)
+        request = FakeRequest(method=self.command, path=parts.path, query=parts.query,
+                              headers={k.lower(): v for k, v in self.headers.items()},
+                              raw=raw, body=body)
+        self.fake._record(request)
+        return request
+
+    def do_POST(self) -> None:
+        request = self._record()
+        if request.path.rstrip("/") != "/v1/messages":
+            self.send_json(404, error_body(
+                "not_found_error", f"FakeAnthropic has no route POST {request.path}"))
+            return
+        reply = self.fake._next_reply()
+        if reply is None:
+            self.send_json(500, error_body(
+                "api_error",
+                f"FakeAnthropic: the test scripted no reply for POST {request.path} "
+                f"(request #{self.fake._message_count()}); queue one with fake.reply_*()"),
+                {"x-should-retry": "false"})
+            return
+        reply.send(self, request)
+
+    def do_GET(self) -> None:
+        request = self._record()
+        path = request.path.rstrip("/")
+        if path == "/v1/models" or path.startswith("/v1/models/"):
+            status = self.fake.models_status
+            if status != 200:
+                error_type = "api_error" if status >= 500 else "invalid_request_error"
+                self.send_json(status, error_body(error_type, "FakeAnthropic: models_status"))
+                return
+            if path == "/v1/models":
+                models = self.fake.models
+                self.send_json(200, {
+                    "data": models, "has_more": False,
+                    "first_id": models[0]["id"] if models else None,
+                    "last_id": models[-1]["id"] if models else None,
+                })
+                return
+            wanted = path.removeprefix("/v1/models/")
+            for model in self.fake.models:
+                if model["id"] == wanted:
+                    self.send_json(200, model)
+                    return
+            self.send_json(404, error_body("not_found_error", f"model: {wanted}"))
+            return
+        self.send_json(404, error_body(
+            "not_found_error", f"FakeAnthropic has no route GET {request.path}"))
+
+    # responses
+
+    def _common_headers(self) -> None:
+        self.responded = True
+        self.send_header("request-id", _random_id("req_"))
+        self.send_header("anthropic-organization-id", "00000000-0000-0000-0000-000000000000")
+
+    def send_json(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self._common_headers()
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self._common_headers()
+        self.end_headers()
+
+    def send_chunk(self, data: bytes) -> None:
+        if data:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+    def send_event(self, event: str, data: Any) -> None:
+        self.send_chunk(sse_frame(event, data))
+
+    def end_stream(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def pause(self, seconds: float) -> None:
+        if seconds > 0:
+            self.fake._stopping.wait(seconds)
+
+    def stall(self) -> None:
+        """Hold the open stream until the fake stops or the client hangs up."""
+        self.close_connection = True
+        while not self.fake._stopping.is_set():
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0.05)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    self.fake.disconnected.set()
+                    return
+            except OSError:
+                self.fake.disconnected.set()
+                return
+
+
+# --- the fake ----------------------------------------------------------------------------
+
+class FakeAnthropic:
+    """A scripted Anthropic API on http://127.0.0.1:<free port>, served from a daemon thread."""
+
+    def __init__(self) -> None:
+        self.requests: list[FakeRequest] = []
+        self.models: list[dict[str, Any]] = [dict(m) for m in MODELS]
+        self.models_status = 200
+        self.hung = threading.Event()  # a request has reached a hang() reply
+        self.disconnected = threading.Event()  # the client hung up on a hang() reply
+        self.errors: list[Exception] = []  # exceptions raised while answering (bad scripts)
+        self._replies: collections.deque[_Reply] = collections.deque()
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+
+    def start(self) -> FakeAnthropic:
+        if self._server is not None:
+            raise RuntimeError("FakeAnthropic already started")
+        self._stopping.clear()
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.fake = self
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="FakeAnthropic", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:  # wake handlers waiting on idle keep-alive sockets
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeAnthropic is not running")
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # scripting
+
+    def _queue(self, reply: _Reply) -> None:
+        with self._lock:
+            self._replies.append(reply)
+
+    def reply_message(self, content: list[dict[str, Any]], *, stop_reason: str | None = "end_turn",
+                      usage: Mapping[str, int] | None = None, model: str | None = None,
+                      chunk: int = 20, delay: float = 0.0) -> None:
+        """Any assistant message: content blocks as in a final Message (`{"type": "text",
+        "text": ...}`, `{"type": "tool_use", "name": ..., "input": {...}, "id"?: ...}`)."""
+        self._queue(_MessageReply(list(content), stop_reason, usage, model, chunk, delay))
+
+    def reply_text(self, text: str, *, usage: Mapping[str, int] | None = None, chunk: int = 20,
+                   delay: float = 0.0, stop_reason: str | None = "end_turn",
+                   model: str | None = None) -> None:
+        """Text in `text_delta`s of `chunk` characters, `delay` seconds between events.
+        `model` defaults to the model the request named."""
+        self.reply_message([{"type": "text", "text": text}], stop_reason=stop_reason,
+                           usage=usage, model=model, chunk=chunk, delay=delay)
+
+    def reply_tool_use(self, name: str, input: dict[str, Any], *, text_before: str = "",
+                       usage: Mapping[str, int] | None = None, tool_id: str | None = None,
+                       model: str | None = None, chunk: int = 20, delay: float = 0.0) -> None:
+        """Optional text, then a tool_use block whose input arrives in `input_json_delta`s."""
+        tool: dict[str, Any] = {"type": "tool_use", "name": name, "input": input}
+        if tool_id is not None:
+            tool["id"] = tool_id
+        content = ([{"type": "text", "text": text_before}] if text_before else []) + [tool]
+        self.reply_message(content, stop_reason="tool_use", usage=usage, model=model,
+                           chunk=chunk, delay=delay)
+
+    def reply_json(self, tool_name: str, input: dict[str, Any], *,
+                   usage: Mapping[str, int] | None = None, tool_id: str | None = None,
+                   model: str | None = None) -> None:
+        """A complete message JSON holding one tool_use block (for non-streaming calls such as
+        a forced tool_choice). Same as `reply_tool_use`: a streaming request gets it streamed."""
+        self.reply_tool_use(tool_name, input, usage=usage, tool_id=tool_id, model=model)
+
+    def reply_error_status(self, status: int, error_type: str, message: str, *,
+                           headers: Mapping[str, str] | None = None) -> None:
+        """HTTP `status` with `{"type": "error", "error": {"type": ..., "message": ...}}`."""
+        self._queue(_StatusReply(status, error_body(error_type, message), headers))
+
+    def reply_stream_error(self, text_before: str, error_type: str, message: str, *,
+                           model: str = DEFAULT_MODEL, chunk: int = 20) -> None:
+        """A 200 stream that sends some text, then `event: error` (no block or message stop)."""
+        usage = {"input_tokens": DEFAULT_INPUT_TOKENS, "output_tokens": 1}
+        events: list[tuple[str, Any]] = [
+            ("message_start", message_start(_random_id("msg_"), model, usage)),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}}),
+            PING,
+        ]
+        events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                            "delta": {"type": "text_delta", "text": p}})
+                   for p in _pieces(text_before, chunk)]
+        events.append(("error", error_body(error_type, message)))
+        self.reply_events(events)
+
+    def reply_events(self, events: Iterable[tuple[str, Any]], *, delay: float = 0.0) -> None:
+        """Stream these `(event name, data)` pairs as given; a str data is sent verbatim."""
+        self._queue(_EventsReply(list(events), delay))
+
+    def reply_raw_sse(self, text: str) -> None:
+        """Stream this SSE text verbatim (e.g. a fixture file's contents)."""
+        self._queue(_RawReply(text))
+
+    def hang(self, *, text_before: str = "", model: str = DEFAULT_MODEL) -> None:
+        """Send the stream head (headers, message_start, optional text), then stall until the
+        fake stops. `fake.hung` is set when a request reaches this reply; `fake.disconnected`
+        is set if the client hangs up meanwhile (e.g. the task reading the stream was
+        cancelled)."""
+        usage = {"input_tokens": DEFAULT_INPUT_TOKENS, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0, "output_tokens": 1}
+        events: list[tuple[str, Any]] = [
+            ("message_start", message_start(_random_id("msg_"), model, usage)), PING]
+        if text_before:
+            events += [
+                ("content_block_start", {"type": "content_block_start", "index": 0,
+                                         "content_block": {"type": "text", "text": ""}}),
+                ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                         "delta": {"type": "text_delta", "text": text_before}}),
+            ]
+        self._queue(_EventsReply(events, stall=True))
+
+    # inspection
+
+    @property
+    def pending(self) -> int:
+        """Replies scripted but not yet consumed."""
+        with self._lock:
+            return len(self._replies)
+
+    @property
+    def message_requests(self) -> list[FakeRequest]:
+        """The POST /v1/messages requests only."""
+        with self._lock:
+            return [r for r in self.requests
+                    if r.method == "POST" and r.path.rstrip("/") == "/v1/messages"]
+
+    # used by the handler
+
+    def _record(self, request: FakeRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _message_count(self) -> int:
+        return len(self.message_requests)
+
+    def _next_reply(self) -> _Reply | None:
+        with self._lock:
+            return self._replies.popleft() if self._replies else None
+
+    def _track(self, connection: socket.socket, add: bool) -> None:
+        with self._lock:
+            (self._connections.add if add else self._connections.discard)(connection)
+
+
+__all__ = ["FakeAnthropic", "FakeRequest", "MODELS", "error_body", "sse_frame"]

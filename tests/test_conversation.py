@@ -1,0 +1,323 @@
+"""Turns against the fake Anthropic server with the real SDK: streaming, storage, the tool
+loop, failures in a person's words, cancel, attachments, and the key never leaving keyring."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cairn import Cairn
+from app.live import TURN
+from app.errors import Refused
+from tests.fake_anthropic import FakeAnthropic
+
+KEY = "sk-ant-test-SECRET-7f3a9c"
+
+
+@pytest.fixture
+def fake():
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def cairn(isolated, fake):
+    c = Cairn.open(isolated)
+    c.settings.set("api.base_url", fake.base_url)
+    c.settings.set_api_key(KEY)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def workspace(cairn, folders):
+    (root,) = folders("Acme Inc")
+    ws, _ = cairn.registry.add_workspace(root)
+    return ws
+
+
+async def test_a_streamed_turn_is_stored_with_usage_and_cost(cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_text("Our colours are orange and black. " * 4,
+                    usage={"input_tokens": 1200, "output_tokens": 40,
+                           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 3900})
+    pieces: list[str] = []
+    result = await cairn.engine.send(chat.id, "What are our brand colours?", on_text=pieces.append)
+    assert result.status == "complete" and result.error is None
+    assert len(pieces) > 1 and "".join(pieces) == result.text
+    assert result.usage.input == 1200 and result.usage.cache_read == 3900
+    assert result.usage.output == 40
+    assert result.cost_usd == pytest.approx((1200 * 3 + 3900 * 0.30 + 40 * 15) / 1e6)
+    user, reply = cairn.chats.messages(chat.id)
+    assert (user.role, user.text) == ("user", "What are our brand colours?")
+    assert (reply.role, reply.status, reply.text) == ("assistant", "complete", result.text)
+    assert reply.usage == result.usage and reply.model == "claude-sonnet-4-5"
+    assert cairn.registry.chat(chat.id).title == "What are our brand colours?"
+    request = fake.message_requests[0]
+    assert request.api_key == KEY
+    body = request.body
+    assert body["model"] == "claude-sonnet-4-5" and body["stream"] is True
+    assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "WORKSPACE CONTEXT" in body["system"][-1]["text"]
+
+
+async def test_system_prompt_is_byte_identical_across_turns(cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    cairn.knowledge.save(workspace.id, "## Facts\n- Launch 2027-04-15\n", source="user")
+    fake.reply_text("First answer, long enough to matter.")
+    fake.reply_text("Second answer.")
+    await cairn.engine.send(chat.id, "one")
+    await cairn.engine.send(chat.id, "two")
+    first, second = (r.raw for r in fake.message_requests)
+    assert json.loads(first)["system"] == json.loads(second)["system"]
+    system_bytes = [json.dumps(json.loads(r)["system"]).encode() for r in (first, second)]
+    assert system_bytes[0] == system_bytes[1]
+    messages = json.loads(second)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    # One breakpoint on the conversation: the last block only.
+    marks = [b for m in messages for b in m["content"] if "cache_control" in b]
+    assert marks == [messages[-1]["content"][-1]]
+
+
+async def test_tool_loop_reads_a_file_in_pages(cairn, fake, workspace, tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("".join(f"line {i:05d}\n" for i in range(4_000)))  # 44,000 characters
+    record = cairn.files.add(workspace.id, notes, description="meeting notes")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id}, text_before="Reading. ")
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id, "page": 3})
+    fake.reply_text("The notes end at line 03999.")
+    result = await cairn.engine.send(chat.id, "How do the notes end?")
+    assert result.status == "complete" and result.text == "Reading. The notes end at line 03999."
+    requests = [r.body for r in fake.message_requests]
+    assert len(requests) == 3
+    assert requests[0]["tools"][0]["name"] == "readWorkspaceFile"
+    first_result = requests[1]["messages"][-1]["content"][0]
+    assert first_result["type"] == "tool_result" and "is_error" not in first_result
+    assert first_result["content"][0]["text"].startswith("[notes.md — page 1 of 3; read page 2 next]\nline 00000")
+    last_page = requests[2]["messages"][-1]["content"][0]["content"][0]["text"]
+    assert last_page.startswith("[notes.md — page 3 of 3]\n") and last_page.endswith("line 03999\n")
+    assert sum(m.usage.output for m in cairn.chats.messages(chat.id) if m.usage) == result.usage.output
+
+
+async def test_a_foreign_file_id_gets_an_error_never_content(cairn, fake, workspace, folders, tmp_path):
+    (other_root,) = folders("Other")
+    other, _ = cairn.registry.add_workspace(other_root)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the other project's secret plan")
+    foreign = cairn.files.add(other.id, secret)
+    mine = tmp_path / "mine.txt"
+    mine.write_text("ours")
+    cairn.files.add(workspace.id, mine)
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": foreign.id})
+    fake.reply_text("I could not read that.")
+    await cairn.engine.send(chat.id, "read it")
+    result_block = fake.message_requests[1].body["messages"][-1]["content"][0]
+    assert result_block["is_error"] is True
+    assert "secret plan" not in json.dumps(fake.message_requests[1].body)
+    assert f"No file '{foreign.id}' in this workspace" in result_block["content"][0]["text"]
+
+
+async def test_no_key_keeps_the_message(cairn, fake, workspace):
+    cairn.settings.forget_api_key()
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    result = await cairn.engine.send(chat.id, "hello?")
+    assert result.status == "failed" and result.error.startswith("No API key is set.")
+    user, failed = cairn.chats.messages(chat.id)
+    assert user.text == "hello?" and failed.status == "failed" and failed.error == result.error
+    assert fake.message_requests == []
+
+
+@pytest.mark.parametrize("script, sentence", [
+    (lambda f: f.reply_error_status(401, "authentication_error", "invalid x-api-key"),
+     "Anthropic rejected the API key."),
+    (lambda f: f.reply_error_status(404, "not_found_error", "model: claude-sonnet-4-5"),
+     "The model 'claude-sonnet-4-5' was not found."),
+    (lambda f: [f.reply_error_status(429, "rate_limit_error", "slow down",
+                                     headers={"retry-after-ms": "1"}) for _ in range(3)],
+     "Anthropic is rate-limiting this key right now, even after retrying."),
+    (lambda f: [f.reply_error_status(529, "overloaded_error", "Overloaded",
+                                     headers={"retry-after-ms": "1"}) for _ in range(3)],
+     "Anthropic is overloaded right now, even after retrying."),
+    (lambda f: f.reply_error_status(400, "invalid_request_error",
+                                    "prompt is too long: 250000 tokens > 200000 maximum"),
+     "This conversation is now longer than the model can read."),
+    (lambda f: f.reply_stream_error("Half an ans", "overloaded_error", "Overloaded"),
+     "Anthropic is overloaded right now"),
+])
+async def test_each_failure_is_one_sentence_and_the_message_is_kept(
+        cairn, fake, workspace, script, sentence):
+    script(fake)
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    result = await cairn.engine.send(chat.id, "Please draft the launch email.")
+    assert result.status == "failed" and result.error.startswith(sentence)
+    assert "\n" not in result.error
+    messages = cairn.chats.messages(chat.id)
+    assert messages[0].text == "Please draft the launch email."
+    assert messages[-1].status == "failed" and messages[-1].error == result.error
+    assert fake.pending == 0  # the SDK's own retries used every scripted answer
+    assert cairn.registry.live.kinds(chat.id) == []
+
+
+async def test_network_down_is_one_sentence(cairn, workspace):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    cairn.settings.set("api.base_url", f"http://127.0.0.1:{port}")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    result = await cairn.engine.send(chat.id, "anyone there?")
+    assert result.status == "failed" and result.error.startswith("Cannot reach Anthropic.")
+    assert cairn.chats.messages(chat.id)[0].text == "anyone there?"
+
+
+async def test_a_failed_turn_is_left_out_of_the_next_request(cairn, fake, workspace):
+    fake.reply_error_status(401, "authentication_error", "bad key")
+    fake.reply_text("Now it works.")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    await cairn.engine.send(chat.id, "first try")
+    await cairn.engine.send(chat.id, "second try")
+    messages = fake.message_requests[-1].body["messages"]
+    assert [m["role"] for m in messages] == ["user"]
+    assert [b["text"] for b in messages[0]["content"]] == ["first try", "second try"]
+
+
+async def test_cancel_keeps_the_partial_reply_and_ends_the_turn(cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.hang(text_before="The first half of a long ")
+    arrived = asyncio.Event()
+    task = asyncio.create_task(cairn.engine.send(chat.id, "Write a long essay.",
+                                                 on_text=lambda _t: arrived.set()))
+    await asyncio.wait_for(arrived.wait(), timeout=10)
+    assert cairn.registry.live.kinds(chat.id) == [TURN]
+    with pytest.raises(Refused, match=r"the session is active \(turn\)"):
+        cairn.registry.archive_chat(chat.id)
+    cairn.registry.live.stop(chat.id)  # what the Stop button (and stop-and-archive) does
+    result = await asyncio.wait_for(task, timeout=10)
+    assert result.status == "stopped" and result.text == "The first half of a long "
+    stored = cairn.chats.messages(chat.id)[-1]
+    assert (stored.status, stored.text) == ("stopped", "The first half of a long ")
+    assert cairn.registry.archive_chat(chat.id).archived  # no longer active
+
+
+async def test_attachments_send_the_document_itself(cairn, fake, workspace, tmp_path):
+    text = tmp_path / "brief.md"
+    text.write_text("# Brief\nShip in April.")
+    pdf = tmp_path / "terms.pdf"
+    pdf.write_bytes(b"%PDF-1.4 tiny")
+    png = tmp_path / "logo.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_text("Got all three.")
+    await cairn.engine.send(chat.id, "See attached.", attachments=[text, pdf, png])
+    content = fake.message_requests[0].body["messages"][0]["content"]
+    assert [b["type"] for b in content] == ["text", "text", "document", "image"]
+    assert content[1]["text"] == '<file name="brief.md">\n# Brief\nShip in April.\n</file>'
+    assert content[2]["source"]["media_type"] == "application/pdf"
+    assert content[3]["source"]["media_type"] == "image/png"
+    stored = cairn.chats.messages(chat.id)[0].content
+    assert stored[1] == {"type": "attachment", "name": "brief.md", "media_type": "text/markdown",
+                         "size": 22, "sha256": stored[1]["sha256"]}
+
+
+async def test_an_unsupported_attachment_is_refused_before_anything_is_stored(cairn, workspace, tmp_path):
+    blob = tmp_path / "archive.bin"
+    blob.write_bytes(b"\0\1\2binary")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    with pytest.raises(Refused, match="^cannot attach 'archive.bin': Cairn can send text files"):
+        await cairn.engine.send(chat.id, "here", attachments=[blob])
+    assert cairn.chats.messages(chat.id) == []
+
+
+async def test_the_key_appears_nowhere_but_the_keychain(cairn, fake, workspace, isolated, tmp_path):
+    import logging
+
+    notes = tmp_path / "n.txt"
+    notes.write_text("notes")
+    cairn.files.add(workspace.id, notes)
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_text("A reply of some length for the record.")
+    fake.reply_error_status(401, "authentication_error", "invalid x-api-key")
+    from app.logs import setup_logging
+
+    setup_logging(level=logging.DEBUG)
+    logging.getLogger().setLevel(logging.DEBUG)  # httpx and the SDK log at debug level too
+    try:
+        await cairn.engine.send(chat.id, "first")
+        await cairn.engine.send(chat.id, "second")
+    finally:
+        logging.getLogger().setLevel(logging.WARNING)
+    cairn.registry.db.query("PRAGMA wal_checkpoint(FULL)")
+    scanned = [p for p in isolated.rglob("*") if p.is_file()]
+    assert any(p.name == "cairn.log" for p in scanned) and any(p.name == "cairn.db" for p in scanned)
+    for path in scanned:
+        assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_cli_ask_streams_and_reports(cairn, fake, workspace, capsys):
+    from app import cli
+
+    cairn.close()
+    fake.reply_text("Hello from the fake Claude, streamed in pieces.")
+    assert cli.main(["ask", "--folder", workspace.path, "Say hello"]) == 0
+    assert capsys.readouterr().out == "Hello from the fake Claude, streamed in pieces.\n"
+    fake.reply_text("Second reply.")
+    assert cli.main(["ask", "--folder", workspace.path, "--json", "Again"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["status"] == "complete" and summary["usage"]["output"] > 0
+    assert summary["chat"].startswith("ch_")
+    fake.reply_error_status(401, "authentication_error", "bad")
+    assert cli.main(["ask", "--chat", summary["chat"], "Third"]) == 1
+    assert capsys.readouterr().err.startswith("Anthropic rejected the API key.")
+
+
+def test_cli_files_memory_and_knowledge(cairn, workspace, tmp_path, capsys):
+    from app import cli
+
+    cairn.close()
+    doc = tmp_path / "guide.md"
+    doc.write_text("guide")
+    assert cli.main(["files", "add", workspace.id, str(doc), "--description", "The guide",
+                     "--json"]) == 0
+    added = json.loads(capsys.readouterr().out)
+    assert added["id"].startswith("wf_") and len(added["id"]) == 15
+    assert {k: added[k] for k in ("name", "size", "scope", "description")} == {
+        "name": "guide.md", "size": 5, "scope": "project", "description": "The guide"}
+    assert cli.main(["files", "list", workspace.id, "--json"]) == 0
+    assert [f["id"] for f in json.loads(capsys.readouterr().out)] == [added["id"]]
+    memory = tmp_path / "memory.md"
+    memory.write_text("- Likes short answers\n")
+    assert cli.main(["memory", "set", str(memory)]) == 0
+    assert cli.main(["memory", "off", "--json"]) == 0
+    capsys.readouterr()
+    assert cli.main(["memory", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["text"] == "- Likes short answers\n" and shown["enabled"] is False
+    knowledge = tmp_path / "k.md"
+    knowledge.write_text("## Facts\n- Launch 2027-04-15\n")
+    assert cli.main(["knowledge", "set", workspace.id, str(knowledge)]) == 0
+    capsys.readouterr()
+    assert cli.main(["knowledge", "show", workspace.id]) == 0
+    assert capsys.readouterr().out == "## Facts\n- Launch 2027-04-15\n\n"
+    assert cli.main(["knowledge", "show", "ws_nope"]) == 1
+    assert "no such workspace" in capsys.readouterr().err
+
+
+async def test_a_stream_cut_off_mid_reply_is_one_sentence_and_keeps_what_arrived(
+        cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.hang(text_before="Half of it")
+    arrived = asyncio.Event()
+    task = asyncio.create_task(cairn.engine.send(chat.id, "Go", on_text=lambda _t: arrived.set()))
+    await asyncio.wait_for(arrived.wait(), timeout=10)
+    await asyncio.to_thread(fake.stop)  # the server goes away mid-stream
+    result = await asyncio.wait_for(task, timeout=10)
+    assert result.status == "failed" and result.error.startswith("The connection to Anthropic broke off")
+    stored = cairn.chats.messages(chat.id)[-1]
+    assert (stored.status, stored.text) == ("failed", "Half of it")
