@@ -52,6 +52,16 @@ class ChatEngine:
         self.files = files
         self.settings = settings
         self._client_factory = client_factory
+        self._client: tuple[tuple[str | None, str | None], Any] | None = None
+
+    def client(self) -> Any:
+        """One client per key and base URL: its connection pool is reused across turns."""
+        from app.model import make_client
+
+        wanted = (self.settings.api_key(), self.settings.base_url())
+        if self._client is None or self._client[0] != wanted:
+            self._client = (wanted, (self._client_factory or make_client)(self.settings))
+        return self._client[1]
 
     # ----------------------------------------------------------------- the context
 
@@ -122,9 +132,9 @@ class ChatEngine:
 
     async def _run(self, chat: Chat, message: str, model: str, state: _Progress,
                    on_text: Callable[[str], None] | None) -> None:
-        from app.model import make_client, usage_of
+        from app.model import usage_of
 
-        client = (self._client_factory or make_client)(self.settings)
+        client = self.client()
         system = self.system(chat, message)
         chain_ids = [layer.workspace.id for layer in self.chain(chat)]
         tools = [READ_TOOL] if chain_ids and self.files.of_workspaces(chain_ids) else []

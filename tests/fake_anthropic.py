@@ -261,6 +261,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # Each SSE event goes out at once, as a real server's would: no Nagle delay.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.fake._track(self.connection, True)
 
     def finish(self) -> None:

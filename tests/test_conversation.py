@@ -321,3 +321,32 @@ async def test_a_stream_cut_off_mid_reply_is_one_sentence_and_keeps_what_arrived
     assert result.status == "failed" and result.error.startswith("The connection to Anthropic broke off")
     stored = cairn.chats.messages(chat.id)[-1]
     assert (stored.status, stored.text) == ("failed", "Half of it")
+
+
+async def test_models_come_from_the_models_endpoint_when_it_answers(cairn, fake):
+    from app.model import list_models
+
+    client = cairn.engine.client()
+    assert "claude-sonnet-4-5" in await list_models(client)
+    fake.models_status = 500
+    assert await list_models(client) == []  # a local server without the endpoint
+
+
+def test_the_unsent_draft_survives_a_restart(cairn, isolated):
+    chat = cairn.registry.new_chat()
+    cairn.chats.save_draft(chat.id, "half a thought")
+    cairn.close()
+    again = Cairn.open(isolated)
+    assert again.chats.draft(chat.id) == "half a thought"
+    again.close()
+
+
+def test_conversation_commands_load_no_qt(isolated):
+    import subprocess
+    import sys
+
+    probe = ("import sys; from app import cli; cli.main(['context', '--chat', 'ch_none']);"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'qasync')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.stdout.strip().endswith("[]"), done.stderr
