@@ -145,8 +145,14 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
 
     result = asyncio.run(cairn.engine.send(chat.id, args.message, attachments=args.attach,
                                            on_text=stream))
-    if not as_json and result.text and not result.text.endswith("\n"):
-        stdout.write("\n")
+    if not as_json:
+        if result.text and not result.text.endswith("\n"):
+            stdout.write("\n")
+        u = result.usage
+        price = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
+        # On stderr, so that stdout holds the reply alone (cairn ask … > answer.md).
+        stderr.write(f"{u.input:,} in · {u.cache_write:,} cache write · {u.cache_read:,} cached"
+                     f" · {u.output:,} out{price} · {chat.id}\n")
     summary = {"chat": chat.id, "status": result.status, "error": result.error,
                "model": result.model, "usage": result.usage.to_json(),
                "cost_usd": result.cost_usd, "text": result.text}

@@ -266,7 +266,9 @@ def test_cli_ask_streams_and_reports(cairn, fake, workspace, capsys):
     cairn.close()
     fake.reply_text("Hello from the fake Claude, streamed in pieces.")
     assert cli.main(["ask", "--folder", workspace.path, "Say hello"]) == 0
-    assert capsys.readouterr().out == "Hello from the fake Claude, streamed in pieces.\n"
+    out, err = capsys.readouterr()
+    assert out == "Hello from the fake Claude, streamed in pieces.\n"
+    assert " in · " in err and " out · $" in err
     fake.reply_text("Second reply.")
     assert cli.main(["ask", "--folder", workspace.path, "--json", "Again"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -274,7 +276,7 @@ def test_cli_ask_streams_and_reports(cairn, fake, workspace, capsys):
     assert summary["chat"].startswith("ch_")
     fake.reply_error_status(401, "authentication_error", "bad")
     assert cli.main(["ask", "--chat", summary["chat"], "Third"]) == 1
-    assert capsys.readouterr().err.startswith("Anthropic rejected the API key.")
+    assert "Anthropic rejected the API key." in capsys.readouterr().err
 
 
 def test_cli_files_memory_and_knowledge(cairn, workspace, tmp_path, capsys):
