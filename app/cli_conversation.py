@@ -148,6 +148,7 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
     if not as_json:
         if result.text and not result.text.endswith("\n"):
             stdout.write("\n")
+    if not as_json and not result.error:
         u = result.usage
         price = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
         # On stderr, so that stdout holds the reply alone (cairn ask … > answer.md).
