@@ -6,8 +6,10 @@ from pathlib import Path
 
 from app.blobs import BlobStore
 from app.chats import ChatStore
-from app.conversation import ChatEngine
+from app.conversation import ChatEngine, TurnResult
 from app.files import FileStore
+from app.knowledge.rebuild import QUALIFYING_REPLY, Rebuilder
+from app.knowledge.scheduler import KnowledgeScheduler
 from app.knowledge.store import KnowledgeStore
 from app.registry import Registry
 from app.settings import Settings
@@ -25,6 +27,22 @@ class Cairn:
         self.files = FileStore(db, BlobStore(db.path.parent / "files"))
         self.engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                  files=self.files, settings=self.settings)
+        self.rebuilder = Rebuilder(registry=registry, chats=self.chats, knowledge=self.knowledge,
+                                   settings=self.settings, client=self.engine.client,
+                                   chain=self.engine.chain)
+        self._scheduler: KnowledgeScheduler | None = None
+
+    @property
+    def scheduler(self) -> KnowledgeScheduler:
+        """The rebuild's timers; made on first use, inside the running event loop."""
+        if self._scheduler is None:
+            self._scheduler = KnowledgeScheduler(self.rebuilder, self.registry, self.settings)
+            self.engine.turn_listeners.append(self._after_turn)
+        return self._scheduler
+
+    def _after_turn(self, result: TurnResult) -> None:
+        if result.status == "complete" and len(result.text.strip()) >= QUALIFYING_REPLY:
+            self.scheduler.exchange_finished(result.chat_id)
 
     @classmethod
     def open(cls, data_folder: Path | None = None) -> Cairn:

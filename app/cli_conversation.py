@@ -59,6 +59,17 @@ def add_parsers(commands: Any, json_flag: JsonFlag) -> None:
     p = json_flag(actions.add_parser("set", help="replace the document with a file's text"))
     p.add_argument("id", metavar="ID")
     p.add_argument("file", metavar="FILE", type=Path)
+    p = json_flag(actions.add_parser("history", help="saved versions, newest first"))
+    p.add_argument("id", metavar="ID")
+    p = json_flag(actions.add_parser("diff", help="what changed between two versions"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("old", metavar="OLD", type=int)
+    p.add_argument("new", metavar="NEW", type=int)
+    p = json_flag(actions.add_parser("restore", help="make an old version the current one"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("version", metavar="VERSION", type=int)
+    p = json_flag(actions.add_parser("rebuild", help="run a chat's pending rebuild now"))
+    p.add_argument("id", metavar="CHAT")
 
 
 def run(cairn: Any, args: argparse.Namespace, emit: Callable[[Any, Callable[[], str]], None],
@@ -90,8 +101,38 @@ def run(cairn: Any, args: argparse.Namespace, emit: Callable[[Any, Callable[[], 
 
         return _document(cairn, PERSONAL, args, emit, label="Personal memory")
     if command == "knowledge":
-        ws = cairn.registry.get_workspace(args.id, verb=f"{args.action} the knowledge of")
-        return _document(cairn, ws.id, args, emit, label=f"Knowledge of {ws.title}")
+        if args.action == "rebuild":
+            chat = cairn.registry.get_chat(args.id, verb="rebuild the knowledge of")
+            report = asyncio.run(cairn.rebuilder.rebuild(chat.id))
+            emit(_rebuild_json(report), lambda: "")
+            if not getattr(args, "json", False):
+                _report_rebuild(report, stderr)
+                if report.status == "nothing" and not report.refused:
+                    stdout.write("Nothing new to record.\n")
+            return 1 if report.error else 0
+        from app.knowledge.store import PERSONAL
+
+        if args.id == PERSONAL:
+            owner, label = PERSONAL, "Personal memory"
+        else:
+            ws = cairn.registry.get_workspace(args.id, verb=f"{args.action} the knowledge of")
+            owner, label = ws.id, f"Knowledge of {ws.title}"
+        if args.action == "history":
+            versions = [v.to_json() for v in cairn.knowledge.history(owner)]
+            emit(versions, lambda: "\n".join(
+                f"{v['version']:>4}  {v['saved_at']}  {v['source']:<8} {v['size']:>7,} chars"
+                + (f"  {v['chat']}" if v["chat"] else "") for v in versions) or "No versions yet.")
+            return 0
+        if args.action == "diff":
+            patch = cairn.knowledge.diff(owner, args.old, args.new)
+            emit({"diff": patch}, lambda: patch.rstrip("\n") or "No difference.")
+            return 0
+        if args.action == "restore":
+            doc = cairn.knowledge.restore(owner, args.version)
+            emit({"owner": owner, "version": doc.version, "text": doc.text},
+                 lambda: f"{label}: version {args.version} restored as version {doc.version}.")
+            return 0
+        return _document(cairn, owner, args, emit, label=label)
     raise AssertionError(command)
 
 
@@ -110,7 +151,8 @@ def _document(cairn: Any, owner: str, args: argparse.Namespace,
     else:
         doc = cairn.knowledge.get(owner)
     data = {"owner": owner, "text": doc.text, "version": doc.version,
-            "updated_at": doc.updated_at, "source": doc.source}
+            "updated_at": doc.updated_at, "source": doc.source,
+            "rebuild": cairn.rebuilder.status(owner)}
     if owner == "personal":
         data["enabled"] = cairn.settings.get("memory.enabled")
     emit(data, lambda: doc.text if args.action == "show" else f"{label} saved (version {doc.version}).")
@@ -143,8 +185,13 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
             stdout.write(text)
             stdout.flush()
 
-    result = asyncio.run(cairn.engine.send(chat.id, args.message, attachments=args.attach,
-                                           on_text=stream))
+    async def turn_then_rebuild() -> tuple[Any, Any]:
+        result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
+                                         on_text=stream)
+        # A command line has no idle time to wait for: the rebuild runs before exiting.
+        return result, await cairn.rebuilder.rebuild(chat.id)
+
+    result, rebuilt = asyncio.run(turn_then_rebuild())
     if not as_json:
         if result.text and not result.text.endswith("\n"):
             stdout.write("\n")
@@ -156,9 +203,12 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
                      f" · {u.output:,} out{price} · {chat.id}\n")
     summary = {"chat": chat.id, "status": result.status, "error": result.error,
                "model": result.model, "usage": result.usage.to_json(),
-               "cost_usd": result.cost_usd, "text": result.text}
+               "cost_usd": result.cost_usd, "text": result.text,
+               "knowledge": _rebuild_json(rebuilt)}
     if as_json:
         stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+    if not as_json:
+        _report_rebuild(rebuilt, stderr)
     if result.error:
         stderr.write(result.error + "\n")
         return 1
@@ -166,3 +216,24 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
         stderr.write("Stopped; the partial reply is kept.\n")
         return 1
     return 0
+
+
+def _rebuild_json(report: Any) -> dict[str, Any]:
+    return {"status": report.status, "applied": report.applied,
+            "refused": [{"op": r.op, "reason": r.reason} for r in report.refused],
+            "error": report.error}
+
+
+def _report_rebuild(report: Any, stderr: Any) -> None:
+    if report.status == "nothing" and not report.refused:
+        return
+    if report.error:
+        stderr.write(f"Knowledge not updated: {report.error}\n")
+        return
+    stderr.write(f"Knowledge: {len(report.applied)} change{'s' if len(report.applied) != 1 else ''}"
+                 f" applied, {len(report.refused)} refused.\n")
+    for op in report.applied:
+        stderr.write(f"  + {op.get('op')} {op.get('ref') or op.get('refs') or op.get('target')}:"
+                     f" {op.get('text', '')}\n")
+    for refusal in report.refused:
+        stderr.write(f"  - refused: {refusal.reason}\n")

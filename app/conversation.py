@@ -53,6 +53,7 @@ class ChatEngine:
         self.settings = settings
         self._client_factory = client_factory
         self._client: tuple[tuple[str | None, str | None], Any] | None = None
+        self.turn_listeners: list[Callable[[TurnResult], None]] = []  # e.g. the rebuild's timer
 
     def client(self) -> Any:
         """One client per key and base URL: its connection pool is reused across turns."""
@@ -127,8 +128,11 @@ class ChatEngine:
                               model=model, usage=state.round_usage,
                               cost_usd=_cost(model, state.round_usage))
         total = state.usage + state.round_usage
-        return TurnResult(chat_id, state.text + state.partial, status, error, model, total,
-                          _cost(model, total))
+        result = TurnResult(chat_id, state.text + state.partial, status, error, model, total,
+                            _cost(model, total))
+        for listener in list(self.turn_listeners):
+            listener(result)
+        return result
 
     async def _run(self, chat: Chat, message: str, model: str, state: _Progress,
                    on_text: Callable[[str], None] | None) -> None:

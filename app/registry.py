@@ -230,6 +230,8 @@ class Registry(ChatList, FirstStart):
                 conn.execute("UPDATE display_order SET position = ? WHERE workspace_id = ?",
                              (position, fresh.id))  # takes over the old one's place
                 for table, column in (("membership", "workspace_id"), ("knowledge", "owner"),
+                                      ("knowledge_version", "owner"),
+                                      ("knowledge_status", "owner"),
                                       ("knowledge_file", "workspace_id")):
                     conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",
                                  (fresh.id, ws_id))  # chats, knowledge and files go along

@@ -7,9 +7,6 @@ import logging
 import os
 from typing import Any
 
-import keyring
-import keyring.errors
-
 from app.db import Database
 from app.errors import Refused
 
@@ -57,6 +54,9 @@ class Settings:
         from_env = os.environ.get("ANTHROPIC_API_KEY", "").strip()
         if from_env:
             return from_env
+        import keyring  # loaded on first use: it costs a noticeable part of start-up
+        import keyring.errors
+
         try:
             return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
         except keyring.errors.KeyringError as error:
@@ -68,6 +68,9 @@ class Settings:
         key = key.strip()
         if not key:
             raise Refused("cannot save the API key: it is empty")
+        import keyring
+        import keyring.errors
+
         try:
             keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
         except keyring.errors.KeyringError as error:
@@ -76,6 +79,9 @@ class Settings:
 
     @staticmethod
     def forget_api_key() -> None:
+        import keyring
+        import keyring.errors
+
         try:
             keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
         except keyring.errors.PasswordDeleteError:

@@ -13,10 +13,11 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.errors import CairnError
 from app.logs import setup_logging
-from app.registry import Registry
+from app.cairn import Cairn
 from ui.window import MainWindow
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+QUIT_WAIT_SECONDS = 5.0
 
 
 def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool) -> int:
@@ -32,11 +33,12 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
         os.environ["CAIRN_DATA_DIR"] = str(data_dir)  # logs follow the data folder
     setup_logging()
     try:
-        registry = Registry.open(data_dir)
+        cairn = Cairn.open(data_dir)
     except CairnError as error:
         # Start-up refused (newer database, inconsistency): say so, change nothing.
         QMessageBox.critical(None, "Cairn cannot start", str(error))
         return 1
+    registry = cairn.registry
 
     window = MainWindow(registry)
     if open_path is not None:
@@ -54,6 +56,10 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
     with loop:
+        # Rebuilds a previous session left waiting resume once the window is up.
+        loop.call_soon(cairn.scheduler.resume)
         loop.run_until_complete(closed.wait())
-    registry.close()
+        # At quit, a bounded wait for rebuilds in flight; what is left resumes next start.
+        loop.run_until_complete(cairn.scheduler.drain(timeout=QUIT_WAIT_SECONDS))
+    cairn.close()
     return 0

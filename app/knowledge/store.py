@@ -1,17 +1,23 @@
 """Where knowledge documents live: one per workspace, and ``personal`` for personal memory.
 
-Every save bumps a version; a save can require the version it started from
-(compare-and-swap), so a background rebuild never overwrites a hand edit made meanwhile.
+Every save bumps a version and goes into the history in the same transaction.  A save can
+require the versions it started from (compare-and-swap), so a background rebuild never
+overwrites a hand edit made meanwhile.
 """
 
 from __future__ import annotations
 
+import difflib
+import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.db import Database, utc_now
+from app.errors import Refused
 
 PERSONAL = "personal"
 SOURCES = ("user", "rebuild", "import", "restore")
+HISTORY_KEPT = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +30,33 @@ class Document:
     chat_id: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Version:
+    version: int
+    source: str
+    chat_id: str | None
+    saved_at: str
+    size: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"version": self.version, "source": self.source, "chat": self.chat_id,
+                "saved_at": self.saved_at, "size": self.size}
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One document of a compare-and-swap save: the version it was based on, its new text."""
+
+    owner: str
+    text: str
+    based_on: int
+
+
 class KnowledgeStore:
     def __init__(self, db: Database) -> None:
         self._db = db
+
+    # ----------------------------------------------------------------- reading
 
     def get(self, owner: str) -> Document:
         rows = self._db.query(
@@ -37,22 +67,77 @@ class KnowledgeStore:
             return Document(owner, "", 0, None, None, None)
         return Document(owner, *rows[0])
 
-    def save(self, owner: str, text: str, *, source: str, chat_id: str | None = None,
-             expected_version: int | None = None) -> Document | None:
-        """Store a new version; None when *expected_version* is stale (someone saved first)."""
-        if source not in SOURCES:
-            raise ValueError(source)
-        now = utc_now()
+    def history(self, owner: str) -> list[Version]:
+        """Saved versions, newest first."""
+        rows = self._db.query(
+            "SELECT version, source, chat_id, saved_at, length(text) FROM knowledge_version"
+            " WHERE owner = ? ORDER BY version DESC", (owner,))
+        return [Version(*row) for row in rows]
+
+    def version_text(self, owner: str, version: int) -> str:
+        rows = self._db.query(
+            "SELECT text FROM knowledge_version WHERE owner = ? AND version = ?", (owner, version))
+        if not rows:
+            raise Refused(f"cannot find version {version} of this knowledge document: the "
+                          f"history keeps the last {HISTORY_KEPT} versions")
+        return str(rows[0][0])
+
+    def diff(self, owner: str, old: int, new: int) -> str:
+        """A unified diff between two saved versions."""
+        before = self.version_text(owner, old).splitlines(keepends=True)
+        after = self.version_text(owner, new).splitlines(keepends=True)
+        return "".join(difflib.unified_diff(before, after, f"version {old}", f"version {new}"))
+
+    # ----------------------------------------------------------------- writing
+
+    def save(self, owner: str, text: str, *, source: str, chat_id: str | None = None) -> Document:
+        """A save that always lands (a hand edit, an import): a new version on top."""
         with self._db.write() as conn:
-            row = conn.execute("SELECT version FROM knowledge WHERE owner = ?", (owner,)).fetchone()
-            current = row[0] if row else 0
-            if expected_version is not None and expected_version != current:
-                return None
-            conn.execute(
-                "INSERT INTO knowledge (owner, text, version, updated_at, source, chat_id)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET text = excluded.text,"
-                " version = excluded.version, updated_at = excluded.updated_at,"
-                " source = excluded.source, chat_id = excluded.chat_id",
-                (owner, text, current + 1, now, source, chat_id),
-            )
-        return Document(owner, text, current + 1, now, source, chat_id)
+            current = _version(conn, owner)
+            return _write(conn, owner, text, current + 1, source, chat_id)
+
+    def save_if_unchanged(self, changes: Sequence[Change], *, source: str,
+                          chat_id: str | None = None,
+                          also: Sequence[tuple[str, Sequence[object]]] = ()) -> bool:
+        """Save several documents in one transaction, only if none moved on meanwhile.
+
+        *also* are further statements for the same transaction (the rebuild's watermark).
+        False, with nothing written, when any document's version is not the one expected.
+        """
+        with self._db.write() as conn:
+            if any(_version(conn, c.owner) != c.based_on for c in changes):
+                return False
+            for change in changes:
+                _write(conn, change.owner, change.text, change.based_on + 1, source, chat_id)
+            for sql, params in also:
+                conn.execute(sql, params)
+        return True
+
+    def restore(self, owner: str, version: int) -> Document:
+        """An old version becomes the newest one (a restore is itself a version)."""
+        return self.save(owner, self.version_text(owner, version), source="restore")
+
+
+def _version(conn: sqlite3.Connection, owner: str) -> int:
+    row = conn.execute("SELECT version FROM knowledge WHERE owner = ?", (owner,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _write(conn: sqlite3.Connection, owner: str, text: str, version: int, source: str,
+           chat_id: str | None) -> Document:
+    if source not in SOURCES:
+        raise ValueError(source)
+    now = utc_now()
+    conn.execute(
+        "INSERT INTO knowledge (owner, text, version, updated_at, source, chat_id)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET text = excluded.text,"
+        " version = excluded.version, updated_at = excluded.updated_at,"
+        " source = excluded.source, chat_id = excluded.chat_id",
+        (owner, text, version, now, source, chat_id),
+    )
+    conn.execute(
+        "INSERT INTO knowledge_version (owner, version, text, source, chat_id, saved_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)", (owner, version, text, source, chat_id, now))
+    conn.execute("DELETE FROM knowledge_version WHERE owner = ? AND version <= ?",
+                 (owner, version - HISTORY_KEPT))
+    return Document(owner, text, version, now, source, chat_id)

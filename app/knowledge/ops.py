@@ -1,0 +1,381 @@
+"""Validate and apply the knowledge model's ``update_knowledge`` operations (DESIGN §6).
+
+Pure: no I/O, no clock. The model never re-types a document; it names entries by label and
+code makes every change, so whatever no valid op names is carried forward byte for byte.
+Every op is checked on its own (each refusal says why in one sentence), then each changed
+document is re-parsed and compared with what the applied ops should have produced; an op whose
+edit would disturb anything else, or lose a hard token, is refused rather than applied.
+
+Decisions beyond DESIGN §6:
+- an ``update`` replaces the entry's leading paragraph and keeps its sub-items and any later
+  blocks under it (nothing under an entry is lost); an entry that does not open with a
+  paragraph is replaced whole. All the old entry's hard tokens must be in the new entry.
+- a ``merge`` replaces its entries whole (sub-items included) by one line; it carries the
+  latest ``(updated …)`` mark of the merged entries, so merging never makes facts look newer.
+- only ops that pass their checks claim their refs and use an add's place: a refused op
+  does not block a later one. (One refused at the final re-parse has already used them.)
+- an op text may start with the label it was shown (``P3: …``) or list markers; both are
+  stripped. A heading is refused only when the text really is one (``#FF5500 …`` is not).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from markdown_it import MarkdownIt
+
+from app.knowledge import document as doc
+from app.knowledge.document import Entry, Parsed, Splice
+
+ADDS_PER_EXCHANGE = 3
+MAX_TEXT = 1_000
+TARGETS: dict[str, str] = {"project": "P", "folder": "F", "personal": "U"}
+
+_REF = re.compile(r"\s*([PFU])([0-9]{1,9})\s*")
+_BREAKS = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+_LABEL = re.compile(r"\A[PFU][0-9]{1,9}:\s*")  # the label the model was shown, echoed
+_BULLETS = re.compile(r"\A(?:[-*+](?:\s+|\Z))+")
+_MARK = re.compile(r"\s*\(updated \d{4}-\d{2}-\d{2}\)")
+_MARK_DATE = re.compile(r"\(updated (\d{4}-\d{2}-\d{2})\)")
+_HEADING = re.compile(r"#{1,6}(?:\s|$)")
+_md = MarkdownIt("commonmark")
+_ONE_ENTRY = ["bullet_list_open", "list_item_open", "paragraph_open", "inline",
+              "paragraph_close", "list_item_close", "bullet_list_close"]
+
+
+@dataclass(frozen=True)
+class Layer:
+    key: str  # "project" | "folder" | "personal"
+    prefix: str  # "P" | "F" | "U"
+    text: str
+
+
+@dataclass(frozen=True)
+class Refusal:
+    op: object
+    reason: str  # one sentence
+
+
+@dataclass(frozen=True)
+class Outcome:
+    texts: dict[str, str]  # the new text of each layer that changed, by key
+    applied: list[dict]  # the ops as applied (cleaned text, marks added), in order
+    refused: list[Refusal]
+
+
+@dataclass(frozen=True)
+class _Edit:
+    entry: int
+    text: str | None  # None: the entry goes away (merged into another)
+    whole: bool  # replace all its lines, not just its leading paragraph
+
+
+@dataclass(frozen=True)
+class _Change:
+    position: int  # of the op in the list, to keep reports in order
+    layer: str
+    op: object
+    applied: dict
+    edits: tuple[_Edit, ...] = ()
+    add: tuple[str, str] | None = None  # (section, text)
+
+
+@dataclass(frozen=True)
+class _Doc:
+    layer: Layer
+    parsed: Parsed
+
+
+@dataclass
+class _Batch:
+    """What validation carries from one op to the next."""
+
+    docs: dict[str, _Doc]
+    evidence_pool: str
+    today: str
+    add_cap: int
+    seen: dict[str, str]  # normalised entry text -> where it is, for duplicate detection
+    claimed: set[str] = field(default_factory=set)
+    adds: int = 0
+
+
+def apply_ops(tool_input: object, *, layers: Sequence[Layer], exchanges: str, today: str,
+              qualifying_exchanges: int, chain_texts: Sequence[str] = ()) -> Outcome:
+    """The documents after the valid ops of *tool_input*; never raises, whatever the input."""
+    ops = tool_input.get("ops") if isinstance(tool_input, dict) else None
+    if not isinstance(ops, list):
+        return Outcome({}, [], [Refusal(tool_input, 'The input must be an object with an '
+                                                    '"ops" list, so nothing was applied.')])
+    batch = _batch(layers, exchanges, today, qualifying_exchanges, chain_texts)
+    changes: list[_Change] = []
+    refused: list[tuple[int, Refusal]] = []
+    for position, op in enumerate(ops):
+        checked = _check(batch, op, position)
+        if isinstance(checked, str):
+            refused.append((position, Refusal(op, checked)))
+        else:
+            changes.append(checked)
+    texts: dict[str, str] = {}
+    kept: list[_Change] = []
+    for key, d in batch.docs.items():
+        text, ok, late = _render_layer(d, [c for c in changes if c.layer == key])
+        kept += ok
+        refused += late
+        if text != d.layer.text:
+            texts[key] = text
+    kept.sort(key=lambda c: c.position)
+    refused.sort(key=lambda r: r[0])
+    return Outcome(texts, [c.applied for c in kept], [r for _, r in refused])
+
+
+def _batch(layers: Sequence[Layer], exchanges: str, today: str, qualifying: int,
+           chain_texts: Sequence[str]) -> _Batch:
+    docs: dict[str, _Doc] = {}
+    for layer in layers:
+        docs.setdefault(layer.key, _Doc(layer, doc.parse(layer.text)))
+    seen: dict[str, str] = {}
+    for d in docs.values():
+        for entry in d.parsed.entries:
+            _remember(seen, d.parsed, entry, f"{d.layer.prefix}{entry.index + 1}")
+    for text in chain_texts:
+        parsed = doc.parse(text)
+        for entry in parsed.entries:
+            _remember(seen, parsed, entry, "an entry of another document of this chat")
+    cap = ADDS_PER_EXCHANGE * max(qualifying, 0) if isinstance(qualifying, int) else 0
+    return _Batch(docs, _squash(exchanges), today, cap, seen)
+
+
+def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) -> None:
+    """An entry is known by its whole text and by its leading paragraph alone."""
+    head = "".join(parsed.lines[entry.start:entry.head_end]) or entry.text
+    for text in (entry.text, head):
+        seen.setdefault(doc.normalise(text), where)
+
+
+def _squash(text: str) -> str:
+    """Case and whitespace ignored: evidence may be re-wrapped or re-cased by the model."""
+    return "".join(text.split()).casefold()
+
+
+# =============================================================================== checking
+
+
+def _check(batch: _Batch, op: object, position: int) -> _Change | str:
+    if not isinstance(op, dict):
+        return "An op must be an object."
+    kind = op.get("op")
+    if kind in ("delete", "remove"):
+        return "There is no delete: only a person removes an entry."
+    if kind == "add":
+        return _check_add(batch, op, position)
+    if kind == "update":
+        return _check_update(batch, op, position)
+    if kind == "merge":
+        return _check_merge(batch, op, position)
+    return 'The "op" field must be "add", "update" or "merge".'
+
+
+def _check_add(batch: _Batch, op: dict, position: int) -> _Change | str:
+    fields = _strings(op, "target", "section", "text", "evidence")
+    if fields is None:
+        return "An add needs target, section, text and evidence, each a string."
+    target, section, raw, evidence = fields
+    if target not in TARGETS:
+        return 'The target must be "project", "folder" or "personal".'
+    if target not in batch.docs:
+        return ("This chat is not in a folder, so nothing can be added to a folder document."
+                if target == "folder" else
+                "Personal memory is switched off, so nothing can be added to it."
+                if target == "personal" else "There is no project document to add to.")
+    if section not in doc.SECTIONS:
+        return f"The section must be one of: {', '.join(doc.SECTIONS)}."
+    text, problem = _clean(raw)
+    problem = problem or _evidence_problem(batch, evidence)
+    if problem:
+        return problem
+    key = doc.normalise(text)
+    if key in batch.seen:
+        return f"It duplicates {batch.seen[key]}, so it was dropped."
+    if batch.adds >= batch.add_cap:  # checked last: an invalid add takes no one's place
+        return (f"No more than {ADDS_PER_EXCHANGE} adds per qualifying exchange "
+                f"({batch.add_cap} here).")
+    batch.adds += 1
+    batch.seen[key] = "an earlier add of this update"
+    applied = {"op": "add", "target": target, "section": section, "text": text,
+               "evidence": evidence}
+    return _Change(position, target, op, applied, add=(section, text))
+
+
+def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
+    fields = _strings(op, "ref", "text", "evidence")
+    if fields is None:
+        return "An update needs ref, text and evidence, each a string."
+    ref, raw, evidence = fields
+    found = _resolve(batch, ref)
+    if isinstance(found, str):
+        return found
+    label, d, entry = found
+    text, problem = _clean(raw)
+    problem = problem or _evidence_problem(batch, evidence)
+    if problem:
+        return problem
+    head = "".join(d.parsed.lines[entry.start:entry.head_end]) or entry.text
+    if doc.normalise(text) == doc.normalise(head):
+        return f"The new text of {label} says the same as the entry, so nothing changes."
+    marked = f"{text} (updated {batch.today})"
+    _, new_entry = doc.head_splice(d.parsed, entry, marked, whole=False)
+    lost = doc.missing_tokens(entry.text, new_entry)
+    if lost:
+        return (f"The new text of {label} drops {_listing(lost)}; keep old values, "
+                "e.g. as \"(was …)\".")
+    batch.claimed.add(label)
+    batch.seen.setdefault(doc.normalise(text), f"the updated {label}")
+    applied = {"op": "update", "ref": label, "text": marked, "evidence": evidence}
+    return _Change(position, d.layer.key, op, applied, edits=(_Edit(entry.index, marked, False),))
+
+
+def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
+    refs, raw = op.get("refs"), op.get("text")
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs) \
+            or not isinstance(raw, str):
+        return "A merge needs refs, a list of labels, and text, a string."
+    if len(refs) < 2:
+        return "A merge needs at least two refs."
+    found = [_resolve(batch, ref) for ref in refs]
+    problems = [f for f in found if isinstance(f, str)]
+    if problems:
+        return problems[0]
+    resolved = [f for f in found if not isinstance(f, str)]
+    labels = [label for label, _, _ in resolved]
+    if len(set(labels)) != len(labels):
+        return "A merge must name each entry once."
+    if len({d.layer.key for _, d, _ in resolved}) != 1:
+        return "The refs of one merge must all belong to the same document."
+    text, problem = _clean(raw)
+    if problem:
+        return problem
+    dates = [m[1] for _, _, e in resolved for m in _MARK_DATE.finditer(e.text)]
+    final = f"{text} (updated {max(dates)})" if dates else text
+    lost = sorted({t for _, _, e in resolved for t in doc.missing_tokens(e.text, final)})
+    if lost:
+        return f"The merged text drops {_listing(lost)}, so the merge was refused."
+    batch.claimed.update(labels)
+    batch.seen.setdefault(doc.normalise(text), "the merged " + "+".join(labels))
+    d = resolved[0][1]
+    edits = tuple(_Edit(e.index, final if i == 0 else None, True)
+                  for i, (_, _, e) in enumerate(resolved))
+    applied = {"op": "merge", "refs": labels, "text": final}
+    return _Change(position, d.layer.key, op, applied, edits=edits)
+
+
+def _strings(op: dict, *keys: str) -> list[str] | None:
+    """The op's fields named, when every one is a string."""
+    values = [op.get(key) for key in keys]
+    return [v for v in values if isinstance(v, str)] if all(
+        isinstance(v, str) for v in values) else None
+
+
+def _resolve(batch: _Batch, ref: str) -> tuple[str, _Doc, Entry] | str:
+    """A label to its document and entry, or why it names nothing available."""
+    found = _REF.fullmatch(ref)
+    if found:
+        label = f"{found[1]}{int(found[2])}"
+        for d in batch.docs.values():
+            if d.layer.prefix == found[1] and 1 <= int(found[2]) <= len(d.parsed.entries):
+                if label in batch.claimed:
+                    return f"{label} is already changed by an earlier op."
+                return label, d, d.parsed.entries[int(found[2]) - 1]
+    return f"{ref[:40]!r} names no entry of the documents shown."
+
+
+def _clean(raw: str) -> tuple[str, str]:
+    """An op's text as one entry line, and why it cannot be one ('' when it can). Code owns
+    the ``(updated …)`` marks, so any the model wrote go."""
+    text = _BREAKS.sub(" ", raw).strip()
+    text = _BULLETS.sub("", _LABEL.sub("", _BULLETS.sub("", text)))
+    text = _MARK.sub("", text).strip()
+    if _HEADING.match(text):
+        return text, "The text is a heading; an op adds entries, never sections."
+    if not any(c.isalnum() for c in text):
+        return text, "The text is empty."
+    if len(text) > MAX_TEXT:
+        return text, f"The text is over {MAX_TEXT:,} characters; one entry is one fact."
+    if [t.type for t in _md.parse(doc.render_entry(text))] != _ONE_ENTRY:
+        return text, ("The text would not stay one plain entry (it reads as a list, quote or "
+                      "block).")
+    return text, ""
+
+
+def _evidence_problem(batch: _Batch, evidence: str) -> str:
+    quote = _squash(evidence)
+    if not any(c.isalnum() for c in quote):
+        return "The evidence is empty."
+    if quote not in batch.evidence_pool:
+        return "The evidence does not occur in the new exchanges."
+    return ""
+
+
+def _listing(tokens: list[str]) -> str:
+    shown = ", ".join(tokens[:5])
+    return shown + (f" and {len(tokens) - 5} more" if len(tokens) > 5 else "")
+
+
+# ============================================================================== rendering
+
+
+def _render_layer(d: _Doc, changes: list[_Change]
+                  ) -> tuple[str, list[_Change], list[tuple[int, Refusal]]]:
+    """The document with its changes; if together they do not come out clean, one at a time,
+    refusing each one that would disturb the rest."""
+    if not changes:
+        return d.layer.text, [], []
+    together, problem = _render(d, changes)
+    if not problem:
+        return together, changes, []
+    kept: list[_Change] = []
+    refused: list[tuple[int, Refusal]] = []
+    text = d.layer.text
+    for change in changes:
+        attempt, problem = _render(d, kept + [change])
+        if problem:
+            refused.append((change.position, Refusal(change.op, problem)))
+        else:
+            kept.append(change)
+            text = attempt
+    return text, kept, refused
+
+
+def _render(d: _Doc, changes: list[_Change]) -> tuple[str, str]:
+    """The new text, and why it must not be used ('' when it can): re-parsing shows it is
+    not exactly what the ops alone should have made (an edit disturbed its neighbours, e.g.
+    a following line became part of a new entry), or a hard token went."""
+    parsed = d.parsed
+    expected = Counter((e.section, e.text) for e in parsed.entries)
+    splices: list[Splice] = []
+    adds: dict[str, list[str]] = {}
+    for change in changes:
+        for edit in change.edits:
+            entry = parsed.entries[edit.entry]
+            expected[(entry.section, entry.text)] -= 1
+            if edit.text is None:
+                splices.append(doc.removal(parsed, entry))
+                continue
+            spliced, new_text = doc.head_splice(parsed, entry, edit.text, whole=edit.whole)
+            splices.append(spliced)
+            expected[(entry.section, new_text)] += 1
+        if change.add:
+            adds.setdefault(change.add[0], []).append(change.add[1])
+    for section, texts in adds.items():
+        spliced, title, lines = doc.placement(parsed, section, texts)
+        splices.append(spliced)
+        expected.update((title, line) for line in lines)
+    text = doc.splice(parsed, splices)
+    if Counter((e.section, e.text) for e in doc.entries(text)) != +expected:
+        return text, "Applying it would change the document's structure around it."
+    lost = doc.missing_tokens(d.layer.text, text)
+    if lost:
+        return text, f"Applying it would lose {_listing(lost)}."
+    return text, ""

@@ -1,0 +1,295 @@
+"""The rebuild: merge what new exchanges taught into the knowledge documents, by operations.
+
+The knowledge model never re-types a document: it answers with ``update_knowledge`` ops that
+code validates (``ops.apply_ops``) and applies, carrying every other entry forward.  The
+result is saved in one transaction with compare-and-swap: if the person saved a document
+meanwhile, the result is discarded and the rebuild runs again on top of their edit.  Any
+failure leaves the documents and the chat's watermark as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from app.chats import COMPLETE, ChatStore, Message
+from app.db import utc_now
+from app.knowledge.document import labelled
+from app.knowledge.ops import Layer, Refusal, apply_ops
+from app.knowledge.store import PERSONAL, Change, KnowledgeStore
+from app.live import BACKGROUND_JOB
+from app.registry import Registry
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (spec 000)
+CHUNK_EXCHANGES = 6  # a backlog goes to the model in chunks of this many, oldest first
+CHUNK_CHARS = 24_000
+MAX_OUTPUT_TOKENS = 4_096
+PROMPT = Path(__file__).resolve().parents[2] / "resources" / "prompts" / "knowledge.md"
+
+UPDATE_TOOL: dict[str, Any] = {
+    "name": "update_knowledge",
+    "description": "Record what the new exchanges taught, as operations on the labelled entries.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"ops": {"type": "array", "items": {"type": "object"}}},
+        "required": ["ops"],
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """A person's message and the reply to it."""
+
+    user: str
+    reply: str
+    last_message: int  # the id of the exchange's last message
+
+    @property
+    def qualifies(self) -> bool:
+        return len(self.reply.strip()) >= QUALIFYING_REPLY
+
+
+@dataclass(slots=True)
+class Report:
+    """What a rebuild did, for the command line and the window."""
+
+    chat_id: str
+    status: str = "nothing"  # nothing | applied | superseded | failed
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+    error: str | None = None
+    output_tokens: int = 0
+    exchanges: int = 0
+
+
+def exchanges_of(messages: list[Message]) -> list[Exchange]:
+    """Pair each message of the person with the reply text that followed it."""
+    found: list[Exchange] = []
+    user: list[str] = []
+    reply: list[str] = []
+    last = 0
+    for message in messages:
+        if message.role == "user":
+            typed = message.text  # tool results carry no text blocks
+            if typed.strip():
+                if reply:
+                    found.append(Exchange("\n".join(user), "".join(reply), last))
+                    user, reply = [], []
+                user.append(typed)
+        elif message.status == COMPLETE:
+            reply.append(message.text)
+        last = message.id
+    if user and reply:
+        found.append(Exchange("\n".join(user), "".join(reply), last))
+    return found
+
+
+def length_guidance(size: int) -> str:
+    if size < 20_000:
+        return ("The documents are short: favour completeness and add every new, concrete "
+                "item that will matter later.")
+    if size <= 30_000:
+        return ("The documents are getting long: favour brevity. Merge related entries "
+                "instead of adding near-duplicates; add only what is clearly new.")
+    return ("The documents are over their size cap: merge aggressively, combining related "
+            "entries into fewer, denser ones, while keeping every distinct fact, number, date "
+            "and name.")
+
+
+class Rebuilder:
+    def __init__(self, *, registry: Registry, chats: ChatStore, knowledge: KnowledgeStore,
+                 settings: Settings, client: Callable[[], Any],
+                 chain: Callable[[Any], list[Any]], today: Callable[[], date] = date.today) -> None:
+        self.registry = registry
+        self.chats = chats
+        self.knowledge = knowledge
+        self.settings = settings
+        self._client = client
+        self._chain = chain
+        self._today = today
+
+    def pending(self, chat_id: str) -> list[Exchange]:
+        """Exchanges after the chat's watermark, oldest first."""
+        rows = self.registry.db.query(
+            "SELECT knowledge_watermark FROM chat WHERE id = ?", (chat_id,))
+        mark = rows[0][0] if rows else 0
+        return [e for e in exchanges_of(self.chats.messages(chat_id)) if e.last_message > mark]
+
+    def waiting(self) -> list[str]:
+        """Chats with qualifying exchanges that no rebuild has covered yet (resumed at start)."""
+        rows = self.registry.db.query(
+            "SELECT DISTINCT c.id FROM chat c JOIN message m ON m.chat_id = c.id"
+            " WHERE m.id > c.knowledge_watermark AND m.role = 'assistant'")
+        return [r[0] for r in rows if any(e.qualifies for e in self.pending(r[0]))]
+
+    async def rebuild(self, chat_id: str) -> Report:
+        """Process the chat's pending exchanges in bounded chunks, oldest first."""
+        report = Report(chat_id)
+        backlog = self.pending(chat_id)
+        while backlog:
+            chunk = _chunk(backlog)
+            backlog = backlog[len(chunk):]
+            if not any(e.qualifies for e in chunk):
+                self._set_watermark(chat_id, chunk[-1].last_message)  # no model call
+                continue
+            step = await self._rebuild_chunk(chat_id, chunk)
+            report.applied += step.applied
+            report.refused += step.refused
+            report.output_tokens += step.output_tokens
+            report.exchanges += step.exchanges
+            if step.status in ("failed", "superseded"):
+                report.status, report.error = step.status, step.error
+                break  # the watermark stays: the next trigger starts from here
+            if step.status == "applied":
+                report.status = "applied"
+        return report
+
+    async def _rebuild_chunk(self, chat_id: str, chunk: list[Exchange]) -> Report:
+        report = Report(chat_id, exchanges=sum(e.qualifies for e in chunk))
+        chat = self.registry.get_chat(chat_id)
+        chain = self._chain(chat)
+        layers, owners, chain_texts, versions = self._layers(chain)
+        text = "\n\n".join(f"[{n}] The person: {e.user}\nClaude: {e.reply}"
+                           for n, e in enumerate(chunk, 1))
+        work = self.registry.live.begin(chat_id, BACKGROUND_JOB, stop=lambda: None)
+        try:
+            tool_input, report.output_tokens = await self._ask_model(layers, chain, text)
+        except Exception as failure:  # every fault leaves the documents as they were
+            from app.model import explain
+
+            report.status = "failed"
+            report.error = (str(explain(failure, model=self.settings.get("model.knowledge")))
+                            if not isinstance(failure, _NoToolCall) else str(failure))
+            log.warning("rebuild for %s failed: %s", chat_id, report.error)
+            self._record_error(owners.values(), report.error)
+            return report
+        finally:
+            self.registry.live.end(work)
+        outcome = apply_ops(tool_input, layers=layers, exchanges=text,
+                            today=self._today().isoformat(),
+                            qualifying_exchanges=report.exchanges, chain_texts=chain_texts)
+        report.applied, report.refused = list(outcome.applied), list(outcome.refused)
+        changes = [Change(owners[key], new_text, versions[key])
+                   for key, new_text in outcome.texts.items()]
+        now = utc_now()
+        saved = self.knowledge.save_if_unchanged(
+            changes, source="rebuild", chat_id=chat_id,
+            also=[("UPDATE chat SET knowledge_watermark = ? WHERE id = ?",
+                   (chunk[-1].last_message, chat_id)),
+                  *(("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)"
+                     " ON CONFLICT (owner) DO UPDATE SET last_success = excluded.last_success",
+                     (owner, now)) for owner in owners.values())],
+        )
+        if not saved:
+            report.status = "superseded"  # a hand edit landed meanwhile: it wins, run again
+            report.applied = []
+            return report
+        report.status = "applied" if changes else "nothing"
+        return report
+
+    def _layers(self, chain: list[Any]) -> tuple[list[Layer], dict[str, str], list[str], dict[str, int]]:
+        layers: list[Layer] = []
+        owners: dict[str, str] = {}
+        versions: dict[str, int] = {}
+        chain_texts: list[str] = []
+
+        def add(key: str, prefix: str, owner: str) -> None:
+            doc = self.knowledge.get(owner)
+            layers.append(Layer(key, prefix, doc.text))
+            owners[key] = owner
+            versions[key] = doc.version
+
+        if chain:
+            add("project", "P", chain[0].workspace.id)
+            if len(chain) > 1:
+                add("folder", "F", chain[-1].workspace.id)
+            chain_texts = [layer.knowledge for layer in chain[1:-1]]
+        if self.settings.get("memory.enabled"):
+            add("personal", "U", PERSONAL)
+        return layers, owners, chain_texts, versions
+
+    async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: str
+                         ) -> tuple[object, int]:
+        names = {"project": "PROJECT DOCUMENT", "folder": "FOLDER DOCUMENT",
+                 "personal": "PERSONAL MEMORY"}
+        parts = [f"Today is {self._today().isoformat()}."]
+        if chain:
+            parts.append(f'The project is "{chain[0].workspace.title}".'
+                         + (f' This chat is in its "{chain[-1].workspace.title}" folder.'
+                            if len(chain) > 1 else " This chat is not in a folder."))
+        else:
+            parts.append("This chat belongs to no project: only personal memory can change.")
+        for layer in layers:
+            body = labelled(layer.text, layer.prefix) if layer.text.strip() else "(empty)"
+            parts.append(f"{names[layer.key]} (entries {layer.prefix}1, {layer.prefix}2, …):\n{body}")
+        parts.append(f"NEW EXCHANGES:\n{exchanges}")
+        size = max((len(layer.text) for layer in layers), default=0)
+        system = PROMPT.read_text(encoding="utf-8").replace("{length_guidance}",
+                                                            length_guidance(size))
+        client = self._client()
+        response = await client.messages.create(
+            model=self.settings.get("model.knowledge"), max_tokens=MAX_OUTPUT_TOKENS,
+            system=system, messages=[{"role": "user", "content": "\n\n".join(parts)}],
+            tools=[UPDATE_TOOL], tool_choice={"type": "tool", "name": "update_knowledge"},
+        )
+        call = next((b for b in response.content
+                     if getattr(b, "type", "") == "tool_use" and b.name == "update_knowledge"), None)
+        if call is None:
+            raise _NoToolCall("The knowledge model answered without recording anything; the "
+                              "documents are unchanged and the next turn tries again.")
+        tool_input = call.input
+        if isinstance(tool_input, str):  # some compatible servers send the JSON as text
+            try:
+                tool_input = json.loads(tool_input)
+            except json.JSONDecodeError as error:
+                raise _NoToolCall("The knowledge model's answer was not valid JSON; the "
+                                  "documents are unchanged and the next turn tries again.") from error
+        return tool_input, int(getattr(response.usage, "output_tokens", 0) or 0)
+
+    def _set_watermark(self, chat_id: str, message_id: int) -> None:
+        with self.registry.db.write() as conn:
+            conn.execute("UPDATE chat SET knowledge_watermark = ? WHERE id = ?",
+                         (message_id, chat_id))
+
+    def _record_error(self, owners: Any, sentence: str) -> None:
+        now = utc_now()
+        with self.registry.db.write() as conn:
+            for owner in owners:
+                conn.execute(
+                    "INSERT INTO knowledge_status (owner, last_error, last_error_at)"
+                    " VALUES (?, ?, ?) ON CONFLICT (owner) DO UPDATE SET"
+                    " last_error = excluded.last_error, last_error_at = excluded.last_error_at",
+                    (owner, sentence, now))
+
+    def status(self, owner: str) -> dict[str, Any]:
+        rows = self.registry.db.query(
+            "SELECT last_success, last_error, last_error_at FROM knowledge_status WHERE owner = ?",
+            (owner,))
+        success, error, error_at = rows[0] if rows else (None, None, None)
+        failing = bool(error and (not success or (error_at or "") > success))
+        return {"last_success": success, "last_error": error if failing else None}
+
+
+class _NoToolCall(Exception):
+    """The model answered, but not with the forced tool call (or with malformed input)."""
+
+
+def _chunk(backlog: list[Exchange]) -> list[Exchange]:
+    chunk: list[Exchange] = []
+    size = 0
+    for exchange in backlog:
+        cost = len(exchange.user) + len(exchange.reply)
+        if chunk and (len(chunk) >= CHUNK_EXCHANGES or size + cost > CHUNK_CHARS):
+            break
+        chunk.append(exchange)
+        size += cost
+    return chunk

@@ -1,0 +1,97 @@
+"""When rebuilds run: after a chat has been idle, when the person leaves it, and at quit.
+
+A qualifying exchange (a reply of at least 80 characters) arms the chat's idle timer; another
+turn re-arms it.  One rebuild at a time per project (they share documents), and a small bound
+across projects.  A rebuild that lost to a hand edit runs again at once, on top of it; a
+failed one waits for the next turn (never a retry loop).  Nothing here ever holds up a reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from app.knowledge.rebuild import Rebuilder, Report
+from app.registry import Registry
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+ACROSS_PROJECTS = 2
+
+
+class KnowledgeScheduler:
+    def __init__(self, rebuilder: Rebuilder, registry: Registry, settings: Settings) -> None:
+        self._rebuilder = rebuilder
+        self._registry = registry
+        self._settings = settings
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: dict[str, asyncio.Task[Report]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._bound = asyncio.Semaphore(ACROSS_PROJECTS)
+        self.listeners: list[Callable[[Report], None]] = []
+
+    # ----------------------------------------------------------------- triggers
+
+    def exchange_finished(self, chat_id: str) -> None:
+        """A turn ended: rebuild once the chat has been idle for the configured delay."""
+        self._cancel_timer(chat_id)
+        delay = float(self._settings.get("knowledge.idle_seconds"))
+        loop = asyncio.get_running_loop()
+        self._timers[chat_id] = loop.call_later(delay, self.run_now, chat_id)
+
+    def chat_left(self, chat_id: str) -> None:
+        """The person moved to another chat: no reason to wait."""
+        if chat_id in self._timers:
+            self.run_now(chat_id)
+
+    def run_now(self, chat_id: str) -> asyncio.Task[Report]:
+        self._cancel_timer(chat_id)
+        running = self._tasks.get(chat_id)
+        if running is not None and not running.done():
+            return running
+        task = asyncio.get_running_loop().create_task(self._run(chat_id))
+        self._tasks[chat_id] = task
+        return task
+
+    def resume(self) -> None:
+        """At start: chats whose exchanges no rebuild covered yet (the app quit first)."""
+        for chat_id in self._rebuilder.waiting():
+            self.run_now(chat_id)
+
+    async def drain(self, timeout: float) -> None:
+        """At quit: run what is waiting, for at most *timeout* seconds; the rest resumes later."""
+        for chat_id in list(self._timers):
+            self.run_now(chat_id)
+        tasks = [t for t in self._tasks.values() if not t.done()]
+        if not tasks:
+            return
+        done, pending = await asyncio.wait(tasks, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    # ----------------------------------------------------------------- running
+
+    async def _run(self, chat_id: str) -> Report:
+        lock = self._locks.setdefault(self._project_of(chat_id), asyncio.Lock())
+        async with self._bound, lock:
+            report = await self._rebuilder.rebuild(chat_id)
+            if report.status == "superseded":  # a hand edit won: once more, on top of it
+                report = await self._rebuilder.rebuild(chat_id)
+        for listener in list(self.listeners):
+            listener(report)
+        return report
+
+    def _project_of(self, chat_id: str) -> str:
+        chat = self._registry.chat(chat_id)
+        ws_id = chat.workspace_id if chat else None
+        while ws_id is not None and self._registry.parent_of(ws_id) is not None:
+            ws_id = self._registry.parent_of(ws_id)
+        return ws_id or "personal"  # Ungrouped chats can only touch personal memory
+
+    def _cancel_timer(self, chat_id: str) -> None:
+        timer = self._timers.pop(chat_id, None)
+        if timer is not None:
+            timer.cancel()

@@ -1,0 +1,132 @@
+"""Knowledge simulation (issue 4 "Done when"): 200 exchanges through the real validator.
+
+Run: ``uv run python tests/benchmarks/knowledge_sim.py`` (not part of ``uv run pytest``).
+
+A scripted knowledge model reads the labelled document like the real one would and answers
+``update_knowledge`` ops: it adds each exchange's new fact (with its evidence), updates facts
+that changed (keeping the old value as "(was …)"), and — following the length guidance —
+merges related entries once the document passes 20,000 characters.  Every op goes through
+``app.knowledge.ops.apply_ops``.  Reported: the document's size over time, whether every hard
+token ever recorded is still there, and output tokens per rebuild against what re-typing the
+whole document would emit (target: at most 10%).  Exits 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from app.knowledge.document import entries, hard_tokens, labelled  # noqa: E402
+from app.knowledge.ops import Layer, apply_ops  # noqa: E402
+
+EXCHANGES = 200
+SOFT_CAP = 20_000
+TARGET_SIZE = 30_000
+TARGET_RATIO = 0.10
+CHARS_PER_TOKEN = 4  # the usual rough figure for English text and JSON
+
+
+def exchange(n: int) -> tuple[str, list[str]]:
+    """An exchange and the three facts it teaches (each quoted in it, as evidence)."""
+    depot = f"D{n % 23}"
+    day = f"2027-{n % 12 + 1:02d}-{n % 28 + 1:02d}"
+    facts = [
+        f"Shipment S{1000 + n} leaves depot {depot} on {day} with {40 + n % 60} pallets",
+        f"Carrier contact for S{1000 + n} at depot {depot} is ops{n % 7}@acme.example",
+        f"Tracking page for S{1000 + n} from depot {depot} is https://track.acme.example/S{1000 + n}",
+    ]
+    user = f"Can you confirm the plan for shipment S{1000 + n}?"
+    reply = "Confirmed. " + ". ".join(facts) + ". Anything else?"
+    return user + "\n" + reply, facts
+
+
+def scripted_model(document: str, exchange_text: str, facts: list[str], n: int) -> dict:
+    """What a well-behaved knowledge model answers for one exchange."""
+    ops: list[dict] = []
+    items = entries(document)
+    if n % 10 == 9 and items:  # now and then an earlier fact changes
+        target = items[n % len(items)]
+        old_dates = re.findall(r"\d{4}-\d{2}-\d{2}", target.text)
+        if old_dates and "Shipments" not in target.text:
+            new_text = target.text.lstrip("- ").split(" (updated")[0] + f", moved to 2028-01-{n % 28 + 1:02d} (was {old_dates[0]})"
+            ops.append({"op": "update", "ref": f"P{target.index + 1}", "text": new_text,
+                        "evidence": exchange_text.split("\n")[1][:40]})
+    ops += [{"op": "add", "target": "project", "section": "Facts", "text": fact,
+             "evidence": fact} for fact in facts[: 3 - len(ops)]]
+    if len(document) > SOFT_CAP:  # merge entries of the same depot, as the guidance asks
+        by_depot: dict[str, list] = defaultdict(list)
+        for item in items:
+            depot = re.search(r"depot (D\d+)", item.text)
+            if depot and item.index not in {int(o["ref"][1:]) - 1 for o in ops if "ref" in o}:
+                by_depot[depot.group(1)].append(item)
+        for depot, group in sorted(by_depot.items(), key=lambda kv: -len(kv[1]))[:2]:
+            if len(group) < 3:
+                continue
+            tokens = sorted(set().union(*(hard_tokens(i.text) for i in group)))
+            ops.append({"op": "merge", "refs": [f"P{i.index + 1}" for i in group],
+                        "text": f"Depot {depot} shipments (ids, dates, pallets, contacts, links): "
+                                + ", ".join(tokens)})
+    return {"ops": ops}
+
+
+def main() -> int:
+    document = ""
+    recorded: set[str] = set()
+    ratios: list[float] = []
+    output_tokens: list[int] = []
+    sizes: list[int] = []
+    refused = 0
+    for n in range(EXCHANGES):
+        text, facts = exchange(n)
+        prompt_view = labelled(document, "P")  # what the model would read
+        assert prompt_view.count("P1: ") <= 1
+        tool_input = scripted_model(document, text, facts, n)
+        before_tokens = hard_tokens(document)
+        outcome = apply_ops(tool_input, layers=[Layer("project", "P", document)], exchanges=text,
+                            today="2026-11-30", qualifying_exchanges=1)
+        refused += len(outcome.refused)
+        document = outcome.texts.get("project", document)
+        missing = before_tokens - hard_tokens(document)
+        if missing:
+            print(f"exchange {n}: hard tokens lost: {sorted(missing)[:5]}")
+            return 1
+        for op in tool_input["ops"]:  # every token an applied add recorded must survive
+            if op["op"] == "add" and op in outcome.applied:
+                recorded |= hard_tokens(op["text"])
+        emitted = len(json.dumps(tool_input)) / CHARS_PER_TOKEN
+        rewrite = len(document) / CHARS_PER_TOKEN
+        output_tokens.append(round(emitted))
+        ratios.append(emitted / rewrite)
+        sizes.append(len(document))
+    kept = all(token in document for token in recorded)
+    tail = sizes[-50:]
+    ratio = statistics.mean(ratios[20:])  # past the first, tiny documents
+    ok = kept and max(tail) <= TARGET_SIZE and ratio <= TARGET_RATIO
+    rows = [
+        ("exchanges", f"{EXCHANGES}"),
+        ("final document", f"{len(document):,} characters, {len(entries(document))} entries"),
+        ("largest size over the last 50", f"{max(tail):,} characters (target about {TARGET_SIZE:,})"),
+        ("hard tokens recorded / still present", f"{len(recorded)} / {sum(t in document for t in recorded)}"),
+        ("ops refused by the validator", f"{refused}"),
+        ("output tokens per rebuild (median)", f"{statistics.median(output_tokens):.0f}"),
+        ("output tokens as a share of a full rewrite (mean)", f"{ratio:.1%} (target ≤ 10%)"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    print("\n| measure | result |\n| --- | --- |")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+    print("\nok" if ok else "\nMISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,278 @@
+"""The background rebuild end to end, against the fake Anthropic server: when it runs, what it
+saves, how every fault leaves the documents alone, and hand edits winning."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from app.cairn import Cairn
+from app.errors import Refused
+from app.knowledge.rebuild import length_guidance
+from tests.fake_anthropic import FakeAnthropic
+
+LONG = "Our launch date is 2027-04-15 and the accent colour is orange #FF5500, as agreed today."
+
+
+@pytest.fixture
+def fake():
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def cairn(isolated, fake):
+    c = Cairn.open(isolated)
+    c.settings.set("api.base_url", fake.base_url)
+    c.settings.set_api_key("sk-ant-test")
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def project(cairn, folders):
+    (root,) = folders("Acme")
+    ws, _ = cairn.registry.add_workspace(root)
+    return ws
+
+
+async def talk(cairn, fake, chat_id: str, question: str, reply: str = LONG) -> None:
+    fake.reply_text(reply)
+    result = await cairn.engine.send(chat_id, question)
+    assert result.status == "complete"
+
+
+def add_op(text: str, evidence: str, section: str = "Facts", target: str = "project") -> dict:
+    return {"op": "add", "target": target, "section": section, "text": text, "evidence": evidence}
+
+
+def watermark(cairn, chat_id: str) -> int:
+    return cairn.registry.db.query("SELECT knowledge_watermark FROM chat WHERE id = ?",
+                                   (chat_id,))[0][0]
+
+
+async def test_a_qualifying_exchange_adds_what_it_taught(cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When do we launch?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch date is 2027-04-15",
+                                                       "launch date is 2027-04-15")]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "applied" and len(report.applied) == 1 and report.refused == []
+    doc = cairn.knowledge.get(project.id)
+    assert doc.text.startswith("## Facts\n") and doc.text.endswith("- Launch date is 2027-04-15\n")
+    assert (doc.source, doc.chat_id) == ("rebuild", chat.id)
+    assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
+    request = fake.message_requests[-1].body
+    assert request["model"] == "claude-haiku-4-5" and "stream" not in request
+    assert request["tool_choice"] == {"type": "tool", "name": "update_knowledge"}
+    prompt = request["messages"][0]["content"]
+    assert "Today is " in prompt and "When do we launch?" in prompt and LONG in prompt
+    assert cairn.knowledge.history(project.id)[0].source == "rebuild"
+    # Nothing new since: no model call.
+    calls = len(fake.message_requests)
+    assert (await cairn.rebuilder.rebuild(chat.id)).status == "nothing"
+    assert len(fake.message_requests) == calls
+
+
+async def test_short_replies_never_cause_a_model_call(cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "hi", reply="Hello! How can I help?")
+    calls = len(fake.message_requests)
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "nothing" and len(fake.message_requests) == calls
+    assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
+
+
+async def test_labels_and_length_guidance_reach_the_model(cairn, fake, project):
+    cairn.knowledge.save(project.id, "## Facts\n- First\n- Second\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "Tell me")
+    fake.reply_json("update_knowledge", {"ops": []})
+    await cairn.rebuilder.rebuild(chat.id)
+    body = fake.message_requests[-1].body
+    assert "- P1: First\n- P2: Second" in body["messages"][0]["content"]
+    assert length_guidance(100) in body["system"]
+    assert "favour brevity" in length_guidance(25_000) and "merge aggressively" in length_guidance(31_000)
+
+
+@pytest.mark.parametrize("script, sentence", [
+    (lambda f: [f.reply_error_status(429, "rate_limit_error", "slow", headers={"retry-after-ms": "1"})
+                for _ in range(3)], "rate-limiting"),
+    (lambda f: [f.reply_error_status(529, "overloaded_error", "busy", headers={"retry-after-ms": "1"})
+                for _ in range(3)], "overloaded"),
+    (lambda f: f.reply_error_status(500, "api_error", "boom", headers={"x-should-retry": "false"}),
+     "had a problem"),
+    (lambda f: f.reply_text("I think the launch is in April, noted!"), "without recording anything"),
+])
+async def test_every_fault_leaves_documents_and_watermark_alone(cairn, fake, project, script, sentence):
+    cairn.knowledge.save(project.id, "## Facts\n- Kept as is\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    before = cairn.knowledge.get(project.id)
+    mark = watermark(cairn, chat.id)
+    script(fake)
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "failed" and sentence in report.error
+    assert cairn.knowledge.get(project.id) == before
+    assert watermark(cairn, chat.id) == mark
+    assert cairn.rebuilder.status(project.id)["last_error"] == report.error
+    # The next trigger tries again, from the same place, and succeeds.
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    again = await cairn.rebuilder.rebuild(chat.id)
+    assert again.status == "applied" and "- Launch 2027-04-15" in cairn.knowledge.get(project.id).text
+    assert cairn.rebuilder.status(project.id)["last_error"] is None
+
+
+async def test_network_down_leaves_everything(cairn, fake, project):
+    import socket
+
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    cairn.settings.set("api.base_url", f"http://127.0.0.1:{port}")
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "failed" and report.error.startswith("Cannot reach Anthropic.")
+    assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0
+
+
+async def test_malformed_tool_input_changes_nothing(cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    fake.reply_json("update_knowledge", {"ops": "delete everything"})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.applied == [] and report.refused
+    assert cairn.knowledge.get(project.id).text == ""
+
+
+async def test_a_hand_edit_during_a_rebuild_wins_and_the_rebuild_runs_again(cairn, fake, project):
+    cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    gate = asyncio.Event()
+    entered = asyncio.Event()
+    real_client = cairn.rebuilder._client
+
+    class Held:
+        def __init__(self) -> None:
+            self.messages = self
+
+        async def create(self, **kwargs):
+            entered.set()
+            await gate.wait()
+            return await real_client().messages.create(**kwargs)
+
+    calls = iter([Held(), None])
+    cairn.rebuilder._client = lambda: next(calls) or real_client()
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    reports = []
+    cairn.scheduler.listeners.append(reports.append)
+    task = cairn.scheduler.run_now(chat.id)
+    await asyncio.wait_for(entered.wait(), timeout=10)
+    edited = "## Facts\n- Budget 45000 EUR (changed by hand)\n"
+    cairn.knowledge.save(project.id, edited, source="user")  # the person saves meanwhile
+    gate.set()
+    report = await asyncio.wait_for(task, timeout=10)
+    assert report.status == "applied" and reports == [report]
+    text = cairn.knowledge.get(project.id).text
+    assert text.startswith(edited.rstrip("\n")) and "- Launch 2027-04-15" in text
+    assert "40000" not in text  # the rebuild built on the edit, not on what it first read
+    sources = [v.source for v in cairn.knowledge.history(project.id)]
+    assert sources[:3] == ["rebuild", "user", "user"]
+
+
+async def test_a_running_rebuild_blocks_archiving(cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    gate, entered = asyncio.Event(), asyncio.Event()
+    real_client = cairn.rebuilder._client
+
+    class Held:
+        messages = None
+
+        def __init__(self) -> None:
+            self.messages = self
+
+        async def create(self, **kwargs):
+            entered.set()
+            await gate.wait()
+            return await real_client().messages.create(**kwargs)
+
+    cairn.rebuilder._client = Held
+    fake.reply_json("update_knowledge", {"ops": []})
+    task = asyncio.create_task(cairn.rebuilder.rebuild(chat.id))
+    await asyncio.wait_for(entered.wait(), timeout=10)
+    with pytest.raises(Refused, match=r"the session is active \(background job\)"):
+        cairn.registry.archive_chat(chat.id)
+    gate.set()
+    await task
+    assert cairn.registry.archive_chat(chat.id).archived
+
+
+async def test_the_idle_timer_runs_the_rebuild_after_a_turn(cairn, fake, project):
+    cairn.settings.set("knowledge.idle_seconds", 0)
+    done = asyncio.Event()
+    cairn.scheduler.listeners.append(lambda report: done.set())
+    chat = cairn.registry.new_chat(folder=project.path)
+    fake.reply_text(LONG)
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    await cairn.engine.send(chat.id, "When?")
+    await asyncio.wait_for(done.wait(), timeout=10)
+    assert "- Launch 2027-04-15" in cairn.knowledge.get(project.id).text
+
+
+async def test_a_backlog_goes_in_chunks_oldest_first_and_resumes_at_start(cairn, fake, project, isolated):
+    chat = cairn.registry.new_chat(folder=project.path)
+    for n in range(8):
+        await talk(cairn, fake, chat.id, f"question {n}", reply=f"Answer {n}: " + LONG)
+    assert cairn.rebuilder.waiting() == [chat.id]
+    fake.reply_json("update_knowledge", {"ops": []})
+    fake.reply_json("update_knowledge", {"ops": []})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    prompts = [r.body["messages"][0]["content"] for r in fake.message_requests[-2:]]
+    assert "question 0" in prompts[0] and "question 7" not in prompts[0]
+    assert "question 7" in prompts[1] and "question 0" not in prompts[1]
+    assert report.status == "nothing" and cairn.rebuilder.waiting() == []
+
+
+def test_cli_history_diff_restore_and_rebuild(cairn, fake, project, tmp_path, capsys):
+    from app import cli
+
+    cairn.close()
+    one, two = tmp_path / "one.md", tmp_path / "two.md"
+    one.write_text("## Facts\n- a\n")
+    two.write_text("## Facts\n- a\n- b\n")
+    assert cli.main(["knowledge", "set", project.id, str(one)]) == 0
+    assert cli.main(["knowledge", "set", project.id, str(two)]) == 0
+    capsys.readouterr()
+    assert cli.main(["knowledge", "history", project.id, "--json"]) == 0
+    versions = json.loads(capsys.readouterr().out)
+    assert [v["version"] for v in versions] == [2, 1] and versions[0]["source"] == "user"
+    assert cli.main(["knowledge", "diff", project.id, "1", "2"]) == 0
+    assert "+- b" in capsys.readouterr().out
+    assert cli.main(["knowledge", "restore", project.id, "1"]) == 0
+    assert "version 1 restored as version 3" in capsys.readouterr().out
+    assert cli.main(["knowledge", "show", project.id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["text"] == "## Facts\n- a\n" and shown["version"] == 3
+    assert shown["rebuild"] == {"last_success": None, "last_error": None}
+    assert cli.main(["knowledge", "restore", project.id, "99"]) == 1
+    assert "cannot find version 99" in capsys.readouterr().err
+
+
+def test_cli_ask_runs_the_rebuild_and_reports(cairn, fake, project, capsys):
+    from app import cli
+
+    cairn.close()
+    fake.reply_text(LONG)
+    fake.reply_json("update_knowledge", {"ops": [
+        add_op("Launch 2027-04-15", "launch date is 2027-04-15"),
+        add_op("Invented fact", "words nobody said")]})
+    assert cli.main(["ask", "--folder", project.path, "When do we launch?"]) == 0
+    err = capsys.readouterr().err
+    assert "Knowledge: 1 change applied, 1 refused." in err
+    assert "+ add project: Launch 2027-04-15" in err
