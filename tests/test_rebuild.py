@@ -115,6 +115,7 @@ async def test_every_fault_leaves_documents_and_watermark_alone(cairn, fake, pro
     script(fake)
     report = await cairn.rebuilder.rebuild(chat.id)
     assert report.status == "failed" and sentence in report.error
+    assert cairn.rebuilder.status(project.id)["pending_exchanges"] == 1
     assert cairn.knowledge.get(project.id) == before
     assert watermark(cairn, chat.id) == mark
     assert cairn.rebuilder.status(project.id)["last_error"] == report.error
@@ -259,7 +260,7 @@ def test_cli_history_diff_restore_and_rebuild(cairn, fake, project, tmp_path, ca
     assert cli.main(["knowledge", "show", project.id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["text"] == "## Facts\n- a\n" and shown["version"] == 3
-    assert shown["rebuild"] == {"last_success": None, "last_error": None}
+    assert shown["rebuild"] == {"last_success": None, "last_error": None, "pending_exchanges": 0}
     assert cli.main(["knowledge", "restore", project.id, "99"]) == 1
     assert "cannot find version 99" in capsys.readouterr().err
 
@@ -276,3 +277,35 @@ def test_cli_ask_runs_the_rebuild_and_reports(cairn, fake, project, capsys):
     err = capsys.readouterr().err
     assert "Knowledge: 1 change applied, 1 refused." in err
     assert "+ add project: Launch 2027-04-15" in err
+
+
+async def test_leaving_the_chat_runs_the_waiting_rebuild_at_once(cairn, fake, project):
+    cairn.settings.set("knowledge.idle_seconds", 3600)  # the idle timer would wait an hour
+    chat = cairn.registry.new_chat(folder=project.path)
+    scheduler = cairn.scheduler
+    await talk(cairn, fake, chat.id, "When?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    done = asyncio.Event()
+    scheduler.listeners.append(lambda report: done.set())
+    scheduler.chat_left(chat.id)
+    await asyncio.wait_for(done.wait(), timeout=10)
+    assert "- Launch 2027-04-15" in cairn.knowledge.get(project.id).text
+
+
+async def test_quit_waits_a_bounded_time_and_the_rest_resumes_next_start(cairn, fake, project, isolated):
+    cairn.settings.set("knowledge.idle_seconds", 3600)
+    chat = cairn.registry.new_chat(folder=project.path)
+    scheduler = cairn.scheduler
+    await talk(cairn, fake, chat.id, "When?")
+    fake.hang()  # the knowledge model never answers
+    await scheduler.drain(timeout=0.2)
+    assert watermark(cairn, chat.id) == 0 and cairn.knowledge.get(project.id).version == 0
+    assert cairn.registry.live.kinds(chat.id) == []  # the cancelled job let go of the chat
+    assert cairn.rebuilder.waiting() == [chat.id]  # picked up again at the next start
+
+
+def test_history_keeps_the_last_200_versions(cairn, project):
+    for n in range(205):
+        cairn.knowledge.save(project.id, f"- version {n}\n", source="user")
+    versions = cairn.knowledge.history(project.id)
+    assert len(versions) == 200 and versions[0].version == 205 and versions[-1].version == 6

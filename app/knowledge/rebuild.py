@@ -276,7 +276,10 @@ class Rebuilder:
             (owner,))
         success, error, error_at = rows[0] if rows else (None, None, None)
         failing = bool(error and (not success or (error_at or "") > success))
-        return {"last_success": success, "last_error": error if failing else None}
+        pending = sum(sum(e.qualifies for e in self.pending(chat.id))
+                      for chat in self.registry.chats_of(owner))
+        return {"last_success": success, "last_error": error if failing else None,
+                "pending_exchanges": pending}
 
 
 class _NoToolCall(Exception):
