@@ -14,9 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
 
 SECTIONS: tuple[str, ...] = (
     "Working style & preferences",
@@ -34,7 +37,14 @@ UPDATE_MARK = re.compile(r"\(updated \d{4}-\d{2}-\d{2}\)")
 # would put the line numbers of its token maps out of step with ours.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _ITEM_START = re.compile(r"([ \t]*(?:[-*+]|[0-9]{1,9}[.)]))([ \t]*)")
-_md = MarkdownIt("commonmark")
+
+
+@cache
+def markdown() -> Any:
+    """The parser, built on first use: importing markdown-it-py costs start-up time."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +91,7 @@ class Splice:
 
 def parse(text: str) -> Parsed:
     lines = tuple(_LINE.findall(text))
-    tokens = _md.parse(text)
+    tokens = markdown().parse(text)
     found: list[Entry] = []
     headings: list[Heading] = []
     section: str | None = None

@@ -25,8 +25,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from markdown_it import MarkdownIt
-
 from app.knowledge import document as doc
 from app.knowledge.document import Entry, Parsed, Splice
 
@@ -41,7 +39,6 @@ _BULLETS = re.compile(r"\A(?:[-*+](?:\s+|\Z))+")
 _MARK = re.compile(r"\s*\(updated \d{4}-\d{2}-\d{2}\)")
 _MARK_DATE = re.compile(r"\(updated (\d{4}-\d{2}-\d{2})\)")
 _HEADING = re.compile(r"#{1,6}(?:\s|$)")
-_md = MarkdownIt("commonmark")
 _ONE_ENTRY = ["bullet_list_open", "list_item_open", "paragraph_open", "inline",
               "paragraph_close", "list_item_close", "bullet_list_close"]
 
@@ -303,7 +300,7 @@ def _clean(raw: str) -> tuple[str, str]:
         return text, "The text is empty."
     if len(text) > MAX_TEXT:
         return text, f"The text is over {MAX_TEXT:,} characters; one entry is one fact."
-    if [t.type for t in _md.parse(doc.render_entry(text))] != _ONE_ENTRY:
+    if [t.type for t in doc.markdown().parse(doc.render_entry(text))] != _ONE_ENTRY:
         return text, ("The text would not stay one plain entry (it reads as a list, quote or "
                       "block).")
     return text, ""
