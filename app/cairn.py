@@ -31,14 +31,19 @@ class Cairn:
                                    settings=self.settings, client=self.engine.client,
                                    chain=self.engine.chain)
         self._scheduler: KnowledgeScheduler | None = None
+        self.engine.turn_listeners.append(self._after_turn)
+        self.engine.start_listeners.append(self._turn_starting)
 
     @property
     def scheduler(self) -> KnowledgeScheduler:
         """The rebuild's timers; made on first use, inside the running event loop."""
         if self._scheduler is None:
             self._scheduler = KnowledgeScheduler(self.rebuilder, self.registry, self.settings)
-            self.engine.turn_listeners.append(self._after_turn)
         return self._scheduler
+
+    def _turn_starting(self, chat_id: str) -> None:
+        if self._scheduler is not None:
+            self._scheduler.turn_started(chat_id)
 
     def _after_turn(self, result: TurnResult) -> None:
         if result.status == "complete" and len(result.text.strip()) >= QUALIFYING_REPLY:

@@ -83,10 +83,9 @@ def workspace_block(chain: Sequence[Layer], files: Sequence[KnowledgeFile], mess
     elif len(folders) == 1:
         belongs = (f'This conversation belongs to the project "{project.title}", '
                    f'inside the "{folders[0].title}" folder.')
-    else:
-        trail = " › ".join(f.title for f in folders)
+    else:  # deeper nesting: the chat's own folder; each level is named below
         belongs = (f'This conversation belongs to the project "{project.title}", '
-                   f'inside the "{folders[-1].title}" folder ({trail}).')
+                   f'inside the "{folders[-1].title}" folder.')
     groups = ["\n".join(["WORKSPACE CONTEXT", TRUST, belongs])]
 
     fields = []
@@ -95,12 +94,15 @@ def workspace_block(chain: Sequence[Layer], files: Sequence[KnowledgeFile], mess
     if project.instructions.strip():
         fields.append("Project instructions (lower-priority workspace instructions): "
                       + project.instructions.strip())
-    for folder in folders:
+    for depth, folder in enumerate(folders):
         if folder.instructions.strip():
-            label = ("Folder instructions" if len(folders) == 1
-                     else f'Folder instructions for the "{folder.title}" folder')
-            fields.append(f"{label} (take precedence over project instructions): "
-                          + folder.instructions.strip())
+            if len(folders) == 1:
+                label = "Folder instructions (take precedence over project instructions)"
+            else:  # outermost first; the innermost takes precedence over every level above
+                outer = "".join(f' and the "{f.title}" folder\'s' for f in folders[:depth])
+                label = (f'Folder instructions for the "{folder.title}" folder (take precedence '
+                         f"over project instructions{outer})")
+            fields.append(f"{label}: {folder.instructions.strip()}")
     if fields:
         groups.append("\n".join(fields))
 
@@ -146,7 +148,8 @@ def fit_knowledge(doc: str, message: str, *, budget: int = KNOWLEDGE_BUDGET) -> 
         return doc[:budget]  # no entries to choose between: the start of the document
     ranked = _rank(items, message)
     chosen: set[int] = set()
-    used = 0
+    # Room for the section headings and the closing note, so the result stays in budget.
+    used = 120 + sum(len(s or "") + 4 for s in {e.section for e in items})
     for entry in ranked:
         cost = len(entry.text) + 1
         if used + cost > budget:

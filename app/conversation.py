@@ -54,6 +54,7 @@ class ChatEngine:
         self._client_factory = client_factory
         self._client: tuple[tuple[str | None, str | None], Any] | None = None
         self.turn_listeners: list[Callable[[TurnResult], None]] = []  # e.g. the rebuild's timer
+        self.start_listeners: list[Callable[[str], None]] = []  # a chat is busy again
 
     def client(self) -> Any:
         """One client per key and base URL: its connection pool is reused across turns."""
@@ -102,16 +103,31 @@ class ChatEngine:
         if chat.title == DEFAULT_CHAT_TITLE and text.strip():
             self.registry.rename_chat(chat_id, _title_from(text))
 
+        for started in list(self.start_listeners):
+            started(chat_id)
+
         model = self.settings.get("model.chat")
         task = asyncio.current_task()
-        work = self.registry.begin_work(chat_id, TURN, stop=task.cancel if task else lambda: None)
         state = _Progress()
+
+        def stop() -> None:  # the Stop button, stop-and-archive
+            state.stop_requested = True
+            if task is not None:
+                task.cancel()
+
+        work = self.registry.begin_work(chat_id, TURN, stop=stop)
         try:
             await self._run(chat, text, model, state, on_text)
             status, error = COMPLETE, None
         except asyncio.CancelledError:
+            if not state.stop_requested:
+                # Cancelled from outside (a timeout, shutdown): keep what arrived, and let
+                # the cancellation go on to whoever asked for it.
+                self.registry.end_work(work)
+                self._keep_partial(chat_id, model, state, STOPPED, None)
+                raise
             if task is not None:
-                task.uncancel()  # the stop was ours to handle: keep what arrived
+                task.uncancel()  # our own stop: handled here, the caller gets a result
             status, error = STOPPED, None
         except Exception as failure:
             from app.model import explain
@@ -121,18 +137,21 @@ class ChatEngine:
             status = FAILED
         finally:
             self.registry.end_work(work)
-        if status != COMPLETE or state.partial:
-            # What streamed before a stop or a failure is kept, marked as such.
-            blocks = [{"type": "text", "text": state.partial}] if state.partial else []
-            self.chats.append(chat_id, "assistant", blocks, status=status, error=error,
-                              model=model, usage=state.round_usage,
-                              cost_usd=_cost(model, state.round_usage))
+        if status != COMPLETE:
+            self._keep_partial(chat_id, model, state, status, error)
         total = state.usage + state.round_usage
         result = TurnResult(chat_id, state.text + state.partial, status, error, model, total,
                             _cost(model, total))
         for listener in list(self.turn_listeners):
             listener(result)
         return result
+
+    def _keep_partial(self, chat_id: str, model: str, state: _Progress, status: str,
+                      error: str | None) -> None:
+        """What streamed before a stop or a failure is kept, marked as such."""
+        blocks = [{"type": "text", "text": state.partial}] if state.partial else []
+        self.chats.append(chat_id, "assistant", blocks, status=status, error=error, model=model,
+                          usage=state.round_usage, cost_usd=_cost(model, state.round_usage))
 
     async def _run(self, chat: Chat, message: str, model: str, state: _Progress,
                    on_text: Callable[[str], None] | None) -> None:
@@ -142,13 +161,15 @@ class ChatEngine:
         system = self.system(chat, message)
         chain_ids = [layer.workspace.id for layer in self.chain(chat)]
         tools = [READ_TOOL] if chain_ids and self.files.of_workspaces(chain_ids) else []
-        for _round in range(MAX_TOOL_ROUNDS + 1):
+        for round_number in range(MAX_TOOL_ROUNDS + 1):
             request: dict[str, Any] = {
                 "model": model, "max_tokens": MAX_TOKENS, "system": system,
                 "messages": history(self.chats.messages(chat.id), self.files.expand),
             }
             if tools:
                 request["tools"] = tools
+                if round_number == MAX_TOOL_ROUNDS:  # the last round must answer in words
+                    request["tool_choice"] = {"type": "none"}
             async with client.messages.stream(**request) as stream:
                 async for event in stream:
                     if event.type == "message_start":
@@ -186,6 +207,7 @@ class _Progress:
     partial: str = ""  # text of the round in progress
     usage: Usage = Usage()  # usage of finished rounds
     round_usage: Usage = Usage()  # usage of the round in progress, as last reported
+    stop_requested: bool = False  # the person pressed Stop (not a cancel from elsewhere)
 
     def finish_round(self, usage: Usage) -> None:
         self.text += self.partial
@@ -205,6 +227,17 @@ def _title_from(text: str) -> str:
     return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
 
 
+def _expanded(reference: dict[str, Any], expand: Callable[[dict[str, Any]], dict[str, Any]]
+              ) -> dict[str, Any]:
+    """A stored file as the API takes it; one that is gone from storage becomes a note."""
+    try:
+        return expand(reference)
+    except OSError:
+        log.warning("attachment %s is missing from storage", reference.get("sha256"))
+        return {"type": "text",
+                "text": f"[The file '{reference.get('name', 'attachment')}' is no longer available.]"}
+
+
 def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict[str, Any]]
             ) -> list[dict[str, Any]]:
     """The stored conversation as the API takes it, with a cache breakpoint at its end.
@@ -221,7 +254,7 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
             if kind == "text" and not block.get("text", "").strip():
                 continue
             if kind == "attachment":
-                blocks.append(expand(block))
+                blocks.append(_expanded(block, expand))
             elif kind == "tool_use":
                 following = messages[position + 1] if position + 1 < len(messages) else None
                 answered = following is not None and any(
@@ -229,7 +262,11 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
                     for b in following.content)
                 if answered:
                     blocks.append({k: block[k] for k in ("type", "id", "name", "input")})
-            elif kind in ("text", "tool_result", "image", "document"):
+            elif kind == "tool_result":
+                inner = [_expanded(b, expand) if b.get("type") == "attachment" else b
+                         for b in block.get("content", [])]
+                blocks.append({**block, "content": inner})
+            elif kind in ("text", "image", "document"):
                 blocks.append({k: v for k, v in block.items() if k != "citations" or v})
         if not blocks:
             continue

@@ -143,10 +143,11 @@ class FileStore:
             data = self.blobs.read(found.sha256)
         except OSError:
             return _error(f"The file '{found.name}' could not be read from Cairn's storage.")
-        if found.media_type in IMAGE_TYPES and len(data) <= MAX_IMAGE_BYTES:
-            return [_image_block(found.media_type, data)], False
-        if found.media_type == "application/pdf" and len(data) <= MAX_PDF_BYTES:
-            return [_pdf_block(data, found.name)], False
+        if (found.media_type in IMAGE_TYPES and len(data) <= MAX_IMAGE_BYTES) or (
+                found.media_type == "application/pdf" and len(data) <= MAX_PDF_BYTES):
+            # Stored in the chat by reference (like an attachment), expanded when sent.
+            return [{"type": "attachment", "name": found.name, "media_type": found.media_type,
+                     "size": found.size, "sha256": found.sha256}], False
         text = _decode(data)
         if text is None:
             return _error(f"'{found.name}' ({found.media_type}) is not text, a PDF or an "

@@ -24,9 +24,13 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+_UNREAD = object()
+
+
 class Settings:
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._keychain: object = _UNREAD  # the key as last read from (or saved to) the keychain
         self._values = {key: json.loads(value)
                         for key, value in db.query("SELECT key, value FROM setting")}
 
@@ -48,23 +52,27 @@ class Settings:
 
     # ----------------------------------------------------------------- the API key
 
-    @staticmethod
-    def api_key() -> str | None:
-        """``ANTHROPIC_API_KEY`` when set, else the keychain's; never stored anywhere else."""
+    def api_key(self) -> str | None:
+        """``ANTHROPIC_API_KEY`` when set, else the keychain's; never stored anywhere else.
+
+        The keychain is asked once per process (it can be slow, or ask the person), then the
+        key is remembered in memory only.
+        """
         from_env = os.environ.get("ANTHROPIC_API_KEY", "").strip()
         if from_env:
             return from_env
-        import keyring  # loaded on first use: it costs a noticeable part of start-up
-        import keyring.errors
+        if self._keychain is _UNREAD:
+            import keyring  # loaded on first use: it costs a noticeable part of start-up
+            import keyring.errors
 
-        try:
-            return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
-        except keyring.errors.KeyringError as error:
-            log.warning("the system keychain could not be read: %s", type(error).__name__)
-            return None
+            try:
+                self._keychain = keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
+            except keyring.errors.KeyringError as error:
+                log.warning("the system keychain could not be read: %s", type(error).__name__)
+                return None
+        return self._keychain  # type: ignore[return-value]
 
-    @staticmethod
-    def set_api_key(key: str) -> None:
+    def set_api_key(self, key: str) -> None:
         key = key.strip()
         if not key:
             raise Refused("cannot save the API key: it is empty")
@@ -76,9 +84,9 @@ class Settings:
         except keyring.errors.KeyringError as error:
             raise Refused("cannot save the API key: the system keychain refused it "
                           f"({type(error).__name__})") from error
+        self._keychain = key
 
-    @staticmethod
-    def forget_api_key() -> None:
+    def forget_api_key(self) -> None:
         import keyring
         import keyring.errors
 
@@ -86,6 +94,7 @@ class Settings:
             keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
         except keyring.errors.PasswordDeleteError:
             pass
+        self._keychain = None
 
     def base_url(self) -> str | None:
         """The setting, else ``ANTHROPIC_BASE_URL``, else None (Anthropic's own)."""

@@ -100,18 +100,39 @@ def test_project_chat_gets_only_the_project_layer_and_empty_lines_are_left_out(
 
 
 def test_deeper_nesting_names_every_folder_outermost_first(cairn, acme, folders):
-    ws, folder, _, _ = acme
+    ws, folder, f1, f2 = acme
     (logo_path,) = folders("Acme Inc/Brand/Logo")
     logo, _ = cairn.registry.add_workspace(logo_path)
     cairn.registry.update_workspace(logo.id, instructions="Vector only.")
     cairn.knowledge.save(logo.id, "- Use the round mark\n", source="user")
-    text = system_text(cairn, logo.id)[-1]["text"]
-    assert 'inside the "Logo" folder (Brand › Logo).' in text
-    brand_at = text.index('Folder instructions for the "Brand" folder')
-    logo_at = text.index('Folder instructions for the "Logo" folder')
-    assert brand_at < logo_at
-    assert text.index('focused knowledge for the "Brand" folder. More specific than the '
-                      "knowledge above") < text.index('focused knowledge for the "Logo" folder')
+    assert system_text(cairn, logo.id)[-1]["text"] == (
+        HEAD
+        + 'This conversation belongs to the project "Acme Inc", inside the "Logo" folder.\n'
+        "\n"
+        "Project description: Direct-to-consumer coffee brand.\n"
+        "Project instructions (lower-priority workspace instructions): Formal tone.\n"
+        'Folder instructions for the "Brand" folder (take precedence over project instructions): '
+        "Always cite the brand guide.\n"
+        'Folder instructions for the "Logo" folder (take precedence over project instructions '
+        'and the "Brand" folder\'s): Vector only.\n'
+        "\n"
+        "Project knowledge — facts, decisions, and history accumulated from prior conversations in this project:\n"
+        "## Facts\n- Launch 2027-04-15\n"
+        "\n"
+        'Folder knowledge — focused knowledge for the "Brand" folder. More specific than the knowledge above:\n'
+        "## Decisions\n- Orange #FF5500 is the accent\n"
+        "\n"
+        'Folder knowledge — focused knowledge for the "Logo" folder. More specific than the knowledge above:\n'
+        "- Use the round mark\n"
+        "\n"
+        "AVAILABLE WORKSPACE FILES — these are uploaded knowledge files. When the user asks\n"
+        "about something covered by one of these files, use the readWorkspaceFile tool with\n"
+        "the file's id to get its content.\n"
+        "\n"
+        f"- [{f1.id}] brand-guidelines.pdf (5.0 KB, project) — Acme Inc brand guidelines: logo usage\n"
+        f"- [{f2.id}] q3-launch-brief.md (2.7 KB, folder) — Q3 2026 launch brief\n"
+        "\n" + TAIL
+    )
 
 
 def test_ungrouped_chat_has_no_workspace_block(cairn):
@@ -148,7 +169,7 @@ def test_knowledge_over_budget_keeps_the_most_relevant_entries():
     fitted = fit_knowledge(doc, "What is our brand colour?", budget=2_000)
     assert "- The brand colour is orange #FF5500" in fitted
     assert fitted.startswith("## Facts\n")
-    assert len(fitted) < 2_200
+    assert len(fitted) <= 2_000  # headings and the note count against the budget too
     assert fitted.splitlines()[-1].startswith("(") and "left out as less relevant" in fitted
     left = int(fitted.splitlines()[-1].split()[0].strip("("))
     kept = sum(1 for line in fitted.splitlines() if line.startswith("- "))
@@ -158,7 +179,7 @@ def test_knowledge_over_budget_keeps_the_most_relevant_entries():
 def test_ties_go_to_the_newer_entry():
     doc = ("## Facts\n- Colour is red (updated 2026-01-01)\n- Colour is blue (updated 2026-11-30)\n"
            + "".join(f"- filler {i}\n" for i in range(10)))
-    fitted = fit_knowledge(doc, "colour", budget=40)
+    fitted = fit_knowledge(doc, "colour", budget=170)  # room for one of the two
     assert "blue" in fitted and "red" not in fitted
 
 

@@ -352,3 +352,67 @@ def test_conversation_commands_load_no_qt(isolated):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parent.parent)
     assert done.stdout.strip().endswith("[]"), done.stderr
+
+
+async def test_a_cancel_from_outside_keeps_the_partial_reply_and_propagates(cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.hang(text_before="Some of it")
+    arrived = asyncio.Event()
+    task = asyncio.create_task(cairn.engine.send(chat.id, "Go", on_text=lambda _t: arrived.set()))
+    await asyncio.wait_for(arrived.wait(), timeout=10)
+    task.cancel()  # a shutdown, a timeout: not the person's Stop
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    stored = cairn.chats.messages(chat.id)[-1]
+    assert (stored.status, stored.text) == ("stopped", "Some of it")
+    assert cairn.registry.live.kinds(chat.id) == []
+
+
+async def test_the_last_tool_round_must_answer_in_words(cairn, fake, workspace, tmp_path):
+    from app.conversation import MAX_TOOL_ROUNDS
+
+    notes = tmp_path / "notes.md"
+    notes.write_text("short notes")
+    record = cairn.files.add(workspace.id, notes)
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    for _ in range(MAX_TOOL_ROUNDS):
+        fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id})
+    fake.reply_text("Here is what the notes say.")
+    result = await cairn.engine.send(chat.id, "Read it again and again")
+    assert result.status == "complete" and result.text == "Here is what the notes say."
+    bodies = [r.body for r in fake.message_requests]
+    assert len(bodies) == MAX_TOOL_ROUNDS + 1
+    assert all("tool_choice" not in b for b in bodies[:-1])
+    assert bodies[-1]["tool_choice"] == {"type": "none"}
+
+
+async def test_a_pdf_the_model_reads_is_stored_by_reference(cairn, fake, workspace, tmp_path, isolated):
+    pdf = tmp_path / "brief.pdf"
+    pdf.write_bytes(b"%PDF-1.4 " + b"unique-pdf-payload " * 50)
+    record = cairn.files.add(workspace.id, pdf)
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id})
+    fake.reply_text("Read the brief.")
+    fake.reply_text("Still know the brief.")
+    await cairn.engine.send(chat.id, "Read the brief")
+    await cairn.engine.send(chat.id, "And now?")
+    sent = fake.message_requests[-1].body["messages"]
+    results = [b for m in sent for b in m["content"] if b.get("type") == "tool_result"]
+    assert results[0]["content"][0]["type"] == "document"  # expanded when sent
+    stored = [b for m in cairn.chats.messages(chat.id) for b in m.content if b.get("type") == "tool_result"]
+    assert stored[0]["content"][0]["type"] == "attachment"  # one copy, in files/, not in the row
+
+
+async def test_an_attachment_missing_from_storage_becomes_a_note(cairn, fake, workspace, tmp_path):
+    text = tmp_path / "brief.md"
+    text.write_text("# Brief")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_text("Got it.")
+    await cairn.engine.send(chat.id, "See attached.", attachments=[text])
+    sha = cairn.chats.messages(chat.id)[0].content[1]["sha256"]
+    cairn.files.blobs.path(sha).unlink()
+    fake.reply_text("Still fine.")
+    result = await cairn.engine.send(chat.id, "And?")
+    assert result.status == "complete"
+    first = fake.message_requests[-1].body["messages"][0]["content"]
+    assert first[1] == {"type": "text", "text": "[The file 'brief.md' is no longer available.]"}

@@ -140,13 +140,57 @@ async def test_network_down_leaves_everything(cairn, fake, project):
     assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0
 
 
-async def test_malformed_tool_input_changes_nothing(cairn, fake, project):
+@pytest.mark.parametrize("tool_input", [{"ops": "delete everything"}, {}, {"op": "add"}])
+async def test_malformed_tool_input_is_a_failure_that_keeps_the_watermark(
+        cairn, fake, project, tool_input):
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
-    fake.reply_json("update_knowledge", {"ops": "delete everything"})
+    fake.reply_json("update_knowledge", tool_input)
     report = await cairn.rebuilder.rebuild(chat.id)
-    assert report.applied == [] and report.refused
-    assert cairn.knowledge.get(project.id).text == ""
+    assert report.status == "failed" and "malformed" in report.error
+    assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0
+    assert cairn.rebuilder.status(project.id)["pending_exchanges"] == 1
+
+
+async def test_a_tool_call_cut_off_at_the_token_limit_is_a_failure(cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    fake.reply_message([{"type": "tool_use", "name": "update_knowledge",
+                         "input": {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]}}],
+                       stop_reason="max_tokens")
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "failed" and "cut off" in report.error
+    assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0
+
+
+async def test_evidence_must_be_in_what_was_said_not_in_the_prompt_labels(cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("CEO is Jane Doe", "The person:")]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.applied == [] and len(report.refused) == 1
+
+
+async def test_an_ungrouped_chat_with_memory_off_never_calls_the_model(cairn, fake):
+    cairn.settings.set("memory.enabled", False)
+    chat = cairn.registry.new_chat()
+    await talk(cairn, fake, chat.id, "When?")
+    calls = len(fake.message_requests)
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "nothing" and len(fake.message_requests) == calls
+    assert cairn.rebuilder.waiting() == []
+
+
+async def test_personal_memory_takes_what_is_about_the_person(cairn, fake):
+    chat = cairn.registry.new_chat()
+    await talk(cairn, fake, chat.id, "I prefer answers in British English, please.",
+               reply="Noted: from now on I will answer in British English, with short, plain paragraphs.")
+    fake.reply_json("update_knowledge", {"ops": [add_op(
+        "Prefers British English", "I prefer answers in British English",
+        section="Working style & preferences", target="personal")]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "applied"
+    assert "- Prefers British English" in cairn.knowledge.get("personal").text
 
 
 async def test_a_hand_edit_during_a_rebuild_wins_and_the_rebuild_runs_again(cairn, fake, project):

@@ -79,7 +79,11 @@ def exchanges_of(messages: list[Message]) -> list[Exchange]:
     last = 0
     for message in messages:
         if message.role == "user":
-            typed = message.text  # tool results carry no text blocks
+            # Tool results are part of the reply's round trip; anything else the person sent
+            # (text, attachments) starts an exchange.
+            attached = [b.get("name", "a file") for b in message.content
+                        if b.get("type") == "attachment"]
+            typed = message.text + "".join(f"\n[attached {name}]" for name in attached)
             if typed.strip():
                 if reply:
                     found.append(Exchange("\n".join(user), "".join(reply), last))
@@ -158,8 +162,13 @@ class Rebuilder:
         chat = self.registry.get_chat(chat_id)
         chain = self._chain(chat)
         layers, owners, chain_texts, versions = self._layers(chain)
+        if not layers:  # an Ungrouped chat with Memory off: there is nothing it could change
+            self._set_watermark(chat_id, chunk[-1].last_message)
+            report.exchanges = 0
+            return report
         text = "\n\n".join(f"[{n}] The person: {e.user}\nClaude: {e.reply}"
                            for n, e in enumerate(chunk, 1))
+        said = "\n\n".join(f"{e.user}\n{e.reply}" for e in chunk)  # where evidence must be
         work = self.registry.live.begin(chat_id, BACKGROUND_JOB, stop=lambda: None)
         try:
             tool_input, report.output_tokens = await self._ask_model(layers, chain, text)
@@ -174,7 +183,7 @@ class Rebuilder:
             return report
         finally:
             self.registry.live.end(work)
-        outcome = apply_ops(tool_input, layers=layers, exchanges=text,
+        outcome = apply_ops(tool_input, layers=layers, exchanges=said,
                             today=self._today().isoformat(),
                             qualifying_exchanges=report.exchanges, chain_texts=chain_texts)
         report.applied, report.refused = list(outcome.applied), list(outcome.refused)
@@ -183,7 +192,7 @@ class Rebuilder:
         now = utc_now()
         saved = self.knowledge.save_if_unchanged(
             changes, source="rebuild", chat_id=chat_id,
-            also=[("UPDATE chat SET knowledge_watermark = ? WHERE id = ?",
+            also=[("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?) WHERE id = ?",
                    (chunk[-1].last_message, chat_id)),
                   *(("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)"
                      " ON CONFLICT (owner) DO UPDATE SET last_success = excluded.last_success",
@@ -246,19 +255,24 @@ class Rebuilder:
         if call is None:
             raise _NoToolCall("The knowledge model answered without recording anything; the "
                               "documents are unchanged and the next turn tries again.")
+        if getattr(response, "stop_reason", None) == "max_tokens":
+            raise _NoToolCall("The knowledge model's answer was cut off before it ended; the "
+                              "documents are unchanged and the next turn tries again.")
         tool_input = call.input
         if isinstance(tool_input, str):  # some compatible servers send the JSON as text
             try:
                 tool_input = json.loads(tool_input)
-            except json.JSONDecodeError as error:
-                raise _NoToolCall("The knowledge model's answer was not valid JSON; the "
-                                  "documents are unchanged and the next turn tries again.") from error
+            except json.JSONDecodeError:
+                tool_input = None
+        if not isinstance(tool_input, dict) or not isinstance(tool_input.get("ops"), list):
+            raise _NoToolCall("The knowledge model's answer was malformed; the documents are "
+                              "unchanged and the next turn tries again.")
         return tool_input, int(getattr(response.usage, "output_tokens", 0) or 0)
 
     def _set_watermark(self, chat_id: str, message_id: int) -> None:
         with self.registry.db.write() as conn:
-            conn.execute("UPDATE chat SET knowledge_watermark = ? WHERE id = ?",
-                         (message_id, chat_id))
+            conn.execute("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?)"
+                         " WHERE id = ?", (message_id, chat_id))
 
     def _record_error(self, owners: Any, sentence: str) -> None:
         now = utc_now()

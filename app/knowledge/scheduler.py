@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 
 from app.knowledge.rebuild import Rebuilder, Report
+from app.live import TURN
 from app.registry import Registry
 from app.settings import Settings
 
@@ -30,9 +31,14 @@ class KnowledgeScheduler:
         self._tasks: dict[str, asyncio.Task[Report]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._bound = asyncio.Semaphore(ACROSS_PROJECTS)
+        self._again: set[str] = set()  # triggered while their rebuild was running
         self.listeners: list[Callable[[Report], None]] = []
 
     # ----------------------------------------------------------------- triggers
+
+    def turn_started(self, chat_id: str) -> None:
+        """The chat is busy again: it is not idle, so its timer starts over after the turn."""
+        self._cancel_timer(chat_id)
 
     def exchange_finished(self, chat_id: str) -> None:
         """A turn ended: rebuild once the chat has been idle for the configured delay."""
@@ -50,9 +56,11 @@ class KnowledgeScheduler:
         self._cancel_timer(chat_id)
         running = self._tasks.get(chat_id)
         if running is not None and not running.done():
+            self._again.add(chat_id)  # it may have read the chat before this exchange
             return running
         task = asyncio.get_running_loop().create_task(self._run(chat_id))
         self._tasks[chat_id] = task
+        task.add_done_callback(lambda done: self._finished(chat_id, done))
         return task
 
     def resume(self) -> None:
@@ -75,14 +83,29 @@ class KnowledgeScheduler:
     # ----------------------------------------------------------------- running
 
     async def _run(self, chat_id: str) -> Report:
+        if TURN in self._registry.live.kinds(chat_id):
+            return Report(chat_id)  # mid-turn: the turn's end arms the timer again
+        # The project's lock first: a project waiting on itself must not hold a slot that
+        # another project could use.
         lock = self._locks.setdefault(self._project_of(chat_id), asyncio.Lock())
-        async with self._bound, lock:
+        async with lock, self._bound:
             report = await self._rebuilder.rebuild(chat_id)
             if report.status == "superseded":  # a hand edit won: once more, on top of it
                 report = await self._rebuilder.rebuild(chat_id)
         for listener in list(self.listeners):
             listener(report)
         return report
+
+    def _finished(self, chat_id: str, task: asyncio.Task[Report]) -> None:
+        if self._tasks.get(chat_id) is task:
+            del self._tasks[chat_id]
+        if task.cancelled():
+            return
+        if task.exception() is not None:  # never silent: say it, and let the next turn retry
+            log.error("rebuild for %s stopped: %s", chat_id, task.exception())
+        if chat_id in self._again:
+            self._again.discard(chat_id)
+            self.run_now(chat_id)
 
     def _project_of(self, chat_id: str) -> str:
         chat = self._registry.chat(chat_id)
