@@ -108,8 +108,8 @@ def explain(error: BaseException, *, model: str) -> ModelError:
             return ModelError("Anthropic is overloaded right now, even after retrying. Try again "
                               "in a moment; your message is kept.", kind="overloaded")
         if error_type == "rate_limit_error":
-            return ModelError("Anthropic is rate-limiting this key right now. Wait a minute and "
-                              "send again; your message is kept.", kind="rate-limited")
+            return explain(anthropic.RateLimitError(error.message, response=error.response,
+                                                    body=error.body), model=model)
         if "prompt is too long" in message or "too long" in message and "context" in message:
             return ModelError("This conversation is now longer than the model can read. Start a "
                               "new chat (the workspace knowledge carries over).",
