@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", metavar="ID")
     p.add_argument("--to", type=int, required=True, metavar="N", help="1 is the top")
     cli_conversation.add_parsers(commands, json_flag)
+    cli_conversation.add_setting_parsers(commands, json_flag)
     return parser
 
 

@@ -10,13 +10,14 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from app.errors import Refused
 
-COMMANDS = ("ask", "context", "files", "memory", "knowledge")
+COMMANDS = ("ask", "context", "files", "memory", "knowledge", "settings", "key")
 
 JsonFlag = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
@@ -72,11 +73,29 @@ def add_parsers(commands: Any, json_flag: JsonFlag) -> None:
     p.add_argument("id", metavar="CHAT")
 
 
+def add_setting_parsers(commands: Any, json_flag: JsonFlag) -> None:
+    settings = commands.add_parser("settings", help="models, base URL, idle delay")
+    actions = settings.add_subparsers(dest="action", metavar="ACTION", required=True)
+    json_flag(actions.add_parser("show", help="every setting and its value"))
+    p = json_flag(actions.add_parser("set", help="change one setting"))
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("value", metavar="VALUE")
+    key = commands.add_parser("key", help="the Anthropic API key, kept in the system keychain")
+    actions = key.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser("set", help="store a key (read from standard input, never an argument)")
+    actions.add_parser("forget", help="remove the stored key")
+    actions.add_parser("status", help="say whether a key is set, and where it comes from")
+
+
 def run(cairn: Any, args: argparse.Namespace, emit: Callable[[Any, Callable[[], str]], None],
         stdout: Any, stderr: Any) -> int:
     command = args.command
     if command == "ask":
         return _ask(cairn, args, stdout, stderr)
+    if command == "settings":
+        return _settings(cairn, args, emit)
+    if command == "key":
+        return _key(cairn, args, stdout)
     if command == "context":
         chat = _chat_for(cairn, args, create=False)
         blocks = cairn.engine.system(chat, "")
@@ -237,3 +256,46 @@ def _report_rebuild(report: Any, stderr: Any) -> None:
                      f" {op.get('text', '')}\n")
     for refusal in report.refused:
         stderr.write(f"  - refused: {refusal.reason}\n")
+
+
+def _settings(cairn: Any, args: argparse.Namespace,
+              emit: Callable[[Any, Callable[[], str]], None]) -> int:
+    from app.settings import DEFAULTS
+
+    if args.action == "set":
+        if args.name not in DEFAULTS:
+            raise Refused(f"cannot change setting '{args.name}': there is no such setting "
+                          f"(there are {', '.join(DEFAULTS)})")
+        kind = type(DEFAULTS[args.name])
+        raw = args.value
+        try:
+            value: Any = (raw.lower() in ("1", "true", "on", "yes") if kind is bool
+                          else kind(raw))
+        except ValueError as error:
+            raise Refused(f"cannot change setting '{args.name}': '{raw}' is not a "
+                          "whole number") from error
+        cairn.settings.set(args.name, value)
+    values = {name: cairn.settings.get(name) for name in DEFAULTS}
+    emit(values, lambda: "\n".join(f"{name} = {json.dumps(value)}" for name, value in values.items()))
+    return 0
+
+
+def _key(cairn: Any, args: argparse.Namespace, stdout: Any) -> int:
+    import getpass
+
+    if args.action == "set":
+        # Never an argument: shell history and process lists would keep it.
+        key = getpass.getpass("Anthropic API key: ") if sys.stdin.isatty() else sys.stdin.readline()
+        cairn.settings.set_api_key(key)
+        stdout.write("Saved in the system keychain.\n")
+    elif args.action == "forget":
+        cairn.settings.forget_api_key()
+        stdout.write("The stored key is gone from the system keychain.\n")
+    else:
+        if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+            stdout.write("A key is set by ANTHROPIC_API_KEY.\n")
+        elif cairn.settings.api_key():
+            stdout.write("A key is stored in the system keychain.\n")
+        else:
+            stdout.write("No key is set: run `cairn key set`, or set ANTHROPIC_API_KEY.\n")
+    return 0

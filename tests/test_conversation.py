@@ -416,3 +416,29 @@ async def test_an_attachment_missing_from_storage_becomes_a_note(cairn, fake, wo
     assert result.status == "complete"
     first = fake.message_requests[-1].body["messages"][0]["content"]
     assert first[1] == {"type": "text", "text": "[The file 'brief.md' is no longer available.]"}
+
+
+def test_cli_settings_and_key(isolated, capsys, monkeypatch):
+    import io
+
+    import keyring
+
+    from app import cli
+
+    assert cli.main(["settings", "set", "model.chat", "claude-sonnet-4-6"]) == 0
+    assert cli.main(["settings", "set", "knowledge.idle_seconds", "30"]) == 0
+    assert cli.main(["settings", "set", "memory.enabled", "off"]) == 0
+    capsys.readouterr()
+    assert cli.main(["settings", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["model.chat"], shown["knowledge.idle_seconds"], shown["memory.enabled"]) == (
+        "claude-sonnet-4-6", 30, False)
+    assert cli.main(["settings", "set", "knowledge.idle_seconds", "soon"]) == 1
+    assert "'soon' is not a whole number" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO("sk-ant-from-stdin\n"))
+    assert cli.main(["key", "set"]) == 0
+    assert keyring.get_password("Cairn", "anthropic-api-key") == "sk-ant-from-stdin"
+    assert cli.main(["key", "status"]) == 0
+    assert "stored in the system keychain" in capsys.readouterr().out
+    assert cli.main(["key", "forget"]) == 0
+    assert keyring.get_password("Cairn", "anthropic-api-key") is None
