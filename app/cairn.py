@@ -8,7 +8,7 @@ from app.blobs import BlobStore
 from app.chats import ChatStore
 from app.conversation import ChatEngine, TurnResult
 from app.files import FileStore
-from app.knowledge.rebuild import QUALIFYING_REPLY, Rebuilder
+from app.knowledge.rebuild import Rebuilder
 from app.knowledge.scheduler import KnowledgeScheduler
 from app.knowledge.store import KnowledgeStore
 from app.registry import Registry
@@ -18,7 +18,7 @@ from app.settings import Settings
 class Cairn:
     """Opens the registry and builds the stores and the chat engine on its database."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, *, background_rebuilds: bool = True) -> None:
         self.registry = registry
         db = registry.db
         self.settings = Settings(db)
@@ -31,8 +31,9 @@ class Cairn:
                                    settings=self.settings, client=self.engine.client,
                                    chain=self.engine.chain)
         self._scheduler: KnowledgeScheduler | None = None
-        self.engine.turn_listeners.append(self._after_turn)
-        self.engine.start_listeners.append(self._turn_starting)
+        if background_rebuilds:  # the window; the command line rebuilds before it exits
+            self.engine.turn_listeners.append(self._after_turn)
+            self.engine.start_listeners.append(self._turn_starting)
 
     @property
     def scheduler(self) -> KnowledgeScheduler:
@@ -46,12 +47,14 @@ class Cairn:
             self._scheduler.turn_started(chat_id)
 
     def _after_turn(self, result: TurnResult) -> None:
-        if result.status == "complete" and len(result.text.strip()) >= QUALIFYING_REPLY:
+        # Whatever this turn was (a short "thanks", a stop, a failure), an earlier qualifying
+        # exchange may still wait: the chat is idle from now on either way.
+        if any(e.qualifies for e in self.rebuilder.pending(result.chat_id)):
             self.scheduler.exchange_finished(result.chat_id)
 
     @classmethod
-    def open(cls, data_folder: Path | None = None) -> Cairn:
-        return cls(Registry.open(data_folder))
+    def open(cls, data_folder: Path | None = None, *, background_rebuilds: bool = True) -> Cairn:
+        return cls(Registry.open(data_folder), background_rebuilds=background_rebuilds)
 
     def close(self) -> None:
         self.registry.close()

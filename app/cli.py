@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         if conversation:
             from app.cairn import Cairn
 
-            cairn = Cairn.open(args.data_dir)
+            cairn = Cairn.open(args.data_dir, background_rebuilds=False)
             registry = cairn.registry
         else:
             from app.registry import Registry

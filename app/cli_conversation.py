@@ -267,13 +267,19 @@ def _settings(cairn: Any, args: argparse.Namespace,
             raise Refused(f"cannot change setting '{args.name}': there is no such setting "
                           f"(there are {', '.join(DEFAULTS)})")
         kind = type(DEFAULTS[args.name])
-        raw = args.value
-        try:
-            value: Any = (raw.lower() in ("1", "true", "on", "yes") if kind is bool
-                          else kind(raw))
-        except ValueError as error:
-            raise Refused(f"cannot change setting '{args.name}': '{raw}' is not a "
-                          "whole number") from error
+        raw = args.value.strip()
+        value: Any = raw
+        if kind is bool:
+            choices = {"on": True, "true": True, "yes": True, "1": True,
+                       "off": False, "false": False, "no": False, "0": False}
+            if raw.lower() not in choices:
+                raise Refused(f"cannot change setting '{args.name}': say on or off, not '{raw}'")
+            value = choices[raw.lower()]
+        elif kind is int:
+            if not raw.isdigit():
+                raise Refused(f"cannot change setting '{args.name}': '{raw}' is not a "
+                              "whole number of 0 or more")
+            value = int(raw)
         cairn.settings.set(args.name, value)
     values = {name: cairn.settings.get(name) for name in DEFAULTS}
     emit(values, lambda: "\n".join(f"{name} = {json.dumps(value)}" for name, value in values.items()))
@@ -285,7 +291,11 @@ def _key(cairn: Any, args: argparse.Namespace, stdout: Any) -> int:
 
     if args.action == "set":
         # Never an argument: shell history and process lists would keep it.
-        key = getpass.getpass("Anthropic API key: ") if sys.stdin.isatty() else sys.stdin.readline()
+        try:
+            key = (getpass.getpass("Anthropic API key: ") if sys.stdin.isatty()
+                   else sys.stdin.readline())
+        except (KeyboardInterrupt, EOFError):
+            raise Refused("No key was saved.") from None
         cairn.settings.set_api_key(key)
         stdout.write("Saved in the system keychain.\n")
     elif args.action == "forget":

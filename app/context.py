@@ -148,8 +148,10 @@ def fit_knowledge(doc: str, message: str, *, budget: int = KNOWLEDGE_BUDGET) -> 
         return doc[:budget]  # no entries to choose between: the start of the document
     ranked = _rank(items, message)
     chosen: set[int] = set()
-    # Room for the section headings and the closing note, so the result stays in budget.
-    used = 120 + sum(len(s or "") + 4 for s in {e.section for e in items})
+    # Room for the section headings (each run of a section may print its heading) and the
+    # closing note, so the result stays within the budget.
+    runs = [e.section for n, e in enumerate(items) if n == 0 or items[n - 1].section != e.section]
+    used = 120 + sum(len(s or "") + 4 for s in runs)
     for entry in ranked:
         cost = len(entry.text) + 1
         if used + cost > budget:

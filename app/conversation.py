@@ -104,15 +104,18 @@ class ChatEngine:
             self.registry.rename_chat(chat_id, _title_from(text))
 
         for started in list(self.start_listeners):
-            started(chat_id)
+            try:
+                started(chat_id)
+            except Exception:
+                log.exception("a turn-start listener failed")
 
         model = self.settings.get("model.chat")
         task = asyncio.current_task()
         state = _Progress()
 
-        def stop() -> None:  # the Stop button, stop-and-archive
-            state.stop_requested = True
-            if task is not None:
+        def stop() -> None:  # the Stop button, stop-and-archive: once, however often pressed
+            if task is not None and not state.stop_requested:
+                state.stop_requested = True
                 task.cancel()
 
         work = self.registry.begin_work(chat_id, TURN, stop=stop)
@@ -120,14 +123,13 @@ class ChatEngine:
             await self._run(chat, text, model, state, on_text)
             status, error = COMPLETE, None
         except asyncio.CancelledError:
-            if not state.stop_requested:
-                # Cancelled from outside (a timeout, shutdown): keep what arrived, and let
-                # the cancellation go on to whoever asked for it.
+            # Our own stop is handled here and the caller gets a result; a cancel from
+            # outside as well (a timeout, shutdown) goes on to whoever asked for it.
+            outside = not state.stop_requested or (task is not None and task.uncancel() > 0)
+            if outside:
                 self.registry.end_work(work)
                 self._keep_partial(chat_id, model, state, STOPPED, None)
                 raise
-            if task is not None:
-                task.uncancel()  # our own stop: handled here, the caller gets a result
             status, error = STOPPED, None
         except Exception as failure:
             from app.model import explain
@@ -143,7 +145,10 @@ class ChatEngine:
         result = TurnResult(chat_id, state.text + state.partial, status, error, model, total,
                             _cost(model, total))
         for listener in list(self.turn_listeners):
-            listener(result)
+            try:
+                listener(result)
+            except Exception:  # the turn is stored and done; a listener must not undo that
+                log.exception("a turn listener failed")
         return result
 
     def _keep_partial(self, chat_id: str, model: str, state: _Progress, status: str,
@@ -185,8 +190,8 @@ class ChatEngine:
                               cost_usd=_cost(model, round_usage))
             state.finish_round(round_usage)
             calls = [b for b in blocks if b.get("type") == "tool_use"]
-            if final.stop_reason != "tool_use" or not calls:
-                return
+            if final.stop_reason != "tool_use" or not calls or round_number == MAX_TOOL_ROUNDS:
+                return  # (a server that ignored tool_choice none gets no more tool rounds)
             results = []
             for call in calls:
                 if call.get("name") == READ_TOOL["name"]:

@@ -66,10 +66,13 @@ class Settings:
             import keyring.errors
 
             try:
-                self._keychain = keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
+                found = keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
             except keyring.errors.KeyringError as error:
                 log.warning("the system keychain could not be read: %s", type(error).__name__)
                 return None
+            if found is None:
+                return None  # not remembered: `cairn key set` in a terminal is seen at once
+            self._keychain = found
         return self._keychain  # type: ignore[return-value]
 
     def set_api_key(self, key: str) -> None:
@@ -93,8 +96,11 @@ class Settings:
         try:
             keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
         except keyring.errors.PasswordDeleteError:
-            pass
-        self._keychain = None
+            pass  # nothing stored: already forgotten
+        except keyring.errors.KeyringError as error:
+            raise Refused("cannot forget the API key: the system keychain is not available "
+                          f"({type(error).__name__})") from error
+        self._keychain = _UNREAD
 
     def base_url(self) -> str | None:
         """The setting, else ``ANTHROPIC_BASE_URL``, else None (Anthropic's own)."""

@@ -201,3 +201,9 @@ def test_cli_context_prints_the_system_prompt(cairn, acme, capsys):
 
     blocks = json.loads(capsys.readouterr().out)
     assert blocks[-1]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_the_budget_holds_when_a_section_appears_more_than_once():
+    doc = "".join(f"## {'A' if n % 2 else 'B'}\n- entry number {n} with some words\n" for n in range(40))
+    fitted = fit_knowledge(doc, "entry number 7", budget=800)
+    assert len(fitted) <= 800 and "- entry number 7 with some words" in fitted

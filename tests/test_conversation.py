@@ -442,3 +442,49 @@ def test_cli_settings_and_key(isolated, capsys, monkeypatch):
     assert "stored in the system keychain" in capsys.readouterr().out
     assert cli.main(["key", "forget"]) == 0
     assert keyring.get_password("Cairn", "anthropic-api-key") is None
+
+
+async def test_stop_pressed_twice_still_returns_a_result_and_a_clean_task(cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.hang(text_before="Partial")
+    arrived = asyncio.Event()
+
+    async def caller():
+        result = await cairn.engine.send(chat.id, "Go", on_text=lambda _t: arrived.set())
+        return result, asyncio.current_task().cancelling()
+
+    task = asyncio.create_task(caller())
+    await asyncio.wait_for(arrived.wait(), timeout=10)
+    cairn.registry.live.stop(chat.id)
+    cairn.registry.live.stop(chat.id)  # a double click, or Stop then stop-and-archive
+    result, cancelling = await asyncio.wait_for(task, timeout=10)
+    assert result.status == "stopped" and cancelling == 0
+
+
+def test_the_keychain_is_asked_again_until_a_key_is_found(cairn):
+    import keyring
+
+    cairn.settings.forget_api_key()
+    assert cairn.settings.api_key() is None
+    keyring.set_password("Cairn", "anthropic-api-key", "sk-set-from-a-terminal")
+    assert cairn.settings.api_key() == "sk-set-from-a-terminal"
+
+
+def test_key_commands_without_a_keychain_are_one_sentence(isolated, capsys):
+    import keyring
+    from keyring.backends import fail
+
+    from app import cli
+
+    keyring.set_keyring(fail.Keyring())
+    assert cli.main(["key", "forget"]) == 1
+    assert capsys.readouterr().err.startswith("cannot forget the API key: the system keychain is not available")
+
+
+def test_settings_refuse_values_that_make_no_sense(isolated, capsys):
+    from app import cli
+
+    assert cli.main(["settings", "set", "memory.enabled", "maybe"]) == 1
+    assert cli.main(["settings", "set", "knowledge.idle_seconds", "-5"]) == 1
+    err = capsys.readouterr().err
+    assert "say on or off, not 'maybe'" in err and "'-5' is not a whole number of 0 or more" in err

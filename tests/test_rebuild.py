@@ -353,3 +353,82 @@ def test_history_keeps_the_last_200_versions(cairn, project):
         cairn.knowledge.save(project.id, f"- version {n}\n", source="user")
     versions = cairn.knowledge.history(project.id)
     assert len(versions) == 200 and versions[0].version == 205 and versions[-1].version == 6
+
+
+async def test_a_short_turn_after_a_long_one_keeps_the_rebuild_waiting(cairn, fake, project):
+    cairn.settings.set("knowledge.idle_seconds", 3600)
+    scheduler = cairn.scheduler
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When do we launch?")
+    await talk(cairn, fake, chat.id, "thanks", reply="You're welcome!")  # does not qualify
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    done = asyncio.Event()
+    scheduler.listeners.append(lambda report: done.set())
+    scheduler.chat_left(chat.id)  # only acts when a rebuild is waiting for the chat
+    await asyncio.wait_for(done.wait(), timeout=10)
+    assert "- Launch 2027-04-15" in cairn.knowledge.get(project.id).text
+
+
+async def test_no_rebuild_starts_in_the_middle_of_a_turn(cairn, fake, project):
+    from app.live import TURN
+
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    calls = len(fake.message_requests)
+    work = cairn.registry.begin_work(chat.id, TURN, stop=lambda: None)
+    report = await cairn.scheduler.run_now(chat.id)
+    cairn.registry.end_work(work)
+    assert report.status == "nothing" and len(fake.message_requests) == calls
+
+
+async def test_a_trigger_during_a_rebuild_runs_it_again_but_quitting_does_not(cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    gate, entered = asyncio.Event(), asyncio.Event()
+    real_client = cairn.rebuilder._client
+    created = []
+
+    class Held:
+        def __init__(self) -> None:
+            self.messages = self
+
+        async def create(self, **kwargs):
+            created.append(kwargs)
+            entered.set()
+            await gate.wait()
+            return await real_client().messages.create(**kwargs)
+
+    cairn.rebuilder._client = Held
+    scheduler = cairn.scheduler
+    fake.reply_json("update_knowledge", {"ops": []})
+    first = scheduler.run_now(chat.id)
+    await asyncio.wait_for(entered.wait(), timeout=10)
+    await talk(cairn, fake, chat.id, "And the colour?")  # a new exchange meanwhile
+    assert scheduler.run_now(chat.id) is first  # remembered, not dropped
+    gate.set()
+    fake.reply_json("update_knowledge", {"ops": []})
+    await first
+    await asyncio.wait_for(scheduler._tasks[chat.id], timeout=10)  # the re-run
+    assert len(created) == 2 and "And the colour?" in created[1]["messages"][0]["content"]
+    # Quitting: a re-run asked for during the drain is not started behind its back.
+    gate.clear()
+    entered.clear()
+    await talk(cairn, fake, chat.id, "One more thing?")
+    fake.reply_json("update_knowledge", {"ops": []})
+    third = scheduler.run_now(chat.id)
+    await asyncio.wait_for(entered.wait(), timeout=10)
+    scheduler.run_now(chat.id)
+    await scheduler.drain(timeout=0.1)
+    assert third.done() and chat.id not in scheduler._tasks
+
+
+def test_cli_ask_rebuilds_once(cairn, fake, project, capsys):
+    from app import cli
+
+    cairn.settings.set("knowledge.idle_seconds", 0)
+    cairn.close()
+    fake.reply_text(LONG)
+    fake.reply_json("update_knowledge", {"ops": []})
+    assert cli.main(["ask", "--folder", project.path, "When?"]) == 0
+    knowledge_calls = [r for r in fake.message_requests if "tool_choice" in (r.body or {})]
+    assert len(knowledge_calls) == 1

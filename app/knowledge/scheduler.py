@@ -32,6 +32,7 @@ class KnowledgeScheduler:
         self._locks: dict[str, asyncio.Lock] = {}
         self._bound = asyncio.Semaphore(ACROSS_PROJECTS)
         self._again: set[str] = set()  # triggered while their rebuild was running
+        self._draining = False  # quitting: finish what runs, start nothing new
         self.listeners: list[Callable[[Report], None]] = []
 
     # ----------------------------------------------------------------- triggers
@@ -72,10 +73,12 @@ class KnowledgeScheduler:
         """At quit: run what is waiting, for at most *timeout* seconds; the rest resumes later."""
         for chat_id in list(self._timers):
             self.run_now(chat_id)
+        self._draining = True  # from here on nothing new starts
+        self._again.clear()
         tasks = [t for t in self._tasks.values() if not t.done()]
         if not tasks:
             return
-        done, pending = await asyncio.wait(tasks, timeout=timeout)
+        _done, pending = await asyncio.wait(tasks, timeout=timeout)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -93,7 +96,10 @@ class KnowledgeScheduler:
             if report.status == "superseded":  # a hand edit won: once more, on top of it
                 report = await self._rebuilder.rebuild(chat_id)
         for listener in list(self.listeners):
-            listener(report)
+            try:
+                listener(report)
+            except Exception:  # one broken listener must not hide the report from the others
+                log.exception("a rebuild listener failed")
         return report
 
     def _finished(self, chat_id: str, task: asyncio.Task[Report]) -> None:
@@ -101,9 +107,10 @@ class KnowledgeScheduler:
             del self._tasks[chat_id]
         if task.cancelled():
             return
-        if task.exception() is not None:  # never silent: say it, and let the next turn retry
-            log.error("rebuild for %s stopped: %s", chat_id, task.exception())
-        if chat_id in self._again:
+        failure = task.exception()
+        if failure is not None:  # never silent: say it, and let the next turn retry
+            log.error("rebuild for %s stopped", chat_id, exc_info=failure)
+        if chat_id in self._again and not self._draining:
             self._again.discard(chat_id)
             self.run_now(chat_id)
 
