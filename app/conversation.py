@@ -80,11 +80,14 @@ class ChatEngine:
         layers.reverse()
         return layers
 
-    def system(self, chat: Chat, message: str) -> list[dict[str, Any]]:
-        chain = self.chain(chat)
+    def system(self, chat: Chat, message: str, *, chain: list[Layer] | None = None,
+               files: list[Any] | None = None) -> list[dict[str, Any]]:
+        """The system prompt the next turn in *chat* sends (chain and files if already read)."""
+        chain = self.chain(chat) if chain is None else chain
         memory = (self.knowledge.get(PERSONAL).text
                   if self.settings.get("memory.enabled") else None)
-        files = self.files.of_workspaces([layer.workspace.id for layer in chain])
+        if files is None:
+            files = self.files.of_workspaces([layer.workspace.id for layer in chain])
         return system_blocks(chain=chain, files=files, personal_memory=memory, message=message)
 
     # ----------------------------------------------------------------- a turn
@@ -163,9 +166,11 @@ class ChatEngine:
         from app.model import usage_of
 
         client = self.client()
-        system = self.system(chat, message)
-        chain_ids = [layer.workspace.id for layer in self.chain(chat)]
-        tools = [READ_TOOL] if chain_ids and self.files.of_workspaces(chain_ids) else []
+        chain = self.chain(chat)
+        chain_ids = [layer.workspace.id for layer in chain]
+        files = self.files.of_workspaces(chain_ids)
+        system = self.system(chat, message, chain=chain, files=files)
+        tools = [READ_TOOL] if files else []  # nothing to read: no tool to offer
         for round_number in range(MAX_TOOL_ROUNDS + 1):
             request: dict[str, Any] = {
                 "model": model, "max_tokens": MAX_TOKENS, "system": system,
@@ -201,7 +206,6 @@ class ChatEngine:
                 results.append({"type": "tool_result", "tool_use_id": call["id"],
                                 "content": output, **({"is_error": True} if is_error else {})})
             self.chats.append(chat.id, "user", results)
-        log.info("chat %s reached %d tool rounds; stopping the loop", chat.id, MAX_TOOL_ROUNDS)
 
 
 @dataclass(slots=True)
