@@ -8,7 +8,8 @@ from pathlib import Path
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
+
+from tests.memory_keyring import TEST_KEY, MemoryKeyring
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -19,25 +20,6 @@ from hypothesis import settings as _hypothesis  # noqa: E402
 _hypothesis.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     _hypothesis.load_profile("ci")
-
-
-class MemoryKeyring(KeyringBackend):
-    """A keyring that lives and dies with one test."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.secrets.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.secrets[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.secrets.pop((service, username), None)
 
 
 @pytest.fixture(autouse=True)
@@ -96,3 +78,24 @@ def folders(tmp_path: Path):  # type: ignore[no-untyped-def]
         return made
 
     return make
+
+
+@pytest.fixture
+def fake():  # type: ignore[no-untyped-def]
+    """A fake Anthropic server on 127.0.0.1 (see tests/fake_anthropic.py)."""
+    from tests.fake_anthropic import FakeAnthropic
+
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def online(isolated, fake):  # type: ignore[no-untyped-def]
+    """Cairn on the test's data folder, talking to the fake server with a key in the keyring."""
+    from app.cairn import Cairn
+
+    cairn = Cairn.open(isolated)
+    cairn.settings.set("api.base_url", fake.base_url)
+    cairn.settings.set_api_key(TEST_KEY)
+    yield cairn
+    cairn.close()

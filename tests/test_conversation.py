@@ -12,24 +12,14 @@ import pytest
 from app.cairn import Cairn
 from app.live import TURN
 from app.errors import Refused
-from tests.fake_anthropic import FakeAnthropic
+from tests.memory_keyring import TEST_KEY
 
-KEY = "sk-ant-test-SECRET-7f3a9c"
-
-
-@pytest.fixture
-def fake():
-    with FakeAnthropic() as server:
-        yield server
+KEY = TEST_KEY
 
 
 @pytest.fixture
-def cairn(isolated, fake):
-    c = Cairn.open(isolated)
-    c.settings.set("api.base_url", fake.base_url)
-    c.settings.set_api_key(KEY)
-    yield c
-    c.close()
+def cairn(online):
+    return online
 
 
 @pytest.fixture

@@ -11,24 +11,13 @@ import pytest
 from app.cairn import Cairn
 from app.errors import Refused
 from app.knowledge.rebuild import length_guidance
-from tests.fake_anthropic import FakeAnthropic
 
 LONG = "Our launch date is 2027-04-15 and the accent colour is orange #FF5500, as agreed today."
 
 
 @pytest.fixture
-def fake():
-    with FakeAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
-def cairn(isolated, fake):
-    c = Cairn.open(isolated)
-    c.settings.set("api.base_url", fake.base_url)
-    c.settings.set_api_key("sk-ant-test")
-    yield c
-    c.close()
+def cairn(online):
+    return online
 
 
 @pytest.fixture
@@ -46,6 +35,25 @@ async def talk(cairn, fake, chat_id: str, question: str, reply: str = LONG) -> N
 
 def add_op(text: str, evidence: str, section: str = "Facts", target: str = "project") -> dict:
     return {"op": "add", "target": target, "section": section, "text": text, "evidence": evidence}
+
+
+def hold_knowledge_calls(cairn):
+    """Knowledge-model calls wait at a gate until the test opens it: (gate, entered, calls)."""
+    gate, entered, calls = asyncio.Event(), asyncio.Event(), []
+    real_client = cairn.rebuilder._client
+
+    class Held:
+        def __init__(self) -> None:
+            self.messages = self
+
+        async def create(self, **kwargs):
+            calls.append(kwargs)
+            entered.set()
+            await gate.wait()
+            return await real_client().messages.create(**kwargs)
+
+    cairn.rebuilder._client = Held
+    return gate, entered, calls
 
 
 def watermark(cairn, chat_id: str) -> int:
@@ -197,21 +205,7 @@ async def test_a_hand_edit_during_a_rebuild_wins_and_the_rebuild_runs_again(cair
     cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
-    gate = asyncio.Event()
-    entered = asyncio.Event()
-    real_client = cairn.rebuilder._client
-
-    class Held:
-        def __init__(self) -> None:
-            self.messages = self
-
-        async def create(self, **kwargs):
-            entered.set()
-            await gate.wait()
-            return await real_client().messages.create(**kwargs)
-
-    calls = iter([Held(), None])
-    cairn.rebuilder._client = lambda: next(calls) or real_client()
+    gate, entered, _calls = hold_knowledge_calls(cairn)
     fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
     fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
     reports = []
@@ -233,21 +227,7 @@ async def test_a_hand_edit_during_a_rebuild_wins_and_the_rebuild_runs_again(cair
 async def test_a_running_rebuild_blocks_archiving(cairn, fake, project):
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
-    gate, entered = asyncio.Event(), asyncio.Event()
-    real_client = cairn.rebuilder._client
-
-    class Held:
-        messages = None
-
-        def __init__(self) -> None:
-            self.messages = self
-
-        async def create(self, **kwargs):
-            entered.set()
-            await gate.wait()
-            return await real_client().messages.create(**kwargs)
-
-    cairn.rebuilder._client = Held
+    gate, entered, _calls = hold_knowledge_calls(cairn)
     fake.reply_json("update_knowledge", {"ops": []})
     task = asyncio.create_task(cairn.rebuilder.rebuild(chat.id))
     await asyncio.wait_for(entered.wait(), timeout=10)
@@ -384,21 +364,7 @@ async def test_no_rebuild_starts_in_the_middle_of_a_turn(cairn, fake, project):
 async def test_a_trigger_during_a_rebuild_runs_it_again_but_quitting_does_not(cairn, fake, project):
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
-    gate, entered = asyncio.Event(), asyncio.Event()
-    real_client = cairn.rebuilder._client
-    created = []
-
-    class Held:
-        def __init__(self) -> None:
-            self.messages = self
-
-        async def create(self, **kwargs):
-            created.append(kwargs)
-            entered.set()
-            await gate.wait()
-            return await real_client().messages.create(**kwargs)
-
-    cairn.rebuilder._client = Held
+    gate, entered, created = hold_knowledge_calls(cairn)
     scheduler = cairn.scheduler
     fake.reply_json("update_knowledge", {"ops": []})
     first = scheduler.run_now(chat.id)

@@ -25,26 +25,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import keyring  # noqa: E402
-from keyring.backend import KeyringBackend  # noqa: E402
 
 from tests.fake_anthropic import FakeAnthropic  # noqa: E402
+from tests.memory_keyring import MemoryKeyring  # noqa: E402
 
 RUNS = 200
 TURNS = 30
-
-
-class _Memory(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-    _secrets: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self._secrets.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self._secrets[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self._secrets.pop((service, username), None)
 
 
 def document(size: int, label: str) -> str:
@@ -60,7 +46,7 @@ def document(size: int, label: str) -> str:
 
 
 async def main() -> int:
-    keyring.set_keyring(_Memory())
+    keyring.set_keyring(MemoryKeyring())
     base = Path(tempfile.mkdtemp(prefix="cairn-conv-bench-"))
     os.environ["CAIRN_DATA_DIR"] = str(base / "data")
     os.environ["CAIRN_FIRST_USE_DIR"] = str(base / "Documents" / "Cairn")
