@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from app.cairn import Cairn
 from app.errors import Refused
 from app.knowledge.rebuild import length_guidance
 
