@@ -153,6 +153,26 @@ def _chat_block(chat: Chat) -> str:
     ])
 
 
+def _conversation(messages: list[Any]) -> str:
+    """The conversation as text: who said what, with each reply's state and cost."""
+    lines: list[str] = []
+    for message in messages:
+        names = [b.get("name", "a file") for b in message.content if b.get("type") == "attachment"]
+        text = message.text.strip()
+        if message.role == "user" and not text and not names:
+            continue  # tool results: part of the reply's round trip
+        lines.append("")
+        if message.role == "user":
+            lines.append("You: " + text + "".join(f"\n  [attached {n}]" for n in names))
+            continue
+        if not text and message.status == "complete":
+            continue  # a round that only called a tool
+        lines.append("Claude: " + (text or "(nothing)"))
+        if message.status != "complete":
+            lines.append(f"  [{message.status}{': ' + message.error if message.error else ''}]")
+    return "\n".join(lines)
+
+
 # ===================================================================== commands
 
 
@@ -239,7 +259,13 @@ def _run_chat(registry: Any, args: argparse.Namespace, out: _Out) -> int:
     if action == "new":
         chat = registry.new_chat(folder=args.folder, title=args.title)
     elif action == "show":
+        from app.chats import ChatStore
+
         chat = registry.get_chat(args.id)
+        messages = ChatStore(registry.db).messages(chat.id)
+        out.emit({**chat.to_json(), "messages": [m.to_json() for m in messages]},
+                 lambda: _chat_block(chat) + _conversation(messages))
+        return 0
     elif action == "archive":
         chat = registry.archive_chat(args.id)
     elif action == "unarchive":

@@ -478,3 +478,20 @@ def test_settings_refuse_values_that_make_no_sense(isolated, capsys):
     assert cli.main(["settings", "set", "knowledge.idle_seconds", "-5"]) == 1
     err = capsys.readouterr().err
     assert "say on or off, not 'maybe'" in err and "'-5' is not a whole number of 0 or more" in err
+
+
+async def test_chat_show_prints_the_conversation(cairn, fake, workspace, capsys):
+    from app import cli
+
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_text("Orange and black.")
+    await cairn.engine.send(chat.id, "Our colours?")
+    fake.reply_error_status(401, "authentication_error", "bad key")
+    await cairn.engine.send(chat.id, "And the font?")
+    assert cli.main(["chat", "show", chat.id]) == 0
+    out = capsys.readouterr().out
+    assert "You: Our colours?\n\nClaude: Orange and black.\n\nYou: And the font?" in out
+    assert "[failed: Anthropic rejected the API key." in out
+    assert cli.main(["chat", "show", chat.id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "user", "assistant"]
