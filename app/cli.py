@@ -182,9 +182,7 @@ def _run_workspace(registry: Any, args: argparse.Namespace, out: _Out) -> int:
         items = registry.workspaces()
 
         def tree() -> str:
-            inside: dict[str | None, list[Workspace]] = {}
-            for ws in items:  # display order within each level
-                inside.setdefault(registry.parent_of(ws.id), []).append(ws)
+            inside = registry.tree()
             lines: list[str] = []
 
             def walk(ws: Workspace, depth: int) -> None:

@@ -61,6 +61,17 @@ class Registry(ChatList, FirstStart):
         with self._lock:
             return [ws for ws in self.workspaces() if self._nesting.parent_of(ws.id) == ws_id]
 
+    def tree(self) -> dict[str | None, list[Workspace]]:
+        """Every workspace's folders in display order, keyed by parent (None: the top level).
+
+        One pass over the list, for callers that walk the whole tree (the sidebar).
+        """
+        inside: dict[str | None, list[Workspace]] = {}
+        with self._lock:
+            for ws in self.workspaces():
+                inside.setdefault(self._nesting.parent_of(ws.id), []).append(ws)
+        return inside
+
     def parent_of(self, ws_id: str) -> str | None:
         return self._nesting.parent_of(ws_id)
 

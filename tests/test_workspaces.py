@@ -344,3 +344,16 @@ def test_path_fuzzing_never_crashes_the_registry(registry, folders):
 
     check()
     assert [ws.id for ws in registry.workspaces()] == before
+
+
+def test_tree_groups_folders_under_parents_in_display_order(registry, folders):
+    acme, brand, logo, thesis = folders("Acme", "Acme/Brand", "Acme/Brand/Logo", "Thesis")
+    w_acme, _ = registry.add_workspace(acme)
+    w_logo, _ = registry.add_workspace(logo)
+    w_brand, _ = registry.add_workspace(brand)
+    w_thesis, _ = registry.add_workspace(thesis, at_end=True)
+    tree = registry.tree()
+    assert [ws.id for ws in tree[None]] == [w_acme.id, w_thesis.id]
+    assert [ws.id for ws in tree[w_acme.id]] == [w_brand.id]
+    assert [ws.id for ws in tree[w_brand.id]] == [w_logo.id]
+    assert tree[None] == registry.top_level() and tree[w_acme.id] == registry.children(w_acme.id)

@@ -58,6 +58,7 @@ class MainWindow(QMainWindow):
         selected = current.data(0, ID_ROLE) if current is not None else None
         listing = self._registry.chat_listing()
         chats_by_ws = {ws.id: chats for ws, chats in listing.workspaces}
+        inside = self._registry.tree()
         self.sidebar.clear()
 
         def section(title: str) -> QTreeWidgetItem:
@@ -82,7 +83,7 @@ class MainWindow(QMainWindow):
             item = QTreeWidgetItem(parent, [label])
             item.setData(0, ID_ROLE, ws.id)
             item.setToolTip(0, ws.path)
-            for child in self._registry.children(ws.id):
+            for child in inside.get(ws.id, []):
                 add_workspace(item, child)
             add_chats(item, chats_by_ws.get(ws.id, []))
             item.setExpanded(True)
@@ -93,7 +94,7 @@ class MainWindow(QMainWindow):
                 item = QTreeWidgetItem(pinned, [f"★ {chat.title}"])
                 item.setData(0, ID_ROLE, chat.id)
         spaces = section("WORKSPACES")
-        for ws in self._registry.top_level():
+        for ws in inside.get(None, []):
             add_workspace(spaces, ws)
         if spaces.childCount() == 0:
             hint = QTreeWidgetItem(spaces, ["No workspaces yet: run cairn PATH to add a folder"])
