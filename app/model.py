@@ -120,7 +120,11 @@ def explain(error: BaseException, *, model: str) -> ModelError:
         return ModelError(f"Anthropic refused the request: {message or error_type or error.status_code}.",
                           kind="refused")
     if type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):
-        # A stream cut off mid-body surfaces as the transport's own error, not the SDK's.
+        # Mid-stream, the transport's own errors surface instead of the SDK's.
+        if "Timeout" in type(error).__name__:
+            return ModelError("Anthropic stopped sending in the middle of the reply and took too "
+                              "long to go on. What arrived is kept; send your message again.",
+                              kind="timeout")
         return ModelError("The connection to Anthropic broke off mid-reply. What arrived is "
                           "kept; send your message again.", kind="network")
     return ModelError(f"The reply failed unexpectedly ({type(error).__name__}). Your message is "

@@ -495,3 +495,16 @@ async def test_chat_show_prints_the_conversation(cairn, fake, workspace, capsys)
     assert cli.main(["chat", "show", chat.id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_a_timeout_is_one_sentence_and_keeps_the_message(cairn, fake, workspace):
+    import anthropic
+
+    cairn.engine._client_factory = lambda settings: anthropic.AsyncAnthropic(
+        base_url=fake.base_url, api_key=TEST_KEY, timeout=0.3, max_retries=0)
+    fake.reply_text("Never answered", delay=5)  # the head arrives, then nothing for a while
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    result = await cairn.engine.send(chat.id, "Anyone?")
+    assert result.status == "failed" and "took too long" in result.error
+    assert "\n" not in result.error
+    assert cairn.chats.messages(chat.id)[0].text == "Anyone?"
