@@ -128,10 +128,10 @@ class Model:
 
     def observable(self) -> dict[str, Any]:
         return {
-            "workspaces": [
-                (f, self.titles[f], [c for c in self.members[f] if c not in self.archived])
-                for f in self.order
-            ],
+            # The whole manual order, archived chats' slots included: a move can change only
+            # where a hidden chat sits, and that must be observable too, or an in-flight move
+            # that did not commit would be taken as committed.
+            "workspaces": [(f, self.titles[f], list(self.members[f])) for f in self.order],
             "pinned": list(self.pinned),
             "archived": sorted(self.archived),
             "ungrouped": sorted(
@@ -149,7 +149,8 @@ def observe(registry: Registry) -> dict[str, Any]:
     every += [c for _, chats in listing.workspaces for c in chats]
     return {
         "workspaces": [
-            (ws.path, ws.title, [c.title for c in chats]) for ws, chats in listing.workspaces
+            (ws.path, ws.title, [registry.chat(c).title for c in registry._members[ws.id]])
+            for ws, _chats in listing.workspaces
         ],
         "pinned": [c.title for c in listing.pinned],
         "archived": sorted(c.title for c in listing.archived),
