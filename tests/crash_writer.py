@@ -21,8 +21,10 @@ of times.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
+from pathlib import Path
 
 from app.errors import Refused
 from app.registry import Registry
@@ -34,7 +36,7 @@ def main(plan_path: str) -> None:
     first: int = plan["first"]
     ops: list[list] = plan["ops"]
 
-    registry = Registry.open()  # CAIRN_DATA_DIR
+    registry = Registry.open(cleanup=[note_cleanup])  # CAIRN_DATA_DIR
     workspaces = {ws.path: ws.id for ws in registry.workspaces()}
     listing = registry.chat_listing()
     chats = {
@@ -81,6 +83,13 @@ def main(plan_path: str) -> None:
     out.write(f"DONE {time.perf_counter() - started:.6f}\n")
     out.flush()
     registry.close()
+
+
+def note_cleanup(ws_id: str) -> None:
+    """The removal's cleanup step (blobs, later): here it leaves a mark the test looks for."""
+    marks = Path(os.environ["CAIRN_DATA_DIR"]) / "cleaned"
+    marks.mkdir(exist_ok=True)
+    (marks / ws_id).touch()
 
 
 if __name__ == "__main__":

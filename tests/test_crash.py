@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from app.registry import Registry
+from tests.crash_writer import note_cleanup
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER = Path(__file__).with_name("crash_writer.py")
@@ -258,12 +259,21 @@ def _describe(observed: dict[str, Any], expected: dict[str, Any], short: str) ->
     return "\n".join(lines) or "  (equal)"
 
 
-def _check_database(data: Path) -> dict[str, Any]:
-    """Open as the app does (start-up checks included), check integrity, read the state."""
-    registry = Registry.open(data)
+def _check_database(data: Path, seen: set[str]) -> dict[str, Any]:
+    """Open as the app does (start-up checks included), check integrity, read the state.
+
+    Opening also finishes any removal whose cleanup a kill interrupted: afterwards no change
+    may be pending, and every workspace seen before and gone now must have been cleaned up.
+    """
+    registry = Registry.open(data, cleanup=[note_cleanup])
     try:
         assert registry.db.query("PRAGMA integrity_check") == [("ok",)]
         assert registry.db.query("PRAGMA foreign_key_check") == []
+        assert registry.db.query("SELECT op, args FROM pending_change") == []
+        now = {ws.id for ws in registry.workspaces()}
+        gone = seen - now
+        assert all((data / "cleaned" / ws_id).exists() for ws_id in gone), gone
+        seen |= now
         return observe(registry)
     finally:
         registry.close()
@@ -297,6 +307,7 @@ def test_killed_writers_never_lose_a_committed_change(isolated: Path, tmp_path: 
     plan_path = tmp_path / "plan.json"
     stderr_path = tmp_path / "writer-stderr.txt"
 
+    seen: set[str] = set()  # workspace ids observed so far (removals must get cleaned up)
     applied = 0  # operations the stored state reflects
     per_op = 0.004  # seconds per operation, learnt as we go
     startup = 0.1  # seconds from spawn to READY, learnt as we go
@@ -359,7 +370,7 @@ def test_killed_writers_never_lose_a_committed_change(isolated: Path, tmp_path: 
                 + next((ln for ln in lines if ln.startswith(f"REFUSED {index} ")), "")
             )
 
-        observed = _check_database(data)
+        observed = _check_database(data, seen)
         without = reference.observable()  # every reported change, and no more
         candidates = [(k + 1, reference, without)]
         if k + 1 < end:  # the operation in flight may have committed before the kill
