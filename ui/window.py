@@ -34,7 +34,9 @@ class MainWindow(QMainWindow):
         self.sidebar.setUniformRowHeights(True)  # lays out only what is visible
         self.sidebar.setIndentation(14)
         self.sidebar.setStyleSheet("QTreeWidget { border: none; } QTreeWidget::item { padding: 3px 2px; }")
-        self.placeholder = QLabel("Select a chat. Conversations arrive in the next version of Cairn.")
+        self.placeholder = QLabel(
+            "The chat view comes in the next version of Cairn.\n"
+            'Until then, chat from a terminal: cairn ask --folder PATH "your message"')
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.placeholder.setStyleSheet("color: palette(placeholder-text);")
@@ -97,7 +99,8 @@ class MainWindow(QMainWindow):
         for ws in inside.get(None, []):
             add_workspace(spaces, ws)
         if spaces.childCount() == 0:
-            hint = QTreeWidgetItem(spaces, ["No workspaces yet: run cairn PATH to add a folder"])
+            hint = QTreeWidgetItem(spaces, ["No workspaces yet"])
+            hint.setToolTip(0, "Add a folder with: cairn PATH")
             hint.setFlags(Qt.ItemFlag.NoItemFlags)
         if listing.ungrouped:
             add_chats(section("UNGROUPED"), listing.ungrouped)
