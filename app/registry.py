@@ -20,7 +20,7 @@ from app.chat_list import DEFAULT_CHAT_TITLE, ChatList
 from app.db import Database, utc_now
 from app.errors import Refused
 from app.first_start import FirstStart
-from app.records import BUILD_STATUSES, MISSING_DIR, OK, Workspace
+from app.records import BUILD_STATUSES, OK, Workspace
 from app.registry_state import Cleanup, read_stored
 
 log = logging.getLogger(__name__)
@@ -283,4 +283,4 @@ class Registry(ChatList, FirstStart):
         return True
 
 
-__all__ = ["Registry", "DEFAULT_CHAT_TITLE", "MISSING_DIR", "OK"]
+__all__ = ["Registry", "DEFAULT_CHAT_TITLE"]

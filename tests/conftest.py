@@ -99,3 +99,11 @@ def online(isolated, fake):  # type: ignore[no-untyped-def]
     cairn.settings.set_api_key(TEST_KEY)
     yield cairn
     cairn.close()
+
+
+@pytest.fixture
+def workspace(online, folders):  # type: ignore[no-untyped-def]
+    """A workspace ("Acme Inc") in the online Cairn."""
+    (root,) = folders("Acme Inc")
+    ws, _ = online.registry.add_workspace(root)
+    return ws

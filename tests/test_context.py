@@ -53,6 +53,19 @@ def acme(cairn, folders, tmp_path):
     return ws, folder, f1, f2
 
 
+def files_and_tail(f1, f2) -> str:
+    """The end of the block for the acme fixture: its two files, then the closing lines."""
+    return (
+        "AVAILABLE WORKSPACE FILES — these are uploaded knowledge files. When the user asks\n"
+        "about something covered by one of these files, use the readWorkspaceFile tool with\n"
+        "the file's id to get its content.\n"
+        "\n"
+        f"- [{f1.id}] brand-guidelines.pdf (5.0 KB, project) — Acme Inc brand guidelines: logo usage\n"
+        f"- [{f2.id}] q3-launch-brief.md (2.7 KB, folder) — Q3 2026 launch brief\n"
+        "\n" + TAIL
+    )
+
+
 def system_text(cairn: Cairn, ws_id: str | None, message: str = "") -> list[dict]:
     return cairn.engine.system(Chat("ch_x", "", None, ws_id, "", ""), message)
 
@@ -75,13 +88,7 @@ def test_folder_chat_block_is_verbatim(cairn, acme):
         'Folder knowledge — focused knowledge for the "Brand" folder. More specific than the project knowledge above:\n'
         "## Decisions\n- Orange #FF5500 is the accent\n"
         "\n"
-        "AVAILABLE WORKSPACE FILES — these are uploaded knowledge files. When the user asks\n"
-        "about something covered by one of these files, use the readWorkspaceFile tool with\n"
-        "the file's id to get its content.\n"
-        "\n"
-        f"- [{f1.id}] brand-guidelines.pdf (5.0 KB, project) — Acme Inc brand guidelines: logo usage\n"
-        f"- [{f2.id}] q3-launch-brief.md (2.7 KB, folder) — Q3 2026 launch brief\n"
-        "\n" + TAIL
+        + files_and_tail(f1, f2)
     )
     assert blocks[-1]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in blocks[0]
@@ -125,13 +132,7 @@ def test_deeper_nesting_names_every_folder_outermost_first(cairn, acme, folders)
         'Folder knowledge — focused knowledge for the "Logo" folder. More specific than the knowledge above:\n'
         "- Use the round mark\n"
         "\n"
-        "AVAILABLE WORKSPACE FILES — these are uploaded knowledge files. When the user asks\n"
-        "about something covered by one of these files, use the readWorkspaceFile tool with\n"
-        "the file's id to get its content.\n"
-        "\n"
-        f"- [{f1.id}] brand-guidelines.pdf (5.0 KB, project) — Acme Inc brand guidelines: logo usage\n"
-        f"- [{f2.id}] q3-launch-brief.md (2.7 KB, folder) — Q3 2026 launch brief\n"
-        "\n" + TAIL
+        + files_and_tail(f1, f2)
     )
 
 

@@ -14,19 +14,10 @@ from app.live import TURN
 from app.errors import Refused
 from tests.memory_keyring import TEST_KEY
 
-KEY = TEST_KEY
-
 
 @pytest.fixture
 def cairn(online):
     return online
-
-
-@pytest.fixture
-def workspace(cairn, folders):
-    (root,) = folders("Acme Inc")
-    ws, _ = cairn.registry.add_workspace(root)
-    return ws
 
 
 async def test_a_streamed_turn_is_stored_with_usage_and_cost(cairn, fake, workspace):
@@ -47,7 +38,7 @@ async def test_a_streamed_turn_is_stored_with_usage_and_cost(cairn, fake, worksp
     assert reply.usage == result.usage and reply.model == "claude-sonnet-4-5"
     assert cairn.registry.chat(chat.id).title == "What are our brand colours?"
     request = fake.message_requests[0]
-    assert request.api_key == KEY
+    assert request.api_key == TEST_KEY
     body = request.body
     assert body["model"] == "claude-sonnet-4-5" and body["stream"] is True
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
@@ -247,7 +238,7 @@ async def test_the_key_appears_nowhere_but_the_keychain(cairn, fake, workspace, 
     scanned = [p for p in isolated.rglob("*") if p.is_file()]
     assert any(p.name == "cairn.log" for p in scanned) and any(p.name == "cairn.db" for p in scanned)
     for path in scanned:
-        assert KEY.encode() not in path.read_bytes(), path
+        assert TEST_KEY.encode() not in path.read_bytes(), path
 
 
 def test_cli_ask_streams_and_reports(cairn, fake, workspace, capsys):

@@ -20,10 +20,8 @@ def cairn(online):
 
 
 @pytest.fixture
-def project(cairn, folders):
-    (root,) = folders("Acme")
-    ws, _ = cairn.registry.add_workspace(root)
-    return ws
+def project(workspace):
+    return workspace  # the rebuild's documents are the project's
 
 
 async def talk(cairn, fake, chat_id: str, question: str, reply: str = LONG) -> None:
@@ -86,6 +84,7 @@ async def test_a_qualifying_exchange_adds_what_it_taught(cairn, fake, project):
 async def test_short_replies_never_cause_a_model_call(cairn, fake, project):
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "hi", reply="Hello! How can I help?")
+    assert cairn.rebuilder.waiting() == []  # nothing to resume at the next start
     calls = len(fake.message_requests)
     report = await cairn.rebuilder.rebuild(chat.id)
     assert report.status == "nothing" and len(fake.message_requests) == calls

@@ -130,9 +130,12 @@ class Rebuilder:
 
     def waiting(self) -> list[str]:
         """Chats with qualifying exchanges that no rebuild has covered yet (resumed at start)."""
+        # A reply's stored JSON is longer than its text: a cheap filter before reading chats
+        # in full, so start-up does not read every chat that only ever had short replies.
         rows = self.registry.db.query(
             "SELECT DISTINCT c.id FROM chat c JOIN message m ON m.chat_id = c.id"
-            " WHERE m.id > c.knowledge_watermark AND m.role = 'assistant'")
+            " WHERE m.id > c.knowledge_watermark AND m.role = 'assistant'"
+            " AND m.status = 'complete' AND length(m.content) >= ?", (QUALIFYING_REPLY,))
         return [r[0] for r in rows if any(e.qualifies for e in self.pending(r[0]))]
 
     async def rebuild(self, chat_id: str) -> Report:
