@@ -77,16 +77,41 @@ class ChatStore:
         assert row_id is not None
         return Message(row_id, chat_id, role, content, status, error, model, usage, cost_usd, now)
 
-    def messages(self, chat_id: str) -> list[Message]:
-        rows = self._db.query(
-            "SELECT id, chat_id, role, content, status, error, model, input_tokens,"
-            " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at"
-            " FROM message WHERE chat_id = ? ORDER BY id", (chat_id,))
-        return [
-            Message(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
-                    Usage(*r[7:11]) if r[7] is not None else None, r[11], r[12])
-            for r in rows
-        ]
+    def messages(self, chat_id: str, *, before: int | None = None,
+                 limit: int | None = None) -> list[Message]:
+        """The chat's messages, oldest first: all of them, or one page.
+
+        *before* keeps messages with a smaller id; *limit* keeps the newest *limit* of those.
+        A long chat opens with ``messages(chat, limit=50)`` and scrolls back with
+        ``messages(chat, before=<oldest id shown>, limit=50)``; an empty page is the start.
+        Both walk the ``message(chat_id, id)`` index, so a page costs the same in any chat.
+        """
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative: {limit}")
+        where = "chat_id = ?"
+        params: list[object] = [chat_id]
+        if before is not None:
+            where += " AND id < ?"
+            params.append(before)
+        if limit is None:
+            rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE {where} ORDER BY id",
+                                  params)
+        else:
+            rows = self._db.query(
+                f"SELECT {_COLUMNS} FROM message WHERE {where} ORDER BY id DESC LIMIT ?",
+                (*params, limit))
+            rows.reverse()
+        return [_message(r) for r in rows]
+
+    def message_count(self, chat_id: str) -> int:
+        """How many messages the chat holds (counted in the index, no message is read)."""
+        rows = self._db.query("SELECT count(*) FROM message WHERE chat_id = ?", (chat_id,))
+        return int(rows[0][0])
+
+    def last_message_id(self, chat_id: str) -> int | None:
+        """The id of the chat's newest message; None for a chat with no messages."""
+        rows = self._db.query("SELECT max(id) FROM message WHERE chat_id = ?", (chat_id,))
+        return None if rows[0][0] is None else int(rows[0][0])
 
     def draft(self, chat_id: str) -> str:
         rows = self._db.query("SELECT draft FROM chat WHERE id = ?", (chat_id,))
@@ -95,3 +120,12 @@ class ChatStore:
     def save_draft(self, chat_id: str, text: str) -> None:
         with self._db.write() as conn:
             conn.execute("UPDATE chat SET draft = ? WHERE id = ?", (text, chat_id))
+
+
+_COLUMNS = ("id, chat_id, role, content, status, error, model, input_tokens,"
+            " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at")
+
+
+def _message(r: tuple[Any, ...]) -> Message:
+    return Message(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
+                   Usage(*r[7:11]) if r[7] is not None else None, r[11], r[12])
