@@ -166,7 +166,7 @@ def _document(cairn: Any, owner: str, args: argparse.Namespace,
             text = args.file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise Refused(f"cannot read '{args.file}': {error}") from error
-        doc = cairn.knowledge.save(owner, text, source="user")
+        doc = cairn.knowledge.save(owner, text, source="user").document  # lands on top
     else:
         doc = cairn.knowledge.get(owner)
     data = {"owner": owner, "text": doc.text, "version": doc.version,

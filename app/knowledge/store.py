@@ -1,8 +1,9 @@
 """Where knowledge documents live: one per workspace, and ``personal`` for personal memory.
 
 Every save bumps a version and goes into the history in the same transaction.  A save can
-require the versions it started from (compare-and-swap), so a background rebuild never
-overwrites a hand edit made meanwhile.
+require the version it started from (compare-and-swap), so a background rebuild never
+overwrites a hand edit made meanwhile, and an editor opened on an older version never
+overwrites what a rebuild wrote since.  Saving the text already stored adds no version.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import difflib
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from app.db import Database, utc_now
 from app.errors import Refused
@@ -52,6 +54,20 @@ class Change:
     based_on: int
 
 
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """The save landed, or the text was already the current one (then no version was added)."""
+
+    document: Document
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Nothing was written: the document moved on from the version the save was based on."""
+
+    current: Document
+
+
 class KnowledgeStore:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -90,11 +106,34 @@ class KnowledgeStore:
 
     # ----------------------------------------------------------------- writing
 
-    def save(self, owner: str, text: str, *, source: str, chat_id: str | None = None) -> Document:
-        """A save that always lands (a hand edit, an import): a new version on top."""
+    @overload
+    def save(self, owner: str, text: str, *, source: str, chat_id: str | None = None,
+             based_on: None = None) -> Saved: ...
+
+    @overload
+    def save(self, owner: str, text: str, *, source: str, chat_id: str | None = None,
+             based_on: int) -> Saved | Conflict: ...
+
+    def save(self, owner: str, text: str, *, source: str, chat_id: str | None = None,
+             based_on: int | None = None) -> Saved | Conflict:
+        """Save *text* as the next version of *owner*'s document.
+
+        *based_on* is the version the text was edited from (the editor's): when the stored
+        version is another one, nothing is written and :class:`Conflict` carries the current
+        document.  ``None`` lands on top whatever is stored (``knowledge set``, a restore).
+        Text identical to the current text adds no version: :class:`Saved` with the current
+        document, even on a stale base, since nothing of the newer version would be lost.
+        The comparison and the write share one write transaction.
+        """
+        if source not in SOURCES:
+            raise ValueError(source)
         with self._db.write() as conn:
-            current = _version(conn, owner)
-            return _write(conn, owner, text, current + 1, source, chat_id)
+            current = _current(conn, owner)
+            if text == current.text:
+                return Saved(current)
+            if based_on is not None and based_on != current.version:
+                return Conflict(current)
+            return Saved(_write(conn, owner, text, current.version + 1, source, chat_id))
 
     def save_if_unchanged(self, changes: Sequence[Change], *, source: str,
                           chat_id: str | None = None,
@@ -114,13 +153,20 @@ class KnowledgeStore:
         return True
 
     def restore(self, owner: str, version: int) -> Document:
-        """An old version becomes the newest one (a restore is itself a version)."""
-        return self.save(owner, self.version_text(owner, version), source="restore")
+        """An old version becomes the newest one (a restore is itself a version, unless its
+        text is the current text)."""
+        return self.save(owner, self.version_text(owner, version), source="restore").document
 
 
 def _version(conn: sqlite3.Connection, owner: str) -> int:
     row = conn.execute("SELECT version FROM knowledge WHERE owner = ?", (owner,)).fetchone()
     return int(row[0]) if row else 0
+
+
+def _current(conn: sqlite3.Connection, owner: str) -> Document:
+    row = conn.execute("SELECT text, version, updated_at, source, chat_id FROM knowledge"
+                       " WHERE owner = ?", (owner,)).fetchone()
+    return Document(owner, *row) if row else Document(owner, "", 0, None, None, None)
 
 
 def _write(conn: sqlite3.Connection, owner: str, text: str, version: int, source: str,
