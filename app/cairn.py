@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.blobs import BlobStore
+from app.catalog import Catalog
 from app.chats import ChatStore
 from app.conversation import ChatEngine, TurnResult
 from app.files import FileStore
@@ -25,11 +26,13 @@ class Cairn:
         self.chats = ChatStore(db)
         self.knowledge = KnowledgeStore(db)
         self.files = FileStore(db, BlobStore(db.path.parent / "files"))
+        self.catalog = Catalog(db.path.parent)
         self.engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
-                                 files=self.files, settings=self.settings)
+                                 files=self.files, settings=self.settings, catalog=self.catalog)
         self.rebuilder = Rebuilder(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                    settings=self.settings, client=self.engine.client,
-                                   chain=self.engine.chain)
+                                   chain=self.engine.chain, catalog=self.catalog,
+                                   models_ready=self.engine.models_ready)
         self._scheduler: KnowledgeScheduler | None = None
         if background_rebuilds:  # the window; the command line rebuilds before it exits
             self.engine.turn_listeners.append(self._after_turn)

@@ -17,7 +17,7 @@ from typing import Any
 
 from app.errors import Refused
 
-COMMANDS = ("ask", "context", "files", "memory", "knowledge", "settings", "key")
+COMMANDS = ("ask", "context", "files", "memory", "knowledge", "settings", "key", "models")
 
 JsonFlag = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
@@ -80,6 +80,8 @@ def add_setting_parsers(commands: Any, json_flag: JsonFlag) -> None:
     p = json_flag(actions.add_parser("set", help="change one setting"))
     p.add_argument("name", metavar="NAME")
     p.add_argument("value", metavar="VALUE")
+    json_flag(commands.add_parser("models", help="the models the server offers, and the ones "
+                                                 "Cairn uses"))
     key = commands.add_parser("key", help="the Anthropic API key, kept in the system keychain")
     actions = key.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("set", help="store a key (read from standard input, never an argument)")
@@ -96,6 +98,8 @@ def run(cairn: Any, args: argparse.Namespace, emit: Callable[[Any, Callable[[], 
         return _settings(cairn, args, emit)
     if command == "key":
         return _key(cairn, args, stdout)
+    if command == "models":
+        return _models(cairn, emit, stderr)
     if command == "context":
         chat = _chat_for(cairn, args, create=False)
         blocks = cairn.engine.system(chat, "")
@@ -196,7 +200,6 @@ def _chat_for(cairn: Any, args: argparse.Namespace, *, create: bool) -> Any:
 
 
 def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
-    chat = _chat_for(cairn, args, create=True)
     as_json = getattr(args, "json", False)
 
     def stream(text: str) -> None:
@@ -204,25 +207,35 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
             stdout.write(text)
             stdout.flush()
 
-    async def turn_then_rebuild() -> tuple[Any, Any]:
+    async def turn_then_rebuild() -> tuple[Any, str | None, Any, Any]:
+        # One event loop for the whole command: the client's connections belong to it.
+        # A retired model is refused before anything is stored, the new chat included.
+        notice = await cairn.engine.models_ready(cairn.settings.get("model.chat"), "chat")
+        chat = _chat_for(cairn, args, create=True)
         result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
                                          on_text=stream)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
-        return result, await cairn.rebuilder.rebuild(chat.id)
+        return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
 
-    result, rebuilt = asyncio.run(turn_then_rebuild())
+    chat, notice, result, rebuilt = asyncio.run(turn_then_rebuild())
     if not as_json:
         if result.text and not result.text.endswith("\n"):
             stdout.write("\n")
+    notices = [n for n in (notice, result.notice, rebuilt.notice) if n]
+    if not as_json:
+        for line in notices:
+            stderr.write(line + "\n")
     if not as_json and not result.error:
         u = result.usage
-        price = f" · ${result.cost_usd:.4f}" if result.cost_usd is not None else ""
+        price = (f" · ${result.cost_usd:.4f}" if result.cost_usd is not None
+                 else " · cost unknown")
         # On stderr, so that stdout holds the reply alone (cairn ask … > answer.md).
         stderr.write(f"{u.input:,} in · {u.cache_write:,} cache write · {u.cache_read:,} cached"
                      f" · {u.output:,} out{price} · {chat.id}\n")
     summary = {"chat": chat.id, "status": result.status, "error": result.error,
                "model": result.model, "usage": result.usage.to_json(),
                "cost_usd": result.cost_usd, "text": result.text,
+               "notices": notices,
                "knowledge": _rebuild_json(rebuilt)}
     if as_json:
         stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
@@ -234,6 +247,68 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
     if result.status == "stopped":
         stderr.write("Stopped; the partial reply is kept.\n")
         return 1
+    return 0
+
+
+def _models(cairn: Any, emit: Callable[[Any, Callable[[], str]], None], stderr: Any) -> int:
+    """The models list, fetched now, with lifecycle, limits, price and what Cairn uses."""
+    from app.model import ModelError
+    from app.prices import pricing
+
+    async def fetch() -> bool:
+        try:
+            client = cairn.engine.client()
+        except ModelError as error:
+            stderr.write(f"{error}\n")
+            return False
+        return bool(await cairn.catalog.refresh(client, cairn.engine.server()))
+
+    fresh = asyncio.run(fetch())
+    catalog = cairn.catalog
+    uses: dict[str, list[str]] = {}
+    for purpose in ("chat", "knowledge"):
+        uses.setdefault(cairn.settings.get(f"model.{purpose}"), []).append(purpose)
+    rows: list[dict[str, Any]] = []
+    listed = catalog.models()
+    for model_id in uses:  # a configured model the server does not list is shown too
+        if catalog.info(model_id) is None:
+            rows.append({"id": model_id, "display_name": model_id, "lifecycle": "unknown"})
+    for info in listed:
+        rows.append(info.to_json())
+    for row in rows:
+        row["used_for"] = uses.get(row["id"], [])
+        successor = catalog.successor(row["id"]) if row["lifecycle"] != "active" else None
+        row["successor"] = successor.id if successor else None
+        found = pricing(row["id"])
+        row["price_per_mtok"] = (None if found is None else
+                                 {"input": found.base.input, "cache_write": found.base.cache_write,
+                                  "cache_read": found.base.cache_read,
+                                  "output": found.base.output})
+
+    def text() -> str:
+        lines = []
+        for row in rows:
+            state = row["lifecycle"]
+            if row.get("retires_at") and state != "active":
+                state += f" {'on' if state == 'retired' else 'from'} {row['retires_at'][:10]}"
+            if row["successor"]:
+                state += f", use {row['successor']}"
+            price = row["price_per_mtok"]
+            cost = (f"${price['input']:g} in / ${price['output']:g} out per Mtok" if price
+                    else "price unknown")
+            context = (f"{row['max_input_tokens']:,} tokens" if row.get("max_input_tokens")
+                       else "")
+            used = f"  ← {' and '.join(row['used_for'])}" if row["used_for"] else ""
+            lines.append(f"{row['id']:<22} {row['display_name']:<20} {state:<40} "
+                         f"{context:>17}  {cost}{used}".rstrip())
+        return "\n".join(lines) or "The server lists no models."
+
+    emit(rows, text)
+    if not fresh:
+        when = catalog.fetched_at
+        stderr.write("Could not fetch the models list now; "
+                     + (f"this is the list fetched at {when[:16].replace('T', ' ')} UTC.\n"
+                        if when else "no list was ever fetched.\n"))
     return 0
 
 

@@ -11,23 +11,12 @@ from typing import Any
 
 import anthropic
 
+from app.catalog import Catalog, ModelInfo
 from app.chats import Usage
 from app.errors import CairnError
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-# US dollars per million tokens: input, cache write (5 min), cache read, output.
-PRICES: dict[str, tuple[float, float, float, float]] = {
-    "claude-opus-4-5": (5.0, 6.25, 0.50, 25.0),
-    "claude-opus-4-1": (15.0, 18.75, 1.50, 75.0),
-    "claude-opus-4": (15.0, 18.75, 1.50, 75.0),
-    "claude-sonnet-4-5": (3.0, 3.75, 0.30, 15.0),
-    "claude-sonnet-4": (3.0, 3.75, 0.30, 15.0),
-    "claude-haiku-4-5": (1.0, 1.25, 0.10, 5.0),
-    "claude-3-5-haiku": (0.80, 1.0, 0.08, 4.0),
-}
-
 
 class ModelError(CairnError):
     """A model call failed; ``str()`` is the sentence shown, ``kind`` names the case."""
@@ -38,14 +27,29 @@ class ModelError(CairnError):
 
 
 def cost(model: str, usage: Usage) -> float | None:
-    """What a call cost in dollars, or None for a model without a known price (local ones)."""
-    price = next((p for name, p in sorted(PRICES.items(), key=lambda kv: -len(kv[0]))
-                  if model == name or model.startswith(name + "-")), None)
-    if price is None:
-        return None
-    per_input, per_write, per_read, per_output = price
-    return (usage.input * per_input + usage.cache_write * per_write
-            + usage.cache_read * per_read + usage.output * per_output) / 1_000_000
+    """What one request cost in dollars, or None for a model without a known price."""
+    from app.prices import cost as priced
+
+    return priced(model, usage)
+
+
+def request_options(info: ModelInfo | None, *, effort: str, max_tokens: int) -> dict[str, Any]:
+    """What a request to this model may carry beyond the basics, decided from its data.
+
+    A model the endpoint does not describe (a local server, an older proxy) gets nothing
+    extra: no thinking, no effort, no structured outputs.  No request ever sends
+    ``temperature``, ``top_p`` or ``top_k``: today's models refuse them.
+    """
+    options: dict[str, Any] = {"max_tokens": max_tokens}
+    if info is None:
+        return options
+    if info.max_tokens:
+        options["max_tokens"] = min(max_tokens, info.max_tokens)
+    if info.thinking_adaptive:
+        options["thinking"] = {"type": "adaptive"}
+    if effort and info.effort and effort in info.efforts:
+        options["output_config"] = {"effort": effort}
+    return options
 
 
 def usage_of(raw: Any) -> Usage:
@@ -67,20 +71,13 @@ def make_client(settings: Settings) -> anthropic.AsyncAnthropic:
     return anthropic.AsyncAnthropic(api_key=key, base_url=settings.base_url(), max_retries=2)
 
 
-async def list_models(client: anthropic.AsyncAnthropic) -> list[str]:
-    """The model ids the endpoint offers; empty when it does not answer (local servers)."""
-    try:
-        page = await client.models.list(limit=100)
-        return [m.id for m in page.data]
-    except anthropic.APIError as error:
-        log.info("the models endpoint did not answer: %s", type(error).__name__)
-        return []
-
-
-def explain(error: BaseException, *, model: str) -> ModelError:
+def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
+            purpose: str = "chat") -> ModelError:
     """One sentence a person understands, for every way a call can fail."""
     if isinstance(error, ModelError):
         return error
+    if isinstance(error, CairnError):  # refused before any call (a retired model, say)
+        return ModelError(str(error), kind="refused")
     if isinstance(error, anthropic.APITimeoutError):
         return ModelError("Anthropic took too long to answer. Your message is kept; send it "
                           "again.", kind="timeout")
@@ -94,6 +91,8 @@ def explain(error: BaseException, *, model: str) -> ModelError:
         return ModelError(f"This API key may not use {model}. Pick another model in Settings "
                           "or check the key's permissions.", kind="permission")
     if isinstance(error, anthropic.NotFoundError):
+        if catalog is not None:
+            return ModelError(catalog.not_found(model, purpose), kind="model-not-found")
         return ModelError(f"The model '{model}' was not found. Pick another model in Settings.",
                           kind="model-not-found")
     if isinstance(error, anthropic.RateLimitError):

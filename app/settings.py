@@ -15,14 +15,27 @@ log = logging.getLogger(__name__)
 KEYRING_SERVICE = "Cairn"
 KEYRING_USER = "anthropic-api-key"
 
+# The current models (November 2026; claude-sonnet-4-5 retired on 2026-11-30).  The one place
+# these names live: the models endpoint decides everything else about them.
+CHAT_MODEL = "claude-sonnet-5-5"
+KNOWLEDGE_MODEL = "claude-haiku-5-5"
+
 DEFAULTS: dict[str, Any] = {
-    "model.chat": "claude-sonnet-4-5",
-    "model.knowledge": "claude-haiku-4-5",
+    "model.chat": CHAT_MODEL,
+    "model.knowledge": KNOWLEDGE_MODEL,
+    "model.chat_effort": "",  # empty: the model's own default
+    "model.knowledge_effort": "low",  # the rebuild is bookkeeping: keep it cheap
     "api.base_url": "",  # empty: ANTHROPIC_BASE_URL, else Anthropic's own
     "memory.enabled": True,  # personal memory goes to the model (spec 000: on by default)
     "knowledge.idle_seconds": 20,
 }
 
+
+# Settings that take one of a few values ("" means the model's own default).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "model.chat_effort": ("", "low", "medium", "high", "xhigh", "max"),
+    "model.knowledge_effort": ("", "low", "medium", "high", "xhigh", "max"),
+}
 
 _UNREAD = object()
 
@@ -45,6 +58,11 @@ class Settings:
         if type(value) is not type(DEFAULTS[key]):
             raise Refused(f"cannot change setting '{key}': expected "
                           f"{type(DEFAULTS[key]).__name__}, got {type(value).__name__}")
+        if key in CHOICES and value not in CHOICES[key]:
+            shown = ", ".join(repr(c) if c else "'' (the model's default)" for c in CHOICES[key])
+            raise Refused(f"cannot change setting '{key}': '{value}' is not one of {shown}")
+        if key in ("model.chat", "model.knowledge") and not value.strip():
+            raise Refused(f"cannot change setting '{key}': a model name cannot be empty")
         with self._db.write() as conn:
             conn.execute("INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)",
                          (key, json.dumps(value)))

@@ -18,11 +18,34 @@ retry it).
 
 Error replies mirror the real API, so the SDK retries 429/5xx unless the client was made with
 `max_retries=0` (or the reply passes `headers={"x-should-retry": "false"}`).
+
+Each model behaves as its entry in `fake.models` says (today's list, from the API's
+`GET /v1/models` shape, checked against the SDK 2.14 types on 2026-11-30):
+
+- a model missing from the list, or `retired`, answers 404 `not_found_error` (a server
+  without a models endpoint, `models_status != 200`, accepts any model, last year's way);
+- a *current* model (thinking `adaptive` only: the 5.5 family) refuses a forced
+  `tool_choice` (`tool`/`any`), `temperature`/`top_p`/`top_k` and an assistant prefill with 400
+  `invalid_request_error`, opens every reply with a signed `thinking` block (`fake.thinking`),
+  and refuses a tool round whose last assistant turn does not start with that block exactly
+  as sent (text and signature);
+- a *legacy* model (thinking `enabled` only, or no capability data: Haiku 4.5, a local server)
+  takes all of that, last year's way;
+- `output_config.format` (structured outputs) is refused where `structured_outputs` is not
+  supported (or the model is in `fake.refuse_structured`), and its schema is held to the
+  subset the API takes (every object declares `properties` and `additionalProperties: false`;
+  no numeric, length or size bounds); the answer is a text block holding the JSON;
+- `output_config.effort` is refused where `effort` is not supported; `thinking.type` where the
+  model does not take that type;
+- prompt caching is modelled: a `cache_control` breakpoint whose prefix (tools, system,
+  messages; tokens estimated as characters / 4) reaches the model's minimum writes a cache
+  entry, and a later request with the same prefix reads it.
 """
 
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import math
 import secrets
@@ -33,18 +56,48 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_INPUT_TOKENS = 25
+THINKING_TEXT = "Let me think about what was asked."
 
-MODELS: list[dict[str, Any]] = [
-    {"type": "model", "id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5",
-     "created_at": "2025-09-29T00:00:00Z"},
-    {"type": "model", "id": "claude-haiku-4-5", "display_name": "Claude Haiku 4.5",
-     "created_at": "2025-10-15T00:00:00Z"},
-]
+# GET /v1/models as the API answers it this month (a copy of shared/fixtures).
+MODELS: list[dict[str, Any]] = json.loads(
+    (Path(__file__).with_name("anthropic_models.json")).read_text(encoding="utf-8"))["data"]
+
+# The smallest prefix (in tokens) each model caches; below it nothing is cached, nothing fails.
+CACHE_MINIMUM: dict[str, int] = {
+    "claude-sonnet-5-5": 1024, "claude-haiku-5-5": 512, "claude-opus-5-5": 1024,
+    "claude-haiku-4-5": 4096, "claude-sonnet-4-5": 1024,
+}
+
+# Schema keywords structured outputs refuse (limits are enforced in code after the answer).
+_REFUSED_SCHEMA_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                        "multipleOf", "minLength", "maxLength", "minItems", "maxItems",
+                        "uniqueItems", "minProperties", "maxProperties")
+
+
+def estimate_tokens(value: Any) -> int:
+    """The fake's token count: characters of the compact JSON over four."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) // 4
+
+
+def _supported(model: Mapping[str, Any] | None, *path: str) -> bool:
+    node: Any = (model or {}).get("capabilities")
+    for key in path:
+        if not isinstance(node, dict):
+            return False
+        node = node.get(key)
+    return isinstance(node, dict) and node.get("supported") is True
+
+
+def is_current(model: Mapping[str, Any] | None) -> bool:
+    """Today's thinking models: adaptive thinking only (they refuse last year's requests)."""
+    return (_supported(model, "thinking", "types", "adaptive")
+            and not _supported(model, "thinking", "types", "enabled"))
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -106,21 +159,39 @@ class _MessageReply(_Reply):
     delay: float = 0.0
     message_id: str = field(default_factory=lambda: _random_id("msg_"))
 
-    def _blocks(self) -> list[dict[str, Any]]:
+    def _blocks(self, h: _Handler, request: FakeRequest) -> list[dict[str, Any]]:
         blocks = []
+        body = request.body if isinstance(request.body, dict) else {}
+        structured = isinstance(body.get("output_config"), dict) and \
+            body["output_config"].get("format") is not None
         for block in self.content:
             block = dict(block)
+            if block["type"] == "tool_use" and structured:
+                # The same answer in the shape the request asked for: JSON in a text block.
+                block = {"type": "text", "text": json.dumps(block.get("input", {}))}
             if block["type"] == "tool_use":
                 block.setdefault("id", _random_id("toolu_"))
                 block.setdefault("input", {})
+            if block["type"] == "thinking":
+                block.setdefault("signature", h.fake._sign(block["thinking"]))
             blocks.append(block)
+        if structured and self.stop_reason == "tool_use":
+            self.stop_reason = "end_turn"
+        model = h.fake.model(self._model(request))
+        if (h.fake.thinking and is_current(model)
+                and not any(b["type"] in ("thinking", "redacted_thinking") for b in blocks)):
+            blocks.insert(0, {"type": "thinking", "thinking": THINKING_TEXT,
+                              "signature": h.fake._sign(THINKING_TEXT)})
         return blocks
 
-    def _usage(self, blocks: list[dict[str, Any]]) -> dict[str, int]:
-        size = sum(len(b["text"]) if b["type"] == "text" else len(json.dumps(b.get("input")))
-                   for b in blocks)
-        usage = {"input_tokens": DEFAULT_INPUT_TOKENS, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0, "output_tokens": max(1, size // 4)}
+    def _usage(self, h: _Handler, request: FakeRequest,
+               blocks: list[dict[str, Any]]) -> dict[str, int]:
+        size = sum(len(b["text"]) if b["type"] == "text"
+                   else len(b.get("thinking", "")) if b["type"] == "thinking"
+                   else len(json.dumps(b.get("input"))) for b in blocks)
+        written, read = h.fake._cache(request)
+        usage = {"input_tokens": DEFAULT_INPUT_TOKENS, "cache_creation_input_tokens": written,
+                 "cache_read_input_tokens": read, "output_tokens": max(1, size // 4)}
         usage.update(self.usage or {})
         return usage
 
@@ -132,8 +203,8 @@ class _MessageReply(_Reply):
         return DEFAULT_MODEL
 
     def send(self, h: _Handler, request: FakeRequest) -> None:
-        blocks = self._blocks()
-        usage = self._usage(blocks)
+        blocks = self._blocks(h, request)
+        usage = self._usage(h, request, blocks)
         model = self._model(request)
         if not request.stream:
             h.send_json(200, {
@@ -188,6 +259,15 @@ def _block_events(index: int, block: dict[str, Any], chunk: int,
         # Like the API: an empty first piece, then the JSON in a few partial pieces.
         pieces = [""] + _pieces(encoded, math.ceil(len(encoded) / 3))
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+    elif kind == "thinking":
+        # As in anthropic-stream-thinking-*.sse: empty start, thinking deltas, the signature.
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": p}
+                  for p in _pieces(block["thinking"], chunk)]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "redacted_thinking":
+        start = {"type": "redacted_thinking", "data": block["data"]}
+        deltas = []
     else:
         raise ValueError(f"FakeAnthropic cannot stream a {kind!r} content block")
     yield "content_block_start", {"type": "content_block_start", "index": index,
@@ -327,6 +407,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(404, error_body(
                 "not_found_error", f"FakeAnthropic has no route POST {request.path}"))
             return
+        refusal = self.fake._refusal(request)
+        if refusal is not None:  # the API refuses before any model answers: nothing consumed
+            status, error_type, message = refusal
+            self.send_json(status, error_body(error_type, message), {"x-should-retry": "false"})
+            return
         reply = self.fake._next_reply()
         if reply is None:
             self.send_json(500, error_body(
@@ -427,8 +512,12 @@ class FakeAnthropic:
 
     def __init__(self) -> None:
         self.requests: list[FakeRequest] = []
-        self.models: list[dict[str, Any]] = [dict(m) for m in MODELS]
+        self.models: list[dict[str, Any]] = json.loads(json.dumps(MODELS))
         self.models_status = 200
+        self.thinking = True  # current models open every reply with a signed thinking block
+        self.refuse_structured: set[str] = set()  # models that refuse output_config.format
+        self._signed: dict[str, str] = {}  # signature -> the thinking text it was issued for
+        self._cached: set[str] = set()  # prefixes written to the prompt cache
         self.hung = threading.Event()  # a request has reached a hang() reply
         self.disconnected = threading.Event()  # the client hung up on a hang() reply
         self.errors: list[Exception] = []  # exceptions raised while answering (bad scripts)
@@ -572,6 +661,15 @@ class FakeAnthropic:
             ]
         self._queue(_EventsReply(events, stall=True))
 
+    def model(self, model_id: str) -> dict[str, Any] | None:
+        """The models-list entry for *model_id*, or None."""
+        return next((m for m in self.models if m.get("id") == model_id), None)
+
+    def add_legacy_model(self, model_id: str, **fields: Any) -> None:
+        """A model with last year's behaviour and no capability data (an older proxy's)."""
+        self.models.append({"type": "model", "id": model_id, "display_name": model_id,
+                            "created_at": "2025-01-01T00:00:00Z", **fields})
+
     # inspection
 
     @property
@@ -593,6 +691,102 @@ class FakeAnthropic:
         with self._lock:
             self.requests.append(request)
 
+    def _sign(self, thinking: str) -> str:
+        signature = "sig-" + hashlib.sha256(thinking.encode()).hexdigest()[:16] + \
+            secrets.token_hex(4)
+        with self._lock:
+            self._signed[signature] = thinking
+        return signature
+
+    def _cache(self, request: FakeRequest) -> tuple[int, int]:
+        """(tokens written, tokens read) for the request's cache breakpoints."""
+        body = request.body if isinstance(request.body, dict) else {}
+        minimum = CACHE_MINIMUM.get(str(body.get("model")), 1024)
+        parts: list[Any] = list(body.get("tools") or [])
+        system = body.get("system")
+        parts += system if isinstance(system, list) else ([system] if system else [])
+        for message in body.get("messages") or []:
+            content = message.get("content") if isinstance(message, dict) else None
+            parts += content if isinstance(content, list) else [content]
+        prefix: list[Any] = []
+        breakpoints: list[tuple[int, str]] = []
+        for part in parts:
+            prefix.append(part)
+            if isinstance(part, dict) and part.get("cache_control"):
+                tokens = estimate_tokens(prefix)
+                if tokens >= minimum:
+                    key = hashlib.sha256(json.dumps(prefix, sort_keys=True).encode()).hexdigest()
+                    breakpoints.append((tokens, key))
+        if not breakpoints:
+            return 0, 0
+        with self._lock:
+            read = max((t for t, key in breakpoints if key in self._cached), default=0)
+            self._cached.update(key for _, key in breakpoints)
+        return breakpoints[-1][0] - read, read
+
+    def _refusal(self, request: FakeRequest) -> tuple[int, str, str] | None:
+        """What the API would refuse in this request, as (status, error type, message)."""
+        body = request.body if isinstance(request.body, dict) else {}
+        model_id = str(body.get("model"))
+        model = self.model(model_id)
+        if self.models_status == 200 and (model is None or model.get("lifecycle") == "retired"):
+            return 404, "not_found_error", f"model: {model_id}"
+        bad = "invalid_request_error"
+        thinking = body.get("thinking")
+        if isinstance(thinking, dict) and model is not None and model.get("capabilities"):
+            kind = thinking.get("type")
+            if kind in ("adaptive", "enabled") and not _supported(model, "thinking", "types", kind):
+                return 400, bad, f"thinking.type: '{kind}' is not supported for this model"
+        config = body.get("output_config")
+        if isinstance(config, dict):
+            if config.get("format") is not None:
+                if ((model is not None and not _supported(model, "structured_outputs"))
+                        or model_id in self.refuse_structured):
+                    return 400, bad, "output_config.format: structured outputs are not " \
+                        "supported for this model"
+                problem = _schema_problem((config["format"] or {}).get("schema"))
+                if problem:
+                    return 400, bad, f"output_config.format.schema: {problem}"
+            if config.get("effort") is not None and (model is None
+                                                     or not _supported(model, "effort")):
+                return 400, bad, "output_config.effort: effort is not supported for this model"
+        if not is_current(model):
+            return None  # last year's model: takes what last year's requests send
+        choice = body.get("tool_choice")
+        if isinstance(choice, dict) and choice.get("type") in ("tool", "any"):
+            return 400, bad, 'tool_choice: type "tool" and "any" are not supported for this model'
+        for name in ("temperature", "top_p", "top_k"):
+            if name in body:
+                return 400, bad, f"{name}: sampling parameters are not supported for this model"
+        messages = body.get("messages") or []
+        if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "assistant":
+            return 400, bad, ("This model does not support assistant message prefill. The "
+                              "conversation must end with a user message.")
+        return self._thinking_refusal(messages)
+
+    def _thinking_refusal(self, messages: list[Any]) -> tuple[int, str, str] | None:
+        """In a tool round, the last assistant turn must start with its thinking, unchanged."""
+        last = messages[-1] if messages else None
+        content = last.get("content") if isinstance(last, dict) else None
+        if not (isinstance(content, list) and content
+                and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
+            return None  # not a tool round
+        index = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
+        first = (messages[index].get("content") or [{}])[0]
+        kind = first.get("type") if isinstance(first, dict) else None
+        if kind not in ("thinking", "redacted_thinking"):
+            return 400, "invalid_request_error", (
+                f"messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                f"but found `{kind}`. When `thinking` is enabled, a final `assistant` message "
+                "must start with a thinking block.")
+        if kind == "thinking":
+            with self._lock:
+                issued = self._signed.get(first.get("signature", ""))
+            if issued is None or issued != first.get("thinking"):
+                return 400, "invalid_request_error", (
+                    f"messages.{index}.content.0: Invalid `signature` in `thinking` block")
+        return None
+
     def _message_count(self) -> int:
         return len(self.message_requests)
 
@@ -603,6 +797,30 @@ class FakeAnthropic:
     def _track(self, connection: socket.socket, add: bool) -> None:
         with self._lock:
             (self._connections.add if add else self._connections.discard)(connection)
+
+
+def _schema_problem(schema: Any, where: str = "") -> str | None:
+    """Why structured outputs would refuse this JSON schema, or None."""
+    if not isinstance(schema, dict):
+        return "a schema must be an object" if not where else None
+    for key in _REFUSED_SCHEMA_KEYS:
+        if key in schema:
+            return f"For '{schema.get('type', 'any')}' type, property '{key}' is not supported"
+    if schema.get("type") == "object":
+        if "properties" not in schema:
+            return f"object{where} must declare 'properties'"
+        if schema.get("additionalProperties") is not False:
+            return f"object{where} must set 'additionalProperties' to false"
+    children: list[Any] = list((schema.get("properties") or {}).values())
+    children += [schema.get("items")] if isinstance(schema.get("items"), dict) else []
+    for key in ("anyOf", "allOf", "oneOf"):
+        children += list(schema.get(key) or [])
+    children += list((schema.get("$defs") or {}).values())
+    for child in children:
+        problem = _schema_problem(child, where + ".")
+        if problem:
+            return problem
+    return None
 
 
 __all__ = ["FakeAnthropic", "FakeRequest", "MODELS", "error_body", "sse_frame"]

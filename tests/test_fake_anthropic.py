@@ -19,7 +19,7 @@ from anthropic.types import ToolUseBlock
 from fake_anthropic import FakeAnthropic
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-haiku-4-5"  # active and last year's shape: these tests are about the transport
 HELLO = [{"role": "user", "content": "Hello"}]
 
 # The SDK warns that claude-sonnet-4-5 is deprecated; the name is only a label here.
@@ -291,8 +291,12 @@ async def test_stop_ends_a_hung_stream():
 
 async def test_models_list_and_its_failure(fake, client):
     page = await client.models.list()
-    assert [m.id for m in page.data] == ["claude-sonnet-4-5", "claude-haiku-4-5"]
-    assert page.data[0].display_name == "Claude Sonnet 4.5"
+    assert [m.id for m in page.data] == ["claude-sonnet-5-5", "claude-haiku-5-5",
+                                         "claude-opus-5-5", "claude-haiku-4-5",
+                                         "claude-sonnet-4-5"]
+    assert page.data[0].display_name == "Claude Sonnet 5.5"
+    assert page.data[0].lifecycle == "active" and page.data[-1].lifecycle == "retired"
+    assert page.data[0].capabilities.thinking.types.adaptive.supported
     assert [m.id async for m in await client.models.list()] == [m.id for m in page.data]
     assert (await client.models.retrieve("claude-haiku-4-5")).display_name == "Claude Haiku 4.5"
 

@@ -70,8 +70,11 @@ async def test_a_qualifying_exchange_adds_what_it_taught(cairn, fake, project):
     assert (doc.source, doc.chat_id) == ("rebuild", chat.id)
     assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
     request = fake.message_requests[-1].body
-    assert request["model"] == "claude-haiku-4-5" and "stream" not in request
-    assert request["tool_choice"] == {"type": "tool", "name": "update_knowledge"}
+    assert request["model"] == "claude-haiku-5-5" and "stream" not in request
+    # Today's knowledge model takes structured outputs, and refuses a forced tool.
+    assert request["output_config"]["format"]["type"] == "json_schema"
+    assert request["output_config"]["effort"] == "low"
+    assert "tool_choice" not in request and "tools" not in request
     prompt = request["messages"][0]["content"]
     assert "Today is " in prompt and "When do we launch?" in prompt and LONG in prompt
     assert cairn.knowledge.history(project.id)[0].source == "rebuild"
@@ -110,7 +113,9 @@ async def test_labels_and_length_guidance_reach_the_model(cairn, fake, project):
                 for _ in range(3)], "overloaded"),
     (lambda f: f.reply_error_status(500, "api_error", "boom", headers={"x-should-retry": "false"}),
      "had a problem"),
-    (lambda f: f.reply_text("I think the launch is in April, noted!"), "without recording anything"),
+    (lambda f: f.reply_text("I think the launch is in April, noted!"), "malformed"),
+    (lambda f: f.reply_message([{"type": "thinking", "thinking": "Nothing to add."}]),
+     "without recording anything"),
 ])
 async def test_every_fault_leaves_documents_and_watermark_alone(cairn, fake, project, script, sentence):
     cairn.knowledge.save(project.id, "## Facts\n- Kept as is\n", source="user")
@@ -394,7 +399,7 @@ def test_cli_ask_rebuilds_once(cairn, fake, project, capsys):
     fake.reply_text(LONG)
     fake.reply_json("update_knowledge", {"ops": []})
     assert cli.main(["ask", "--folder", project.path, "When?"]) == 0
-    knowledge_calls = [r for r in fake.message_requests if "tool_choice" in (r.body or {})]
+    knowledge_calls = [r for r in fake.message_requests if "output_config" in (r.body or {})]
     assert len(knowledge_calls) == 1
 
 

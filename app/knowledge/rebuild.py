@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from app.catalog import Catalog
 from app.chats import COMPLETE, ChatStore, Message
 from app.db import utc_now
-from app.knowledge.document import labelled
+from app.knowledge.document import SECTIONS, labelled
 from app.knowledge.ops import Layer, Refusal, apply_ops
 from app.knowledge.store import PERSONAL, Change, KnowledgeStore
 from app.live import BACKGROUND_JOB
@@ -31,7 +32,7 @@ log = logging.getLogger(__name__)
 QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (spec 000)
 CHUNK_EXCHANGES = 6  # a backlog goes to the model in chunks of this many, oldest first
 CHUNK_CHARS = 24_000
-MAX_OUTPUT_TOKENS = 4_096
+MAX_OUTPUT_TOKENS = 8_192  # today's models think within this budget too (low effort keeps it short)
 PROMPT = Path(__file__).resolve().parents[2] / "resources" / "prompts" / "knowledge.md"
 
 UPDATE_TOOL: dict[str, Any] = {
@@ -42,6 +43,28 @@ UPDATE_TOOL: dict[str, Any] = {
         "properties": {"ops": {"type": "array", "items": {"type": "object"}}},
         "required": ["ops"],
     },
+}
+
+
+def _op_schema(op: str, **properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"op": {"type": "string", "enum": [op]}, **properties},
+            "required": ["op", *properties], "additionalProperties": False}
+
+
+_TEXT: dict[str, Any] = {"type": "string"}
+# The same ops as structured output (output_config.format).  Structured outputs refuse length
+# and size bounds, so those limits stay in the validator (ops.apply_ops), as for the tool.
+OPS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ops": {"type": "array", "items": {"anyOf": [
+        _op_schema("add", target={"type": "string", "enum": ["project", "folder", "personal"]},
+                   section={"type": "string", "enum": list(SECTIONS)}, text=_TEXT,
+                   evidence=_TEXT),
+        _op_schema("update", ref=_TEXT, text=_TEXT, evidence=_TEXT),
+        _op_schema("merge", refs={"type": "array", "items": _TEXT}, text=_TEXT),
+    ]}}},
+    "required": ["ops"],
+    "additionalProperties": False,
 }
 
 
@@ -69,6 +92,7 @@ class Report:
     error: str | None = None
     output_tokens: int = 0
     exchanges: int = 0
+    notice: str | None = None  # the knowledge model is deprecated: said once
 
 
 def exchanges_of(messages: list[Message]) -> list[Exchange]:
@@ -112,8 +136,12 @@ def length_guidance(size: int) -> str:
 class Rebuilder:
     def __init__(self, *, registry: Registry, chats: ChatStore, knowledge: KnowledgeStore,
                  settings: Settings, client: Callable[[], Any],
-                 chain: Callable[[Any], list[Any]], today: Callable[[], date] = date.today) -> None:
+                 chain: Callable[[Any], list[Any]], today: Callable[[], date] = date.today,
+                 catalog: Catalog | None = None,
+                 models_ready: Callable[[str, str], Awaitable[str | None]] | None = None) -> None:
         self.registry = registry
+        self.catalog = catalog or Catalog(registry.db.path.parent)
+        self._models_ready = models_ready
         self.chats = chats
         self.knowledge = knowledge
         self.settings = settings
@@ -173,13 +201,17 @@ class Rebuilder:
                            for n, e in enumerate(chunk, 1))
         said = "\n\n".join(f"{e.user}\n{e.reply}" for e in chunk)  # where evidence must be
         work = self.registry.live.begin(chat_id, BACKGROUND_JOB, stop=lambda: None)
+        model = self.settings.get("model.knowledge")
         try:
+            if self._models_ready is not None:  # a retired model: refused, naming its successor
+                report.notice = await self._models_ready(model, "knowledge")
             tool_input, report.output_tokens = await self._ask_model(layers, chain, text)
         except Exception as failure:  # every fault leaves the documents as they were
             from app.model import explain
 
             report.status = "failed"
-            report.error = (str(explain(failure, model=self.settings.get("model.knowledge")))
+            report.error = (str(explain(failure, model=model, catalog=self.catalog,
+                                        purpose="knowledge"))
                             if not isinstance(failure, _NoToolCall) else str(failure))
             log.warning("rebuild for %s failed: %s", chat_id, report.error)
             self._record_error(owners.values(), report.error)
@@ -247,30 +279,65 @@ class Rebuilder:
         size = max((len(layer.text) for layer in layers), default=0)
         system = PROMPT.read_text(encoding="utf-8").replace("{length_guidance}",
                                                             length_guidance(size))
-        client = self._client()
-        response = await client.messages.create(
-            model=self.settings.get("model.knowledge"), max_tokens=MAX_OUTPUT_TOKENS,
-            system=system, messages=[{"role": "user", "content": "\n\n".join(parts)}],
-            tools=[UPDATE_TOOL], tool_choice={"type": "tool", "name": "update_knowledge"},
-        )
-        call = next((b for b in response.content
-                     if getattr(b, "type", "") == "tool_use" and b.name == "update_knowledge"), None)
-        if call is None:
-            raise _NoToolCall("The knowledge model answered without recording anything; the "
-                              "documents are unchanged and the next turn tries again.")
+        model = self.settings.get("model.knowledge")
+        request = {"model": model, "system": system,
+                   "messages": [{"role": "user", "content": "\n\n".join(parts)}]}
+        shape = self.catalog.knowledge_shape(model)
+        try:
+            response = await self._call(request, shape)
+        except Exception as error:
+            import anthropic
+
+            if not (isinstance(error, anthropic.BadRequestError) and _invalid_request(error)):
+                raise
+            # The server refused this shape: the other one, once, and remember what worked.
+            other = "tool" if shape == "structured" else "structured"
+            log.info("the knowledge model refused %s output; trying %s", shape, other)
+            response = await self._call(request, other)
+            self.catalog.remember_shape(model, other)
+            shape = other
+        if getattr(response, "stop_reason", None) == "refusal":
+            raise _NoToolCall("The knowledge model declined to record anything; the documents "
+                              "are unchanged and the next turn tries again.")
+        if shape == "structured":
+            answer: object = _json_answer(response)
+        else:
+            call = next((b for b in response.content if getattr(b, "type", "") == "tool_use"
+                         and b.name == "update_knowledge"), None)
+            if call is None:
+                raise _NoToolCall("The knowledge model answered without recording anything; "
+                                  "the documents are unchanged and the next turn tries again.")
+            answer = call.input
         if getattr(response, "stop_reason", None) == "max_tokens":
             raise _NoToolCall("The knowledge model's answer was cut off before it ended; the "
                               "documents are unchanged and the next turn tries again.")
-        tool_input = call.input
-        if isinstance(tool_input, str):  # some compatible servers send the JSON as text
+        if isinstance(answer, str):  # some compatible servers send the JSON as text
             try:
-                tool_input = json.loads(tool_input)
+                answer = json.loads(answer)
             except json.JSONDecodeError:
-                tool_input = None
-        if not isinstance(tool_input, dict) or not isinstance(tool_input.get("ops"), list):
+                answer = None
+        if not isinstance(answer, dict) or not isinstance(answer.get("ops"), list):
             raise _NoToolCall("The knowledge model's answer was malformed; the documents are "
                               "unchanged and the next turn tries again.")
-        return tool_input, int(getattr(response.usage, "output_tokens", 0) or 0)
+        return answer, int(getattr(response.usage, "output_tokens", 0) or 0)
+
+    async def _call(self, request: dict[str, Any], shape: str) -> Any:
+        """One knowledge call, in the shape the model takes: structured output or forced tool."""
+        from app.model import request_options
+
+        info = self.catalog.info(request["model"])
+        options = request_options(info, effort=self.settings.get("model.knowledge_effort"),
+                                  max_tokens=MAX_OUTPUT_TOKENS)
+        options.pop("thinking", None)  # the model's default: today's models think by themselves
+        if shape == "structured":
+            config = dict(options.pop("output_config", {}))
+            config["format"] = {"type": "json_schema", "schema": OPS_SCHEMA}
+            options["output_config"] = config
+        else:
+            options.pop("output_config", None)  # a forced tool: nothing a legacy model refuses
+            options["tools"] = [UPDATE_TOOL]
+            options["tool_choice"] = {"type": "tool", "name": "update_knowledge"}
+        return await self._client().messages.create(**request, **options)
 
     def _set_watermark(self, chat_id: str, message_id: int) -> None:
         with self.registry.db.write() as conn:
@@ -300,7 +367,26 @@ class Rebuilder:
 
 
 class _NoToolCall(Exception):
-    """The model answered, but not with the forced tool call (or with malformed input)."""
+    """The model answered, but not with the ops (no tool call, no JSON, malformed input)."""
+
+
+def _invalid_request(error: Any) -> bool:
+    body = error.body if isinstance(error.body, dict) else {}
+    detail = body.get("error", body)
+    return isinstance(detail, dict) and detail.get("type") == "invalid_request_error"
+
+
+def _json_answer(response: Any) -> object:
+    """The JSON a structured-output answer holds in its text (thinking blocks aside)."""
+    text = "".join(getattr(b, "text", "") for b in response.content
+                   if getattr(b, "type", "") == "text")
+    if not text.strip():
+        raise _NoToolCall("The knowledge model answered without recording anything; the "
+                          "documents are unchanged and the next turn tries again.")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
 
 
 def _chunk(backlog: list[Exchange]) -> list[Exchange]:
