@@ -178,6 +178,10 @@ class Catalog:
     def fetched_at(self) -> str | None:
         return self._state.get("fetched_at")
 
+    def has_list(self, server: str) -> bool:
+        """Whether a list from *server* was ever fetched (even an empty one)."""
+        return bool(self._state.get("fetched_at")) and self._state.get("server") == server
+
     def stale(self, server: str) -> bool:
         fetched = self._state.get("fetched_at")
         if not fetched or self._state.get("server") != server:

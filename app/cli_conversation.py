@@ -294,12 +294,12 @@ def _models(cairn: Any, emit: Callable[[Any, Callable[[], str]], None], stderr: 
             if row["successor"]:
                 state += f", use {row['successor']}"
             price = row["price_per_mtok"]
-            cost = (f"${price['input']:g} in / ${price['output']:g} out per Mtok" if price
+            cost = (f"${price['input']:.2f} in / ${price['output']:.2f} out per Mtok" if price
                     else "price unknown")
             context = (f"{row['max_input_tokens']:,} tokens" if row.get("max_input_tokens")
                        else "")
             used = f"  ← {' and '.join(row['used_for'])}" if row["used_for"] else ""
-            lines.append(f"{row['id']:<22} {row['display_name']:<20} {state:<40} "
+            lines.append(f"{row['id']:<22} {row['display_name']:<20} {state:<46} "
                          f"{context:>17}  {cost}{used}".rstrip())
         return "\n".join(lines) or "The server lists no models."
 

@@ -57,6 +57,7 @@ class ChatEngine:
         self.settings = settings
         self._client_factory = client_factory
         self._client: tuple[tuple[str | None, str | None], Any] | None = None
+        self._refreshing: asyncio.Future[None] | None = None  # a background models refresh
         self.turn_listeners: list[Callable[[TurnResult], None]] = []  # e.g. the rebuild's timer
         self.start_listeners: list[Callable[[str], None]] = []  # a chat is busy again
 
@@ -68,6 +69,11 @@ class ChatEngine:
         if self._client is None or self._client[0] != wanted:
             self._client = (wanted, (self._client_factory or make_client)(self.settings))
         return self._client[1]
+
+    def _refreshed(self, task: asyncio.Future[None]) -> None:
+        self._refreshing = None
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("the models list could not be refreshed: %r", task.exception())
 
     def server(self) -> str:
         """Which server the models list belongs to (a cache per server)."""
@@ -82,7 +88,13 @@ class ChatEngine:
             client = self.client()
         except ModelError:
             return None  # no key yet: the turn itself says so
-        await self.catalog.ensure_fresh(client, self.server())
+        server = self.server()
+        if not self.catalog.has_list(server):
+            await self.catalog.ensure_fresh(client, server)  # the first time: needed to decide
+        elif self.catalog.stale(server) and self._refreshing is None:
+            # A day-old list still decides this turn; the fresh one arrives in the background.
+            self._refreshing = asyncio.ensure_future(self.catalog.ensure_fresh(client, server))
+            self._refreshing.add_done_callback(self._refreshed)
         self.catalog.check_usable(model, purpose)
         return self.catalog.deprecation_notice(model, purpose)
 

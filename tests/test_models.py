@@ -437,3 +437,19 @@ async def test_a_paused_turn_goes_on(cairn, fake, workspace):
     result = await cairn.engine.send(chat.id, "A long job")
     assert result.status == "complete" and result.text == "Part one. Part two."
     assert fake.message_requests[-1].body["messages"][-1]["role"] == "assistant"
+
+
+async def test_a_day_old_list_never_holds_a_turn_up(cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_text("One.")
+    await cairn.engine.send(chat.id, "First")  # fetches the list: there was none
+    assert len([r for r in fake.requests if r.method == "GET"]) == 1
+    later = datetime.now(timezone.utc) + timedelta(days=2)
+    cairn.catalog._now = lambda: later
+    fake.reply_text("Two.")
+    result = await cairn.engine.send(chat.id, "Second")
+    assert result.status == "complete"
+    if cairn.engine._refreshing is not None:  # fetched in the background, not before the turn
+        await cairn.engine._refreshing
+    assert len([r for r in fake.requests if r.method == "GET"]) == 2
+    assert not cairn.catalog.stale(cairn.engine.server())
