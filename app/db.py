@@ -174,12 +174,22 @@ def utc_now() -> str:
 
 
 class Database:
-    """One connection, one writer.  Create with :meth:`open`."""
+    """One write connection, one writer; reads on their own connections.  Create with
+    :meth:`open`.
+
+    WAL lets readers go on while a writer commits, so :meth:`query` reads on a read-only
+    connection per thread and never waits behind another thread's commit and fsync.
+    """
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
         self.path = path
         self._lock = threading.Lock()
+        self._readers = threading.local()
+        self._reader_list: list[sqlite3.Connection] = []  # to close them all, from any thread
+        self._readers_lock = threading.Lock()
+        self._trace: Any = None
+        self._closed = False
 
     # ----------------------------------------------------------------- opening
 
@@ -265,12 +275,34 @@ class Database:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+        with self._readers_lock:
+            self._closed = True
+            readers, self._reader_list = self._reader_list, []
+        for reader in readers:
+            reader.close()
 
     # ----------------------------------------------------------------- reading and writing
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+        """One SELECT on this thread's read connection: it sees every committed change and
+        never waits for a writer (WAL)."""
+        return self._reader().execute(sql, params).fetchall()
+
+    def _reader(self) -> sqlite3.Connection:
+        reader: sqlite3.Connection | None = getattr(self._readers, "conn", None)
+        if reader is not None:
+            return reader
+        with self._readers_lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            reader.execute("PRAGMA query_only=ON")  # a read connection can never write
+            reader.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if self._trace is not None:
+                reader.set_trace_callback(self._trace)
+            self._reader_list.append(reader)
+        self._readers.conn = reader
+        return reader
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -311,8 +343,13 @@ class Database:
         return _scalar(conn, "PRAGMA data_version")
 
     def set_trace(self, callback: Any) -> None:
-        """Install a ``sqlite3`` trace callback (tests count storage reads with it)."""
+        """Install a ``sqlite3`` trace callback on every connection, the read connections
+        included (tests count storage reads with it)."""
+        self._trace = callback
         self._conn.set_trace_callback(callback)
+        with self._readers_lock:
+            for reader in self._reader_list:
+                reader.set_trace_callback(callback)
 
 
 def _storage_sentence(error: sqlite3.OperationalError) -> str:

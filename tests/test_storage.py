@@ -14,10 +14,36 @@ from app.errors import StartupError
 
 def test_pragmas(isolated):
     db = Database.open(isolated)
-    assert db.query("PRAGMA journal_mode") == [("wal",)]
-    assert db.query("PRAGMA synchronous") == [(2,)]  # FULL
-    assert db.query("PRAGMA foreign_keys") == [(1,)]
+    with db.snapshot() as writer:  # the write connection
+        assert writer.execute("PRAGMA journal_mode").fetchall() == [("wal",)]
+        assert writer.execute("PRAGMA synchronous").fetchall() == [(2,)]  # FULL
+        assert writer.execute("PRAGMA foreign_keys").fetchall() == [(1,)]
     assert db.query("PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert db.query("PRAGMA query_only") == [(1,)]  # reads go on a read-only connection
+    db.close()
+
+
+def test_reads_never_wait_behind_a_commit(isolated):
+    import threading
+
+    db = Database.open(isolated)
+    db.query("SELECT 1")
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_writer() -> None:
+        with db.write() as conn:
+            conn.execute("INSERT INTO registry_state (key, value) VALUES ('probe', '1')")
+            inside.set()
+            release.wait(10)
+
+    writer = threading.Thread(target=slow_writer)
+    writer.start()
+    assert inside.wait(10)
+    # The writer holds the write lock mid-transaction; a read answers from the last commit.
+    assert db.query("SELECT count(*) FROM registry_state WHERE key = 'probe'") == [(0,)]
+    release.set()
+    writer.join()
+    assert db.query("SELECT count(*) FROM registry_state WHERE key = 'probe'") == [(1,)]
     db.close()
 
 
