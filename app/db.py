@@ -9,7 +9,8 @@ reported success survives a crash or a power loss.
 from __future__ import annotations
 
 import logging
-import shutil
+import os
+import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -160,6 +161,15 @@ MIGRATIONS: tuple[str, ...] = (
         last_error_at  TEXT
     );
     """,
+    """
+    -- Retry and edit-and-resend take messages out of the conversation without deleting them:
+    -- superseded_by holds the id of the person's message that was sent again in their place
+    -- (retry: that same message, edit: the edited copy).  NULL: part of the conversation, the
+    -- only messages the model is sent and the rebuild learns from.
+    ALTER TABLE message ADD COLUMN superseded_by INTEGER;
+    -- The conversation as an index of its own: counting and paging it stay index-only.
+    CREATE INDEX message_chat_current ON message(chat_id, id) WHERE superseded_by IS NULL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -195,18 +205,27 @@ class Database:
 
     @classmethod
     def open(cls, folder: Path) -> Database:
-        """Open (or create) ``cairn.db`` in *folder*: check, then migrate with a backup first."""
+        """Open (or create) ``cairn.db`` in *folder*: check, then migrate with a backup first.
+
+        Several processes may open the same folder at once (the window and a command right
+        after an update): a fresh database appears complete or not at all, and each migration
+        step runs under SQLite's write lock after re-reading the version, so exactly one
+        process migrates and takes one backup.
+        """
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             reason = (error.strerror or str(error)).lower()
             raise StartupError(f"cannot use '{folder}' as Cairn's data folder: {reason}") from error
         path = folder / DB_NAME
+        _create_if_missing(path)
+        _refuse_if_not_a_database(path)
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as error:
             raise StartupError(f"cannot open Cairn's database at '{path}': {error}") from error
         try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # first: others may be busy
             # Read-only questions first: a database we must refuse is never modified.
             version = _scalar(conn, "PRAGMA user_version")
             if version > SCHEMA_VERSION:
@@ -217,15 +236,16 @@ class Database:
                 )
             problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
             if problems != ["ok"]:
+                backups = sorted(path.parent.glob("cairn-v*.db.bak"))
+                hint = (f" The backups beside it ({', '.join(b.name for b in backups[-3:])}) "
+                        "hold earlier copies." if backups else "")
                 raise StartupError(
                     f"Cairn's database at '{path}' failed its integrity check "
-                    f"({problems[0]}). Nothing was changed; the backups beside it "
-                    "(cairn-v*.db.bak) hold earlier copies."
+                    f"({problems[0]}); nothing was changed.{hint}"
                 )
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA journal_mode=WAL").fetchall()  # read to the end: no lock kept
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             db = cls(conn, path)
             db._migrate(version)
             return db
@@ -239,37 +259,46 @@ class Database:
             raise
 
     def _migrate(self, version: int) -> None:
+        """Every step from *version* up, in one transaction under the write lock: another
+        process may have migrated while we waited, so the version is read again inside it;
+        a crash half-way leaves the old schema, and one backup covers the whole upgrade."""
         if version == SCHEMA_VERSION:
             return
-        has_data = _scalar(self._conn, "SELECT count(*) FROM sqlite_master") > 0
-        if has_data:
-            self._backup(version)
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            log.info("migrating %s to schema %d", self.path, target)
-            with self._lock:
-                try:
-                    # executescript commits first and runs the script as written: the
-                    # migration and its user_version land in one transaction.
-                    self._conn.executescript(
-                        "BEGIN IMMEDIATE;\n"
-                        + MIGRATIONS[target - 1]
-                        + f"\nPRAGMA user_version = {target};\nCOMMIT;"
-                    )
-                except BaseException:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
-                    raise
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                current = _scalar(self._conn, "PRAGMA user_version")
+                if current > 0 and current < SCHEMA_VERSION:
+                    self._backup(current)
+                for target in range(current + 1, SCHEMA_VERSION + 1):
+                    log.info("migrating %s to schema %d", self.path, target)
+                    for statement in _statements(MIGRATIONS[target - 1]):
+                        self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version = {max(current, SCHEMA_VERSION)}")
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
 
     def _backup(self, version: int) -> None:
+        """A complete copy beside the database; only a finished copy carries the .bak name,
+        and two processes (or two migrations in one second) never share a name."""
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        target = self.path.with_name(f"cairn-v{version}-{stamp}.db.bak")
-        partial = target.with_suffix(".partial")
-        dest = sqlite3.connect(partial)
+        unique = f"{os.getpid()}-{secrets.token_hex(3)}"
+        target = self.path.with_name(f"cairn-v{version}-{stamp}-{unique}.db.bak")
+        partial = self.path.with_name(f".cairn-v{version}-{unique}.partial")
+        # Our connection holds the write lock, and SQLite will not back up from a connection
+        # that is writing: a second connection reads the committed state meanwhile.
+        source = sqlite3.connect(self.path, isolation_level=None)
+        dest = sqlite3.connect(partial, isolation_level=None)
         try:
-            self._conn.backup(dest)
+            source.backup(dest)
+            dest.execute("PRAGMA journal_mode=DELETE").fetchall()  # one file: no -wal, -shm
         finally:
             dest.close()
-        shutil.move(partial, target)  # only a complete copy ever carries the .bak name
+            source.close()
+        os.replace(partial, target)
         log.info("backed up %s to %s before migrating", self.path, target)
 
     def close(self) -> None:
@@ -362,6 +391,79 @@ def _storage_sentence(error: sqlite3.OperationalError) -> str:
     return f"Cairn could not save the change ({text}). Nothing was changed."
 
 
+_HEADER = b"SQLite format 3\x00"
+
+
+def _create_if_missing(path: Path) -> None:
+    """Make a fresh, fully migrated database appear at *path* in one step, or leave it be.
+
+    Built beside it and linked into place: another process never sees a half-made (0-byte)
+    file, and of several processes starting on a fresh folder exactly one database wins.
+    """
+    if path.exists():
+        return
+    fresh = path.with_name(f".{DB_NAME}.{os.getpid()}-{secrets.token_hex(3)}.new")
+    try:
+        conn = sqlite3.connect(fresh, isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for script in MIGRATIONS:
+                for statement in _statements(script):
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        try:
+            os.link(fresh, path)  # fails if another process got there first: theirs stands
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links: the same, less atomically
+            if not path.exists():
+                os.replace(fresh, path)
+    except (OSError, sqlite3.Error) as error:
+        raise StartupError(f"cannot create Cairn's database at '{path}': {error}") from error
+    finally:
+        try:
+            fresh.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _refuse_if_not_a_database(path: Path) -> None:
+    """An existing file that is empty or has no SQLite header is never taken for a fresh
+    start: that would hide every workspace and chat without a word."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(len(_HEADER))
+    except OSError as error:
+        raise StartupError(f"cannot read Cairn's database at '{path}': "
+                           f"{(error.strerror or str(error)).lower()}") from error
+    if head == _HEADER:
+        return
+    what = "is empty (0 bytes)" if not head else "is not a SQLite database"
+    raise StartupError(f"Cairn's database at '{path}' {what}, so it cannot hold your workspaces "
+                       "and chats; nothing was changed. Move it away to start afresh, or put "
+                       "back a backup (cairn-v*.db.bak) if there is one.")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The statements of a migration script, to run one by one inside our own transaction
+    (``executescript`` would commit first)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            if pending.strip():
+                yield pending
+            pending = ""
+    if pending.strip() and not all(l.strip().startswith("--") or not l.strip()
+                                   for l in pending.splitlines()):
+        yield pending
+
+
 def _scalar(conn: sqlite3.Connection, sql: str) -> int:
-    row = conn.execute(sql).fetchone()
-    return int(row[0]) if row else 0
+    # fetchall, not fetchone: a statement left unfinished keeps its read lock, and two
+    # processes migrating at once would then deadlock on the write lock.
+    rows = conn.execute(sql).fetchall()
+    return int(rows[0][0]) if rows else 0

@@ -87,7 +87,7 @@ def test_a_newer_database_is_refused_and_left_unchanged(isolated):
 def test_a_file_that_is_not_a_database_is_refused(isolated):
     isolated.mkdir(parents=True)
     (isolated / "cairn.db").write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StartupError, match="cannot open Cairn's database"):
+    with pytest.raises(StartupError, match="is not a SQLite database"):
         Database.open(isolated)
 
 
