@@ -1,4 +1,8 @@
-"""The chats in the sidebar: joining a workspace, manual order, archive and pin (spec 004)."""
+"""The chats in the sidebar: joining a workspace, manual order, archive and pin (spec 004).
+
+Reads come from rows kept in memory (``chat_count``/``chat_at``/``chat_row`` and the same for
+Pinned and Archived, in O(1)); each change updates them and emits the events that say how.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,22 @@ from typing import Any
 from app import paths
 from app.db import utc_now
 from app.errors import Refused
+from app.events import (
+    ChatAdded,
+    ChatArchived,
+    ChatChanged,
+    ChatMoved,
+    ChatPinned,
+    ChatsRegrouped,
+    ChatUnarchived,
+    ChatUnpinned,
+    Event,
+    WorkEnded,
+    WorkStarted,
+)
 from app.ids import new_id
 from app.live import Work
+from app.nesting import Rows
 from app.records import Chat, ChatListing, Workspace
 from app.registry_state import RegistryState, attach_at_top
 
@@ -49,27 +67,70 @@ class ChatList(RegistryState):
     def chats_of(self, ws_id: str) -> list[Chat]:
         """A workspace's visible chats in their manual order (archived ones are hidden)."""
         with self._lock:
-            return [c for c in map(self._chats.__getitem__, self._members.get(ws_id, ()))
-                    if not c.archived]
+            return list(map(self._chats.__getitem__, self._visible.get(ws_id, ())))
 
     def chat_listing(self) -> ChatListing:
-        """The sidebar's grouping, from memory."""
+        """The sidebar's grouping, from memory: Pinned (most recently pinned first), each
+        workspace in display order, Ungrouped (newest first), Archived (most recently first)."""
         with self._lock:
-            return self._listing()
+            get = self._chats.__getitem__
+            return ChatListing(
+                pinned=list(map(get, self._pinned)),
+                workspaces=[(ws, list(map(get, self._visible[ws.id])))
+                            for ws in self.workspaces()],
+                ungrouped=list(map(get, self._ungrouped)),
+                archived=list(map(get, self._archived)),
+            )
 
-    def _listing(self) -> ChatListing:
-        chats = self._chats.values()
-        pinned = sorted((c for c in chats if c.pinned), key=lambda c: c.pin_seq or 0, reverse=True)
-        ungrouped = [c for c in chats if c.workspace_id is None and not c.archived]
-        ungrouped.reverse()  # loaded oldest first; newest leads, like a workspace's new chats
-        archived = sorted((c for c in chats if c.archived), key=lambda c: c.archived_at or "",
-                          reverse=True)
-        return ChatListing(
-            pinned=pinned,
-            workspaces=[(ws, self.chats_of(ws.id)) for ws in self.workspaces()],
-            ungrouped=ungrouped,
-            archived=archived,
-        )
+    # The lists as rows, for a model: a workspace's visible chats (None: Ungrouped), Pinned,
+    # Archived.  O(1) each.
+
+    def chat_count(self, ws_id: str | None) -> int:
+        with self._lock:
+            return len(self._chat_rows(ws_id))
+
+    def chat_at(self, ws_id: str | None, row: int) -> Chat:
+        with self._lock:
+            return self._chats[self._chat_rows(ws_id).at(row)]
+
+    def chat_row(self, chat_id: str) -> int | None:
+        """The chat's row in its workspace (or Ungrouped); None when archived."""
+        with self._lock:
+            chat = self._chats[chat_id]
+            return None if chat.archived else self._home(chat).row_of(chat_id)
+
+    def pinned_count(self) -> int:
+        return len(self._pinned)
+
+    def pinned_at(self, row: int) -> Chat:
+        with self._lock:
+            return self._chats[self._pinned.at(row)]
+
+    def pinned_row(self, chat_id: str) -> int | None:
+        with self._lock:
+            return self._pinned.row_of(chat_id) if chat_id in self._pinned else None
+
+    def archived_count(self) -> int:
+        return len(self._archived)
+
+    def archived_at(self, row: int) -> Chat:
+        with self._lock:
+            return self._chats[self._archived.at(row)]
+
+    def archived_row(self, chat_id: str) -> int | None:
+        with self._lock:
+            return self._archived.row_of(chat_id) if chat_id in self._archived else None
+
+    def _chat_rows(self, ws_id: str | None) -> Rows:
+        if ws_id is None:
+            return self._ungrouped
+        rows = self._visible.get(ws_id)
+        if rows is None:
+            raise KeyError(f"no workspace '{ws_id}'")
+        return rows
+
+    def _home(self, chat: Chat) -> Rows:
+        return self._ungrouped if chat.workspace_id is None else self._visible[chat.workspace_id]
 
     # ----------------------------------------------------------------- changing
 
@@ -80,7 +141,7 @@ class ChatList(RegistryState):
         workspace's; anything else (none, missing, a file, no workspace) stays Ungrouped.
         """
         resolved = paths.try_resolve_folder(folder)
-        with self._lock:
+        with self._changing() as events:
             with self._writing() as conn:
                 home = self._existing(resolved) if resolved is not None else None  # exact match
                 now = utc_now()
@@ -94,9 +155,10 @@ class ChatList(RegistryState):
                 )
                 self._insert_chat(conn, chat)
             self._chats[chat.id] = chat
+            self._seq[chat.id] = len(self._seq)
             if home is not None:
                 self._members[home.id].insert(0, chat.id)
-        self._emit("chat-added", chat.id)
+            events.append(ChatAdded(chat.id, chat.workspace_id, self._show(chat), chat))
         return chat
 
     @staticmethod
@@ -163,7 +225,7 @@ class ChatList(RegistryState):
     def _change_chat(self, chat_id: str, verb: str,
                      decide: Callable[[Chat], dict[str, Any] | None]) -> Chat:
         """Decide on the stored state (after catching up), then write; None = already so."""
-        with self._lock:
+        with self._changing() as events:
             with self._writing() as conn:
                 chat = self.get_chat(chat_id, verb=verb)
                 changes = decide(chat)
@@ -176,14 +238,13 @@ class ChatList(RegistryState):
                 changes["updated_at"] = utc_now()
                 columns = ", ".join(f"{name} = ?" for name in changes)
                 conn.execute(f"UPDATE chat SET {columns} WHERE id = ?", (*changes.values(), chat_id))
-            chat = chat._replace(**changes)
-            self._chats[chat_id] = chat
-        self._emit("chat-changed", chat_id)
+            before, chat = chat, chat._replace(**changes)
+            events.extend(self._restate(before, chat))
         return chat
 
     def move_chat(self, chat_id: str, *, index: int) -> Chat:
         """Put a chat at *index* (0-based) among its workspace's visible chats."""
-        with self._lock:
+        with self._changing() as events:
             with self._writing() as conn:
                 chat = self.get_chat(chat_id, verb="move")
                 ws_id = chat.workspace_id
@@ -214,8 +275,78 @@ class ChatList(RegistryState):
                     ((ws_id, c, p) for p, c in enumerate(order)),
                 )
             self._members[ws_id] = order
-        self._emit("chat-changed", chat_id)
+            rows = self._visible[ws_id]
+            old_row = rows.remove(chat_id)
+            rows.insert(index, chat_id)
+            if index != old_row:
+                events.append(ChatMoved(chat_id, ws_id, old_row, index))
         return chat
+
+    # ----------------------------------------------------------------- rows and events
+
+    def _show(self, chat: Chat) -> int:
+        """Put a visible chat in its workspace's rows (or Ungrouped's); returns its row."""
+        if chat.workspace_id is None:
+            return self._ungrouped.insert_sorted(chat.id, self._seq.__getitem__)
+        # Its place in the manual order, counting only the visible chats before it.
+        row = 0
+        for other in self._members[chat.workspace_id]:
+            if other == chat.id:
+                break
+            row += self._chats[other].archived_at is None
+        self._visible[chat.workspace_id].insert(row, chat.id)
+        return row
+
+    def _restate(self, before: Chat, after: Chat) -> list[Event]:
+        """Memory after a committed change of one chat's header, and the events saying how."""
+        chat_id = after.id
+        events: list[Event] = []
+        if before.pinned and before.pin_seq != after.pin_seq:
+            events.append(ChatUnpinned(chat_id, self._pinned.remove(chat_id)))
+        self._chats[chat_id] = after
+        if before.archived != after.archived:
+            if after.archived:
+                row = self._home(before).remove(chat_id)
+                archived_row = self._archived.insert_sorted(chat_id, self._archive_key)
+                events.append(ChatArchived(chat_id, after.workspace_id, row, archived_row))
+            else:
+                archived_row = self._archived.remove(chat_id)
+                events.append(ChatUnarchived(chat_id, after.workspace_id, self._show(after),
+                                             archived_row))
+        if after.pinned and before.pin_seq != after.pin_seq:
+            events.append(ChatPinned(chat_id, self._pinned.insert_sorted(chat_id, self._pin_key)))
+        events.append(ChatChanged(chat_id, after))
+        return events
+
+    def _regroup(self, chat_ids: list[str], to: str | None) -> ChatsRegrouped | None:
+        """Memory after the chats of a workspace being removed joined *to* (None: Ungrouped).
+
+        The chats keep their manual order; the source's rows are dropped by the caller.
+        """
+        if not chat_ids:
+            return None
+        shown: list[tuple[int, str]] = []
+        hidden: list[str] = []
+        for chat_id in chat_ids:
+            chat = self._chats[chat_id]._replace(workspace_id=to)
+            self._chats[chat_id] = chat
+            if chat.archived:
+                hidden.append(chat_id)
+            elif to is None:
+                shown.append((self._ungrouped.insert_sorted(chat_id, self._seq.__getitem__),
+                               chat_id))
+        if to is not None:
+            self._members[to] = list(chat_ids)
+            self._visible[to] = Rows(c for c in chat_ids if self._chats[c].archived_at is None)
+            shown = [(row, c) for row, c in enumerate(self._visible[to])]
+        else:
+            # Rows of earlier inserts shift as later ones land above them: read them at the end.
+            shown = sorted((self._ungrouped.row_of(c), c) for _, c in shown)
+        return ChatsRegrouped(
+            ids=tuple(c for _, c in shown) + tuple(hidden),
+            to=to,
+            rows=tuple(row for row, _ in shown) + (None,) * len(hidden),
+        )
 
     # ----------------------------------------------------------------- live work
 
@@ -229,10 +360,19 @@ class ChatList(RegistryState):
             chat = self.get_chat(chat_id, verb="start work in")
             if chat.archived:
                 raise Refused(f"cannot start work in session '{chat_id}': the session is archived")
-            return self.live.begin(chat_id, kind, stop)
+            work = self.live.begin(chat_id, kind, stop)
+            self._working.add(work.token)
+            self.hub.emit(WorkStarted(chat_id, kind))  # under the lock: before any archive
+        return work
 
     def end_work(self, work: Work) -> None:
-        self.live.end(work)
+        """Unregister *work*; a second call for the same work does nothing."""
+        with self._lock:
+            self.live.end(work)
+            if work.token not in self._working:
+                return
+            self._working.discard(work.token)
+            self.hub.emit(WorkEnded(work.chat_id, work.kind))
 
 
 _NEXT_PIN = object()  # "the next pin number", computed inside the write

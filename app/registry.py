@@ -2,8 +2,10 @@
 grouped under them.
 
 The parts live beside this module: ``registry_state`` (memory and the write path),
-``chat_list`` (chats joining, order, archive, pin) and ``first_start`` (regrouping, the
-first-use workspace, recovery).  This module adds opening and the workspace operations.
+``chat_list`` (chats joining, order, archive, pin), ``nesting`` (the tree and its rows) and
+``first_start`` (regrouping, the first-use workspace, recovery).  This module adds opening and
+the workspace operations.  Every change emits typed events (``app.events``) through
+``registry.hub``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from app import locations, paths
 from app.chat_list import DEFAULT_CHAT_TITLE, ChatList
 from app.db import Database, utc_now
 from app.errors import Refused
+from app.events import Hub, WorkspaceChanged
 from app.first_start import FirstStart
 from app.records import BUILD_STATUSES, OK, Workspace
 from app.registry_state import Cleanup, read_stored
@@ -30,18 +33,23 @@ class Registry(ChatList, FirstStart):
     """Open with :meth:`open`; all methods are safe to call from any thread."""
 
     @classmethod
-    def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = ()) -> Registry:
-        """Open the data folder: check what is stored, finish interrupted changes, first start."""
+    def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
+             hub: Hub | None = None) -> Registry:
+        """Open the data folder: check what is stored, finish interrupted changes, first start.
+
+        Events go to *hub* (a new one by default: ``registry.hub``).
+        """
         db = Database.open(data_folder or locations.data_dir())
-        registry = cls(db, cleanup=cleanup)
+        registry = cls(db, cleanup=cleanup, hub=hub)
         try:
-            with db.snapshot() as conn:
-                stored = read_stored(conn)
-                registry._data_version = db.data_version(conn)
-            registry._install(stored)
-            registry._resume_pending(stored.pending)
-            if "initialised" not in registry._state:
-                registry._initialise()
+            with registry._changing():  # a subscriber of a given hub gets one Reset
+                with db.snapshot() as conn:
+                    stored = read_stored(conn)
+                    registry._data_version = db.data_version(conn)
+                registry._install(stored)
+                registry._resume_pending(stored.pending)
+                if "initialised" not in registry._state:
+                    registry._initialise()
         except BaseException:
             db.close()
             raise
@@ -59,18 +67,31 @@ class Registry(ChatList, FirstStart):
     def children(self, ws_id: str | None) -> list[Workspace]:
         """The folders directly inside *ws_id* (None: the top level), in display order."""
         with self._lock:
-            return [ws for ws in self.workspaces() if self._nesting.parent_of(ws.id) == ws_id]
+            return list(map(self._workspaces.__getitem__, self._nesting.children(ws_id)))
 
     def tree(self) -> dict[str | None, list[Workspace]]:
-        """Every workspace's folders in display order, keyed by parent (None: the top level).
-
-        One pass over the list, for callers that walk the whole tree (the sidebar).
-        """
-        inside: dict[str | None, list[Workspace]] = {}
+        """Every workspace's folders in display order, keyed by parent (None: the top level);
+        only parents that have folders appear, for callers that walk the whole tree."""
+        get = self._workspaces.__getitem__
         with self._lock:
-            for ws in self.workspaces():
-                inside.setdefault(self._nesting.parent_of(ws.id), []).append(ws)
-        return inside
+            return {parent: list(map(get, rows)) for parent in self._nesting.parents()
+                    if (rows := self._nesting.children(parent))}
+
+    # The tree as rows, for a model.  O(1) each.
+
+    def child_count(self, ws_id: str | None) -> int:
+        """How many folders *ws_id* holds (None: how many top-level workspaces)."""
+        with self._lock:
+            return len(self._nesting.children(ws_id))
+
+    def child_at(self, ws_id: str | None, row: int) -> Workspace:
+        with self._lock:
+            return self._workspaces[self._nesting.children(ws_id).at(row)]
+
+    def row_of(self, ws_id: str) -> int:
+        """The workspace's row among its parent's folders (or the top level)."""
+        with self._lock:
+            return self._nesting.row_of(ws_id)
 
     def parent_of(self, ws_id: str) -> str | None:
         return self._nesting.parent_of(ws_id)
@@ -95,13 +116,14 @@ class Registry(ChatList, FirstStart):
 
     def refresh_status(self) -> None:
         """Look at every folder again (``ok`` / ``missing-dir``); the stored path never changes."""
-        with self._lock:
+        with self._changing() as events:
             for ws in list(self._workspaces.values()):
                 status = paths.folder_status(ws.path)
                 identity = paths.identity(ws.path) if status == OK else None
                 if (status, identity) != (ws.status, ws.identity):
-                    self._workspaces[ws.id] = replace(ws, status=status, identity=identity)
-                    self._emit("workspace-changed", ws.id)
+                    now = self._workspaces[ws.id] = replace(ws, status=status, identity=identity)
+                    if status != ws.status:
+                        events.append(WorkspaceChanged(ws.id, now))
             self._nesting.set_identities(self._workspaces.values())
 
     # ================================================================= workspaces: changing
@@ -113,14 +135,14 @@ class Registry(ChatList, FirstStart):
         unchanged.  A new one leads the list, or goes last with ``at_end``.
         """
         folder = paths.resolve_folder(path)
-        with self._lock:
+        with self._changing() as events:
             with self._writing() as conn:
                 existing = self._existing(folder)
                 if existing is not None:
                     return existing, False
                 ws = self._insert_workspace(conn, folder, at_end=at_end)
-            self._remember_workspace(ws, index=None if at_end else 0)
-        self._emit("workspace-added", ws.id)
+            order = [*self._order, ws.id] if at_end else [ws.id, *self._order]
+            events.extend(self._reshape(order, added=ws).events())
         return ws, True
 
     def rename_workspace(self, ws_id: str, title: str) -> Workspace:
@@ -177,7 +199,7 @@ class Registry(ChatList, FirstStart):
     def _change_workspace(self, ws_id: str, verb: str,
                           decide: Callable[[Workspace], dict[str, Any]]) -> Workspace:
         """Decide on the stored state (after catching up with other processes), then write."""
-        with self._lock:
+        with self._changing() as events:
             with self._writing() as conn:
                 ws = self.get_workspace(ws_id, verb=verb)
                 changes = decide(ws)
@@ -191,12 +213,12 @@ class Registry(ChatList, FirstStart):
                 )
             ws = replace(ws, updated_at=now, **changes)
             self._workspaces[ws_id] = ws
-        self._emit("workspace-changed", ws_id)
+            events.append(WorkspaceChanged(ws_id, ws))
         return ws
 
     def move_workspace(self, ws_id: str, *, index: int) -> None:
         """Put a workspace at *index* (0-based) of the display order."""
-        with self._lock:
+        with self._changing() as events:
             with self._writing() as conn:
                 self.get_workspace(ws_id, verb="move")
                 order = [i for i in self._order if i != ws_id]
@@ -211,8 +233,7 @@ class Registry(ChatList, FirstStart):
                     "INSERT INTO display_order (position, workspace_id) VALUES (?, ?)",
                     enumerate(order),
                 )
-            self._order = order
-        self._emit("order-changed", ws_id)
+            events.extend(self._reshape(order, moved=ws_id).events())
 
     def move_to_folder(self, ws_id: str, path: str) -> Workspace:
         """"Move to folder…" for a workspace whose folder is gone.
@@ -222,7 +243,7 @@ class Registry(ChatList, FirstStart):
         path is never rewritten: the new entry has its own identity.
         """
         folder = paths.resolve_folder(path)
-        with self._lock:
+        with self._changing() as events:
             with self._writing() as conn:
                 old = self.get_workspace(ws_id, verb="move")
                 if paths.folder_status(old.path) == OK:
@@ -247,14 +268,11 @@ class Registry(ChatList, FirstStart):
                     conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",
                                  (fresh.id, ws_id))  # chats, knowledge and files go along
                 conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))
-            index = self._order.index(ws_id)
-            members = self._forget_workspace(ws_id)
-            self._remember_workspace(fresh, index=index)
-            self._members[fresh.id] = members
-            for chat_id in members:
-                self._chats[chat_id] = self._chats[chat_id]._replace(workspace_id=fresh.id)
-        self._emit("workspace-removed", ws_id)
-        self._emit("workspace-added", fresh.id)
+            members = self._members[ws_id]
+            order = [fresh.id if i == ws_id else i for i in self._order]
+            change = self._reshape(order, added=fresh, removed=ws_id)
+            regrouped = self._regroup(members, fresh.id)
+            events.extend(change.events(between=[regrouped] if regrouped else []))
         return fresh
 
     def remove_workspace(self, ws_id: str) -> bool:
@@ -264,7 +282,7 @@ class Registry(ChatList, FirstStart):
         reports success, even if a cleanup step fails afterwards (that step is retried at
         the next start).
         """
-        with self._lock:
+        with self._changing() as events:
             with self._writing() as conn:
                 if ws_id not in self._workspaces:
                     return False
@@ -275,9 +293,9 @@ class Registry(ChatList, FirstStart):
                         "INSERT INTO pending_change (op, args) VALUES ('remove', ?)",
                         (json.dumps({"workspace": ws_id}),),
                     ).lastrowid
-            for chat_id in self._forget_workspace(ws_id):
-                self._chats[chat_id] = self._chats[chat_id]._replace(workspace_id=None)
-        self._emit("workspace-removed", ws_id)
+            regrouped = self._regroup(self._members[ws_id], None)
+            change = self._reshape([i for i in self._order if i != ws_id], removed=ws_id)
+            events.extend(change.events(between=[regrouped] if regrouped else []))
         if pending is not None:
             self._finish_removal(pending, ws_id)
         return True

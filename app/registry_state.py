@@ -5,6 +5,11 @@ transaction through the database's one writer) and applied to memory only after 
 so memory never shows a change that is not stored.  Another process (the command line beside
 the window) may write too: each write starts by checking SQLite's ``data_version`` and
 reloads when someone else committed.
+
+Memory keeps what a model shows as rows with index maps (``nesting.Rows``): each parent's
+folders, each workspace's visible chats, Ungrouped, Pinned and Archived.  The code that
+changes them also returns the events (``app.events``) that say how; a change's events go to
+the hub once, after its commit.
 """
 
 from __future__ import annotations
@@ -21,15 +26,13 @@ from app import paths
 from app.consistency import find_problems
 from app.db import Database, utc_now
 from app.errors import StartupError
+from app.events import Event, Hub, Reset
 from app.ids import new_id
 from app.live import LiveWork
-from app.nesting import Nesting
+from app.nesting import Nesting, Rows, TreeChange
 from app.records import BUILD_STATUSES, OK, Chat, Workspace
 
 log = logging.getLogger(__name__)
-
-Listener = Callable[[str, str], None]
-"""Called with (event, id) after a change committed: e.g. ("workspace-added", "ws_…")."""
 
 Cleanup = Callable[[str], None]
 """Called with a removed workspace's id after the removal committed (e.g. to drop blobs)."""
@@ -79,12 +82,16 @@ def read_stored(conn: sqlite3.Connection) -> Stored:
 class RegistryState:
     """Memory, loading, the start-up check, and the write path shared by every operation."""
 
-    def __init__(self, db: Database, *, cleanup: Sequence[Cleanup] = ()) -> None:
+    def __init__(self, db: Database, *, cleanup: Sequence[Cleanup] = (),
+                 hub: Hub | None = None) -> None:
         self.db = db
+        self.hub = hub or Hub()
         self.live = LiveWork()
+        self._working: set[int] = set()  # tokens of work begun through begin_work
         self._cleanup = list(cleanup)
         self._lock = threading.RLock()
-        self._listeners: list[Listener] = []
+        self._outbox: list[Event] = []  # the events of the change under way
+        self._depth = 0  # changes under way on this thread (they nest)
         self._data_version = -1
         self._workspaces: dict[str, Workspace] = {}
         self._order: list[str] = []
@@ -92,13 +99,12 @@ class RegistryState:
         self._chats: dict[str, Chat] = {}
         self._members: dict[str, list[str]] = {}  # manual order, archived chats included
         self._state: dict[str, str] = {}
-
-    def on_change(self, listener: Listener) -> None:
-        self._listeners.append(listener)
-
-    def remove_listener(self, listener: Listener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        # The chat lists as rows (see _index_chats); ``_seq``: the order chats were made in.
+        self._seq: dict[str, int] = {}
+        self._visible: dict[str, Rows] = {}
+        self._ungrouped = Rows(newest_first=True)
+        self._pinned = Rows(newest_first=True)
+        self._archived = Rows(newest_first=True)
 
     def workspaces(self) -> list[Workspace]:
         """Every workspace, folders included, in display order.  No storage read."""
@@ -109,9 +115,10 @@ class RegistryState:
         """Catch up with changes another process committed (one cheap PRAGMA when none).
 
         A long-lived reader (the window) calls this when it regains focus; writes catch up
-        by themselves.  Returns True when memory was reloaded.
+        by themselves.  Returns True when memory was reloaded (``Reset`` is emitted when
+        what it holds changed).
         """
-        with self._lock:
+        with self._changing():
             with self.db.snapshot() as conn:
                 version = self.db.data_version(conn)
                 if version == self._data_version:
@@ -119,15 +126,29 @@ class RegistryState:
                 stored = read_stored(conn)
             self._install(stored)
             self._data_version = version
-        self._emit("reloaded", "")
         return True
 
-    def _emit(self, event: str, item_id: str) -> None:
-        for listener in list(self._listeners):
+    # ----------------------------------------------------------------- events
+
+    @contextmanager
+    def _changing(self) -> Iterator[list[Event]]:
+        """One change under the lock; its events go to the hub once, when it ends.
+
+        Delivery happens while the lock is still held, so listeners see changes in commit
+        order and read the state right after this one.  A catch-up reload counts even when
+        the change itself is then refused.
+        """
+        with self._lock:
+            self._depth += 1
             try:
-                listener(event, item_id)
-            except Exception:  # a broken listener must not turn a stored change into an error
-                log.exception("listener failed on %s %s", event, item_id)
+                yield self._outbox
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._outbox:
+                    events, self._outbox = self._outbox, []
+                    if any(isinstance(e, Reset) for e in events):
+                        events = [Reset()]  # re-reading covers this change's own events too
+                    self.hub.emit(*events)
 
     # ----------------------------------------------------------------- loading
 
@@ -161,29 +182,69 @@ class RegistryState:
         for ws_id, chat_id in stored.memberships:
             members[ws_id].append(chat_id)
             owner[chat_id] = ws_id
-        self._workspaces = workspaces
-        self._order = list(stored.order)
-        self._members = members
         new_chat = Chat._make  # 50,000 of these at start: the cheapest constructor
-        self._chats = {
+        chats = {
             row[0]: new_chat((row[0], row[1], row[2], owner.get(row[0]), *row[3:]))
             for row in stored.chats
         }
+        if (workspaces, stored.order, members, chats) != (
+            self._workspaces, self._order, self._members, self._chats
+        ):
+            self._outbox.append(Reset())
+        self._workspaces = workspaces
+        self._order = list(stored.order)
+        self._members = members
+        self._chats = chats
         self._state = dict(stored.state)
-        self._nesting.rebuild(workspaces.values())
+        self._nesting.rebuild(workspaces.values(), self._order)
+        self._index_chats()
+
+    def _index_chats(self) -> None:
+        """The chat lists as rows, from ``_chats`` and ``_members``: one pass (50,000 at start)."""
+        ungrouped, pinned, archived = [], [], []
+        for chat in self._chats.values():  # oldest first
+            if chat.archived_at is not None:
+                archived.append(chat.id)
+            elif chat.workspace_id is None:
+                ungrouped.append(chat.id)
+            if chat.pin_seq is not None:
+                pinned.append(chat.id)
+        chats = self._chats
+        self._seq = dict(zip(chats, range(len(chats))))
+        hidden = set(archived)
+        self._visible = {
+            ws_id: Rows([c for c in ids if c not in hidden] if hidden else ids)
+            for ws_id, ids in self._members.items()
+        }
+        ungrouped.reverse()
+        self._ungrouped = Rows(ungrouped, newest_first=True)
+        # Stable sorts, newest first: a tie keeps the older chat first, as the keys below do.
+        pinned.sort(key=self._pin_key, reverse=True)
+        self._pinned = Rows(pinned, newest_first=True)
+        archived.sort(key=lambda c: chats[c].archived_at or "", reverse=True)
+        self._archived = Rows(archived, newest_first=True)
+
+    # Sort keys of the newest-first lists, stored ascending.  Pin numbers are unique; chats
+    # archived in the same millisecond show the older first.
+    def _pin_key(self, chat_id: str) -> int:
+        return self._chats[chat_id].pin_seq or 0
+
+    def _archive_key(self, chat_id: str) -> tuple[str, int]:
+        return self._chats[chat_id].archived_at or "", -self._seq[chat_id]
 
     def _reload(self) -> None:
-        with self.db.snapshot() as conn:
-            stored = read_stored(conn)
-            self._data_version = self.db.data_version(conn)
-        self._install(stored)
+        with self._changing():
+            with self.db.snapshot() as conn:
+                stored = read_stored(conn)
+                self._data_version = self.db.data_version(conn)
+            self._install(stored)
 
     # ----------------------------------------------------------------- writing
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, after catching up with any other process's commits."""
-        with self.db.write() as conn:
+        with self._changing(), self.db.write() as conn:
             version = self.db.data_version(conn)
             if version != self._data_version:
                 self._install(read_stored(conn))
@@ -232,19 +293,27 @@ class RegistryState:
         conn.execute(f"INSERT INTO display_order (position, workspace_id) {position}", (ws.id,))
         return ws
 
-    def _remember_workspace(self, ws: Workspace, *, index: int | None) -> None:
-        """Memory after a committed insert: at *index* of the order (None = the end)."""
-        self._workspaces[ws.id] = ws
-        self._order.insert(len(self._order) if index is None else index, ws.id)
-        self._members.setdefault(ws.id, [])
-        self._nesting.add(ws)
+    def _reshape(
+        self,
+        order: list[str],
+        *,
+        added: Workspace | None = None,
+        removed: str | None = None,
+        moved: str | None = None,
+    ) -> TreeChange:
+        """Memory after a committed change to the list: the new display *order* and the tree.
 
-    def _forget_workspace(self, ws_id: str) -> list[str]:
-        """Memory after a committed delete; returns the ids of the chats it held."""
-        del self._workspaces[ws_id]
-        self._order.remove(ws_id)
-        self._nesting.remove(ws_id)
-        return self._members.pop(ws_id, [])
+        A removed workspace's chats must have been regrouped first.
+        """
+        if added is not None:
+            self._workspaces[added.id] = added
+            self._members.setdefault(added.id, [])
+            self._visible.setdefault(added.id, Rows())
+        if removed is not None:
+            del self._workspaces[removed]
+            del self._members[removed], self._visible[removed]
+        self._order = order
+        return self._nesting.change(order, added=added, removed=removed, moved=moved)
 
     def _finish_removal(self, pending: int, ws_id: str) -> None:
         """The cleanup after a committed removal; a failure leaves the marker for next start."""

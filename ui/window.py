@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 
 from app.records import Chat, Workspace
 from app.registry import Registry
-from ui.bridge import RegistryBridge
+from ui.bridge import EventBridge
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -49,8 +49,8 @@ class MainWindow(QMainWindow):
         # Many changes in a row (a drag, another process catching up) repaint once.
         self._refresh_soon = QTimer(self, singleShot=True, interval=0)
         self._refresh_soon.timeout.connect(self.refresh)
-        self._bridge = RegistryBridge(registry, self)
-        self._bridge.sig_changed.connect(self._refresh_soon.start)
+        self._bridge = EventBridge(registry, self)
+        self._bridge.sig_event.connect(self._refresh_soon.start)  # the placeholder re-reads all
         self.refresh()
 
     # ----------------------------------------------------------------- public
