@@ -1,0 +1,220 @@
+"""The operations the window calls: named, async, and never on the caller's thread.
+
+Each operation runs its storage, file, keyring and heavy-import work on one writer thread and returns ``(result, Changes)``: the result, or the refusal as
+:class:`~app.errors.CairnError`, and the typed events the change emitted, so a caller can
+react to exactly what changed (Anki's ``OpChanges``).  The window's GUI thread awaits them on
+its qasync loop and so never waits on a commit, an fsync, a file read or the keychain.
+
+Hot reads (the workspace tree, the chat lists) come from the registry's memory and need no
+operation; reads that touch the disk (a page of messages, a document's history) are
+operations too, run on the same thread so they queue behind nothing but writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from app.events import Event
+
+if TYPE_CHECKING:
+    from app.cairn import Cairn
+    from app.chats import Message
+    from app.files import KnowledgeFile
+    from app.knowledge.store import Conflict, Document, Saved, Version
+    from app.records import Chat, Workspace
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+E = TypeVar("E", bound=Event)
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What one operation changed, as the events it emitted after its commits."""
+
+    events: tuple[Event, ...] = ()
+
+    def of(self, kind: type[E]) -> tuple[E, ...]:
+        return tuple(e for e in self.events if isinstance(e, kind))
+
+    def __bool__(self) -> bool:
+        return bool(self.events)
+
+
+class Operations:
+    """Async operations on one :class:`~app.cairn.Cairn`, for the window."""
+
+    def __init__(self, cairn: Cairn, *, writer: Executor | None = None) -> None:
+        self.cairn = cairn
+        # Cairn's one writer thread when it has one; else our own, one thread, one writer.
+        self._writer: Executor = writer or getattr(cairn, "writer", None) or \
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-writer")
+
+    # ----------------------------------------------------------------- the machinery
+
+    async def run(self, work: Callable[[], T]) -> tuple[T, Changes]:
+        """Run *work* on the writer thread; collect the events it emitted there."""
+        hub = self.cairn.registry.hub
+
+        def on_writer() -> tuple[T, Changes]:
+            me = threading.get_ident()
+            captured: list[Event] = []
+
+            def collect(event: Event) -> None:
+                if threading.get_ident() == me:  # another thread's change is not ours
+                    captured.append(event)
+
+            subscription = hub.subscribe(collect)
+            try:
+                result = work()
+            finally:
+                subscription.close()
+            return result, Changes(tuple(captured))
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer, on_writer)
+
+    async def read(self, work: Callable[[], T]) -> T:
+        """A read that touches the disk, off the caller's thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer, work)
+
+    # ----------------------------------------------------------------- start-up
+
+    async def warm_up(self) -> None:
+        """What the first Send would otherwise pay on the GUI thread: importing the SDK
+        (2 s or more), asking the keychain (which can prompt or hang) and reading the models
+        list."""
+
+        def warm() -> None:
+            import anthropic  # noqa: F401 - imported for its side effect: loaded once, here
+
+            try:
+                self.cairn.settings.api_key()
+            except Exception:  # the turn will say what is wrong with the keychain
+                log.info("the keychain could not be read at start", exc_info=True)
+
+        await self.read(warm)
+
+    async def check_folders(self) -> Changes:
+        """Look at every workspace's folder (``ok`` / ``missing-dir``): a dead network share
+        can take seconds to answer, so never on the GUI thread."""
+        _, changes = await self.run(self.cairn.registry.refresh_status)
+        return changes
+
+    # ----------------------------------------------------------------- workspaces
+
+    async def add_workspace(self, path: str, *, at_end: bool = False
+                            ) -> tuple[tuple[Workspace, bool], Changes]:
+        return await self.run(lambda: self.cairn.registry.add_workspace(path, at_end=at_end))
+
+    async def rename_workspace(self, ws_id: str, title: str) -> tuple[Workspace, Changes]:
+        return await self.run(lambda: self.cairn.registry.rename_workspace(ws_id, title))
+
+    async def update_workspace(self, ws_id: str, **fields: Any) -> tuple[Workspace, Changes]:
+        return await self.run(lambda: self.cairn.registry.update_workspace(ws_id, **fields))
+
+    async def advance_workspace(self, ws_id: str) -> tuple[Workspace, Changes]:
+        return await self.run(lambda: self.cairn.registry.advance_workspace(ws_id))
+
+    async def move_workspace(self, ws_id: str, *, index: int) -> tuple[None, Changes]:
+        return await self.run(lambda: self.cairn.registry.move_workspace(ws_id, index=index))
+
+    async def move_to_folder(self, ws_id: str, path: str) -> tuple[Workspace, Changes]:
+        return await self.run(lambda: self.cairn.registry.move_to_folder(ws_id, path))
+
+    async def remove_workspace(self, ws_id: str) -> tuple[bool, Changes]:
+        return await self.run(lambda: self.cairn.registry.remove_workspace(ws_id))
+
+    # ----------------------------------------------------------------- chats
+
+    async def new_chat(self, *, folder: str | None = None, title: str = ""
+                       ) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.new_chat(folder=folder, title=title))
+
+    async def rename_chat(self, chat_id: str, title: str) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.rename_chat(chat_id, title))
+
+    async def archive_chat(self, chat_id: str) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.archive_chat(chat_id))
+
+    async def stop_and_archive_chat(self, chat_id: str) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.stop_and_archive_chat(chat_id))
+
+    async def unarchive_chat(self, chat_id: str) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.unarchive_chat(chat_id))
+
+    async def pin_chat(self, chat_id: str) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.pin_chat(chat_id))
+
+    async def unpin_chat(self, chat_id: str) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.unpin_chat(chat_id))
+
+    async def move_chat(self, chat_id: str, *, index: int) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.move_chat(chat_id, index=index))
+
+    async def messages(self, chat_id: str, *, before: int | None = None, limit: int = 50
+                       ) -> list[Message]:
+        """A page of a chat, oldest first: the newest page when *before* is None."""
+        return await self.read(
+            lambda: self.cairn.chats.messages(chat_id, before=before, limit=limit))
+
+    async def draft(self, chat_id: str) -> str:
+        return await self.read(lambda: self.cairn.chats.draft(chat_id))
+
+    async def save_draft(self, chat_id: str, text: str) -> tuple[None, Changes]:
+        return await self.run(lambda: self.cairn.chats.save_draft(chat_id, text))
+
+    # ----------------------------------------------------------------- knowledge
+
+    async def document(self, owner: str) -> Document:
+        return await self.read(lambda: self.cairn.knowledge.get(owner))
+
+    async def save_knowledge(self, owner: str, text: str, *, based_on: int | None
+                             ) -> tuple[Saved | Conflict, Changes]:
+        """The editor's save: ``Conflict`` when a rebuild wrote a newer version meanwhile."""
+        return await self.run(lambda: self.cairn.knowledge.save(owner, text, source="user",
+                                                                based_on=based_on))
+
+    async def restore_knowledge(self, owner: str, version: int) -> tuple[Document, Changes]:
+        return await self.run(lambda: self.cairn.knowledge.restore(owner, version))
+
+    async def history(self, owner: str) -> list[Version]:
+        return await self.read(lambda: self.cairn.knowledge.history(owner))
+
+    async def diff(self, owner: str, old: int, new: int) -> str:
+        return await self.read(lambda: self.cairn.knowledge.diff(owner, old, new))
+
+    # ----------------------------------------------------------------- files
+
+    async def add_file(self, ws_id: str, source: Path, *, description: str = ""
+                       ) -> tuple[KnowledgeFile, Changes]:
+        """Read, hash and store a file: seconds for a large one, never on the GUI thread."""
+        return await self.run(
+            lambda: self.cairn.files.add(ws_id, source, description=description))
+
+    async def files_of(self, ws_ids: Sequence[str]) -> list[KnowledgeFile]:
+        return await self.read(lambda: self.cairn.files.of_workspaces(list(ws_ids)))
+
+    # ----------------------------------------------------------------- settings and key
+
+    async def set_setting(self, key: str, value: Any) -> tuple[None, Changes]:
+        return await self.run(lambda: self.cairn.settings.set(key, value))
+
+    async def set_api_key(self, key: str) -> tuple[None, Changes]:
+        """Into the system keychain, which can be slow or ask the person: never inline."""
+        return await self.run(lambda: self.cairn.settings.set_api_key(key))
+
+    async def forget_api_key(self) -> tuple[None, Changes]:
+        return await self.run(self.cairn.settings.forget_api_key)
+
+    async def has_api_key(self) -> bool:
+        return await self.read(lambda: bool(self.cairn.settings.api_key()))
