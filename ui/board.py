@@ -1,0 +1,740 @@
+"""The status board: every workspace as a card in the column of its build status.
+
+Four list views, one per status (idea, planning, building, shipped), each over a small model
+of cards painted by one delegate.  The columns are recomputed from the registry's memory (no
+storage read) whenever a workspace event arrives through the bridge, coalesced per turn of
+the event loop, and applied as row inserts, removals and moves: selection and scrolling
+survive a change, and a change made by the command line shows once the registry catches up.
+Every change of status goes through :class:`~app.ops.Operations`, never on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import (QAbstractListModel, QEvent, QMimeData, QModelIndex,
+                            QPersistentModelIndex, QPoint, QRect, QRectF, QSize, Qt, QTimer,
+                            Signal)
+from PySide6.QtGui import (QColor, QContextMenuEvent, QFont, QFontMetrics, QHelpEvent,
+                           QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen,
+                           QShowEvent)
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QLabel, QListView,
+                               QMenu, QSizePolicy, QStyle, QStyledItemDelegate,
+                               QStyleOptionViewItem, QToolTip, QVBoxLayout, QWidget)
+
+from app.errors import CairnError
+from app.ops import Operations
+from app.records import BUILD_STATUSES, MISSING_DIR
+from app.registry import Registry
+from ui.bridge import EventBridge
+
+log = logging.getLogger(__name__)
+
+MIME_TYPE = "application/x-cairn-workspace-id"
+STATUS_TITLES = {"idea": "Idea", "planning": "Planning", "building": "Building",
+                 "shipped": "Shipped"}
+CARD_ROLE = Qt.ItemDataRole.UserRole + 1
+Index = QModelIndex | QPersistentModelIndex
+
+
+def _title(status: str) -> str:
+    return STATUS_TITLES.get(status, status.capitalize())
+
+
+def _next_status(status: str) -> str | None:
+    if status not in BUILD_STATUSES:
+        return None
+    step = BUILD_STATUSES.index(status)
+    return BUILD_STATUSES[step + 1] if step + 1 < len(BUILD_STATUSES) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """What one card shows: a workspace, its place in the tree and its folder's state."""
+
+    id: str
+    title: str
+    parents: tuple[str, ...]  # the titles of the workspaces it is a folder of, outermost first
+    status: str
+    missing: bool
+    path: str
+
+    @property
+    def where(self) -> str:
+        return " › ".join(self.parents)
+
+    def spoken(self) -> str:
+        """The card as a screen reader says it."""
+        parts = [self.title]
+        if self.parents:
+            parts.append(f"folder of {self.where}")
+        parts.append(_title(self.status))
+        if self.missing:
+            parts.append("folder missing")
+        return ", ".join(parts)
+
+
+# ================================================================= the model of one column
+
+
+class ColumnModel(QAbstractListModel):
+    """The cards of one build status, in the registry's display order."""
+
+    def __init__(self, status: str, on_drop: Callable[[str, str], None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.status = status
+        self._on_drop = on_drop
+        self._cards: list[Card] = []
+
+    # ----------------------------------------------------------------- public
+
+    def cards(self) -> list[Card]:
+        return list(self._cards)
+
+    def row_of(self, ws_id: str) -> int | None:
+        return next((row for row, card in enumerate(self._cards) if card.id == ws_id), None)
+
+    def update(self, cards: list[Card]) -> None:
+        """Become *cards* by removing, inserting and moving rows: never a reset."""
+        keep = {card.id for card in cards}
+        for row in range(len(self._cards) - 1, -1, -1):
+            if self._cards[row].id not in keep:
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self._cards[row]
+                self.endRemoveRows()
+        for row, card in enumerate(cards):
+            if row < len(self._cards) and self._cards[row].id == card.id:
+                if self._cards[row] != card:
+                    self._cards[row] = card
+                    self.dataChanged.emit(self.index(row), self.index(row))
+                continue
+            found = next((r for r in range(row + 1, len(self._cards))
+                          if self._cards[r].id == card.id), None)
+            if found is None:
+                self.beginInsertRows(QModelIndex(), row, row)
+                self._cards.insert(row, card)
+                self.endInsertRows()
+            else:
+                self.beginMoveRows(QModelIndex(), found, found, QModelIndex(), row)
+                moved = self._cards.pop(found)
+                self._cards.insert(row, card)
+                self.endMoveRows()
+                if moved != card:
+                    self.dataChanged.emit(self.index(row), self.index(row))
+
+    # ----------------------------------------------------------------- Qt overrides
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self._cards)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._cards):
+            return None
+        card = self._cards[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return card.title
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return card.spoken()
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{card.path}\nFolder missing" if card.missing else card.path
+        if role == CARD_ROLE:
+            return card
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.ItemIsDropEnabled  # a drop on the column itself
+        return (Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+                | Qt.ItemFlag.ItemIsDragEnabled | Qt.ItemFlag.ItemIsDropEnabled)
+
+    def supportedDragActions(self) -> Qt.DropAction:
+        return Qt.DropAction.MoveAction
+
+    def supportedDropActions(self) -> Qt.DropAction:
+        return Qt.DropAction.MoveAction | Qt.DropAction.CopyAction
+
+    def mimeTypes(self) -> list[str]:
+        return [MIME_TYPE]
+
+    def mimeData(self, indexes: Iterable[QModelIndex]) -> QMimeData:
+        data = QMimeData()
+        ids = [self._cards[i.row()].id for i in indexes if i.isValid()]
+        if ids:
+            data.setData(MIME_TYPE, ids[0].encode())
+        return data
+
+    def canDropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int,
+                        parent: Index) -> bool:
+        return data.hasFormat(MIME_TYPE)
+
+    def dropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int,
+                     parent: Index) -> bool:
+        """A card dropped here: ask for the status change, move no row by hand (the event
+        that follows the change moves it).  False, so the source never removes a row."""
+        if not data.hasFormat(MIME_TYPE):
+            return False
+        ws_id = bytes(data.data(MIME_TYPE).data()).decode()
+        if ws_id and self.row_of(ws_id) is None:
+            self._on_drop(ws_id, self.status)
+        return False
+
+
+# ================================================================= painting a card
+
+
+def _raised(palette: QPalette) -> tuple[QColor, QColor]:
+    """The card's fill and its controls': a card stands out lighter than its column in both
+    schemes (Base is the lightest colour of a light palette, Button of a dark one)."""
+    base = palette.color(QPalette.ColorRole.Base)
+    button = palette.color(QPalette.ColorRole.Button)
+    return (base, button) if base.lightness() >= button.lightness() else (button, base)
+
+
+def _shown_path(path: str) -> str:
+    home = str(Path.home())
+    if path == home or path.startswith(home + os.sep):
+        return "~" + path[len(home):]
+    return path
+
+
+class CardDelegate(QStyledItemDelegate):
+    """A card: the title, where it lives, and the control that advances it one step."""
+
+    MARGIN = 4  # around each card, so cards stand apart
+    PAD = 12  # inside the card
+    LINE_GAP = 6
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.hovered: tuple[QPersistentModelIndex, bool] | None = None  # (card, over advance)
+
+    # ----------------------------------------------------------------- geometry
+
+    @staticmethod
+    def _small(font: QFont) -> QFont:
+        small = QFont(font)
+        small.setPointSizeF(max(font.pointSizeF() * 0.9, 8.0))
+        return small
+
+    @staticmethod
+    def _bold(font: QFont) -> QFont:
+        bold = QFont(font)
+        bold.setWeight(QFont.Weight.DemiBold)
+        return bold
+
+    def card_rect(self, rect: QRect) -> QRect:
+        m = self.MARGIN
+        return rect.adjusted(m, m, -m, -m)
+
+    def bottom_row(self, rect: QRect, font: QFont) -> QRect:
+        """The card's second row (where it lives, and the advance control)."""
+        height = QFontMetrics(self._small(font)).height() + 8
+        inner = self.card_rect(rect).adjusted(self.PAD, self.PAD, -self.PAD, -self.PAD)
+        return QRect(inner.left(), inner.bottom() + 5 - height, inner.width(), height)
+
+    def advance_rect(self, rect: QRect, font: QFont, status: str) -> QRect | None:
+        """Where the advance control of a card drawn in *rect* is; None in the last column."""
+        target = _next_status(status)
+        if target is None:
+            return None
+        width = QFontMetrics(self._small(font)).horizontalAdvance(f"{_title(target)} →") + 18
+        row = self.bottom_row(rect, font)
+        return QRect(row.right() + 5 - width, row.top(), width, row.height())
+
+    # ----------------------------------------------------------------- Qt overrides
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        title = QFontMetrics(self._bold(option.font))
+        small = QFontMetrics(self._small(option.font))
+        height = (2 * self.MARGIN + 2 * self.PAD + title.height() + self.LINE_GAP
+                  + small.height() + 8)
+        return QSize(200, height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        card = index.data(CARD_ROLE)
+        if not isinstance(card, Card):
+            return
+        palette: QPalette = option.palette
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        focused = bool(option.state & QStyle.StateFlag.State_HasFocus)
+        hovering = self.hovered is not None and self.hovered[0] == index
+        over_advance = hovering and self.hovered is not None and self.hovered[1]
+        rect = self.card_rect(option.rect)
+
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        raised, sunken = _raised(palette)
+        fill = palette.color(QPalette.ColorRole.Highlight) if selected else raised
+        border = palette.color(QPalette.ColorRole.Link if selected and focused
+                               else QPalette.ColorRole.Dark if hovering
+                               else QPalette.ColorRole.Mid)
+        painter.setPen(QPen(border, 1.5 if selected and focused else 1.0))
+        painter.setBrush(fill)
+        painter.drawRoundedRect(QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5), 8, 8)
+
+        text_role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        inner = rect.adjusted(self.PAD, self.PAD, -self.PAD, -self.PAD)
+        bold = self._bold(option.font)
+        title_fm = QFontMetrics(bold)
+        painter.setFont(bold)
+        painter.setPen(palette.color(text_role))
+        title_rect = QRect(inner.left(), inner.top(), inner.width(), title_fm.height())
+        painter.drawText(title_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         title_fm.elidedText(card.title, Qt.TextElideMode.ElideRight,
+                                             title_rect.width()))
+
+        small = self._small(option.font)
+        small_fm = QFontMetrics(small)
+        advance = self.advance_rect(option.rect, option.font, card.status)
+        line_rect = self.bottom_row(option.rect, option.font)
+        if advance is not None:
+            line_rect.setRight(advance.left() - 8)
+        if card.missing:
+            detail = "⚠ Folder missing" + (f" · in {card.where}" if card.parents else "")
+        elif card.parents:
+            detail = f"in {card.where}"
+        else:
+            detail = _shown_path(card.path)
+        painter.setFont(small)
+        muted = palette.color(text_role if selected else QPalette.ColorRole.PlaceholderText)
+        painter.setPen(muted)
+        painter.drawText(line_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         small_fm.elidedText(detail, Qt.TextElideMode.ElideLeft,
+                                             line_rect.width()))
+
+        if advance is not None:
+            target = _next_status(card.status) or ""
+            pill = QRectF(advance).adjusted(0.5, 0.5, -0.5, -0.5)
+            pill_fill = palette.color(QPalette.ColorRole.Highlight) if over_advance else sunken
+            painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1.0))
+            painter.setBrush(pill_fill)
+            painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
+            painter.setPen(palette.color(QPalette.ColorRole.HighlightedText if over_advance
+                                         else QPalette.ColorRole.ButtonText))
+            painter.drawText(advance, Qt.AlignmentFlag.AlignCenter, f"{_title(target)} →")
+        painter.restore()
+
+
+# ================================================================= one column's view
+
+
+class ColumnView(QListView):
+    """A column of cards: click the arrow to advance, Enter or double-click to open, drag to
+    another column; Left and Right go to the next column, Ctrl+Right advances, Ctrl+Left
+    moves back a step."""
+
+    sig_advance = Signal(str)  # a workspace id: one step on
+    sig_set_status = Signal(str, str)  # a workspace id, the status it should have
+    sig_open = Signal(str)
+    sig_neighbour = Signal(int, int)  # direction (-1 or 1), the row to land on
+
+    def __init__(self, model: ColumnModel, delegate: CardDelegate,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setModel(model)
+        self.setItemDelegate(delegate)
+        self._delegate = delegate
+        self._pressed: tuple[QPersistentModelIndex, bool] | None = None
+        self.setAccessibleName(_title(model.status))
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.viewport().setAutoFillBackground(False)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformItemSizes(True)
+        self.setMouseTracking(True)
+        self.setDragEnabled(True)
+        self.setAcceptDrops(True)
+        self.setDropIndicatorShown(False)
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DragDrop)
+        self.setDefaultDropAction(Qt.DropAction.MoveAction)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        model.rowsInserted.connect(self._described)
+        model.rowsRemoved.connect(self._described)
+        self._described()
+
+    # ----------------------------------------------------------------- public
+
+    def column_model(self) -> ColumnModel:
+        model = self.model()
+        assert isinstance(model, ColumnModel)
+        return model
+
+    def advance_point(self, row: int) -> QPoint | None:
+        """The centre of a card's advance control, in viewport coordinates (tests, tools)."""
+        rect = self._advance_rect(self.column_model().index(row))
+        return rect.center() if rect is not None else None
+
+    def card_at(self, row: int) -> Card | None:
+        card = self.column_model().index(row).data(CARD_ROLE)
+        return card if isinstance(card, Card) else None
+
+    # ----------------------------------------------------------------- private
+
+    def _described(self, *_: object) -> None:
+        count = self.column_model().rowCount()
+        self.setAccessibleDescription(f"{count} workspace{'' if count == 1 else 's'}")
+
+    def _advance_rect(self, index: QModelIndex) -> QRect | None:
+        card = index.data(CARD_ROLE)
+        if not isinstance(card, Card):
+            return None
+        return self._delegate.advance_rect(self.visualRect(index), self.font(), card.status)
+
+    def _hit(self, pos: QPoint) -> tuple[QModelIndex, bool]:
+        index = self.indexAt(pos)
+        rect = self._advance_rect(index) if index.isValid() else None
+        return index, rect is not None and rect.contains(pos)
+
+    def _current_card(self) -> Card | None:
+        card = self.currentIndex().data(CARD_ROLE)
+        return card if isinstance(card, Card) else None
+
+    # ----------------------------------------------------------------- Qt overrides
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        index, on_advance = self._hit(event.position().toPoint())
+        if on_advance and event.button() == Qt.MouseButton.LeftButton:
+            self._pressed = (QPersistentModelIndex(index), True)
+            self.setCurrentIndex(index)
+            event.accept()
+            return
+        self._pressed = None
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        pressed, self._pressed = self._pressed, None
+        if pressed is not None and event.button() == Qt.MouseButton.LeftButton:
+            index, on_advance = self._hit(event.position().toPoint())
+            card = index.data(CARD_ROLE)
+            if on_advance and pressed[0] == index and isinstance(card, Card):
+                self.sig_advance.emit(card.id)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        index, on_advance = self._hit(event.position().toPoint())
+        if on_advance:  # the second click of a quick double click on the arrow: not an open
+            event.accept()
+            return
+        card = index.data(CARD_ROLE)
+        if isinstance(card, Card) and event.button() == Qt.MouseButton.LeftButton:
+            self.sig_open.emit(card.id)
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        index, on_advance = self._hit(event.position().toPoint())
+        hovered = (QPersistentModelIndex(index), on_advance) if index.isValid() else None
+        if hovered != self._delegate.hovered:
+            self._delegate.hovered = hovered
+            self.viewport().update()
+        if self._pressed is not None:
+            event.accept()  # a press on the arrow never starts a drag
+            return
+        super().mouseMoveEvent(event)
+
+    def leaveEvent(self, event: QEvent) -> None:
+        if self._delegate.hovered is not None:
+            self._delegate.hovered = None
+            self.viewport().update()
+        super().leaveEvent(event)
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            index, on_advance = self._hit(event.pos())
+            card = index.data(CARD_ROLE)
+            if on_advance and isinstance(card, Card):
+                target = _next_status(card.status) or ""
+                QToolTip.showText(event.globalPos(), f"Advance to {_title(target)} (Ctrl+→)",
+                                  self.viewport())
+                return True
+        return super().viewportEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        card = self._current_card()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and card is not None:
+            self.sig_open.emit(card.id)
+            return
+        if key in (Qt.Key.Key_Left, Qt.Key.Key_Right):
+            direction = -1 if key == Qt.Key.Key_Left else 1
+            if ctrl and card is not None:
+                step = BUILD_STATUSES.index(card.status) + direction
+                if 0 <= step < len(BUILD_STATUSES):
+                    self.sig_set_status.emit(card.id, BUILD_STATUSES[step])
+                return
+            if not ctrl:
+                self.sig_neighbour.emit(direction, max(self.currentIndex().row(), 0))
+                return
+        super().keyPressEvent(event)
+
+    def focusInEvent(self, event: Any) -> None:
+        super().focusInEvent(event)
+        if not self.currentIndex().isValid() and self.column_model().rowCount():
+            self.setCurrentIndex(self.column_model().index(0))
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        index = self.indexAt(event.pos())
+        card = index.data(CARD_ROLE)
+        if not isinstance(card, Card):
+            return
+        self.setCurrentIndex(index)
+        menu = QMenu(self)
+        menu.setAccessibleName(f"{card.title} actions")
+        menu.addAction("Open", lambda: self.sig_open.emit(card.id))
+        target = _next_status(card.status)
+        if target is not None:
+            menu.addAction(f"Advance to {_title(target)}", lambda: self.sig_advance.emit(card.id))
+        move = menu.addMenu("Set status")
+        move.setAccessibleName("Set status")
+        for status in BUILD_STATUSES:
+            action = move.addAction(_title(status),
+                                    lambda s=status: self.sig_set_status.emit(card.id, s))
+            action.setCheckable(True)
+            action.setChecked(status == card.status)
+        menu.exec(event.globalPos())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if self.column_model().rowCount():
+            return
+        painter = QPainter(self.viewport())
+        painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        area = self.viewport().rect().adjusted(12, 16, -12, -12)
+        painter.drawText(area, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+                         | Qt.TextFlag.TextWordWrap, "No workspaces here")
+
+
+class _Lane(QWidget):
+    """A column's quiet background: a rounded panel a shade off the window."""
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(self.palette().color(QPalette.ColorRole.AlternateBase))
+        painter.drawRoundedRect(QRectF(self.rect()), 10, 10)
+
+
+# ================================================================= the board
+
+
+class Board(QWidget):
+    """The status board; the window opens it and listens to :attr:`sig_workspace_opened`."""
+
+    sig_workspace_opened = Signal(str)  # a workspace id: open (select) it
+
+    def __init__(self, registry: Registry, bridge: EventBridge, ops: Operations,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._registry = registry
+        self._ops = ops
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self.setWindowTitle("Status board")
+        self.setAccessibleName("Status board")
+        self.resize(1080, 640)
+
+        self._refresh_soon = QTimer(self)  # a burst of events makes one refresh
+        self._refresh_soon.setSingleShot(True)
+        self._refresh_soon.setInterval(0)
+        self._refresh_soon.timeout.connect(self.refresh)
+
+        heading = QLabel("Status board")
+        heading.setAccessibleName("Status board")
+        font = QFont(heading.font())
+        font.setPointSizeF(font.pointSizeF() * 1.45)
+        font.setWeight(QFont.Weight.DemiBold)
+        heading.setFont(font)
+        hint = QLabel("Click a card's arrow or drag it to another column to change its status; "
+                      "double-click or press Enter to open it.")
+        hint.setWordWrap(True)
+        hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self._message = QLabel()
+        self._message.setAccessibleName("Board message")
+        self._message.setWordWrap(True)
+        self._message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._message.hide()
+
+        self._delegate = CardDelegate(self)
+        self._views: dict[str, ColumnView] = {}
+        self._counts: dict[str, QLabel] = {}
+        columns = QHBoxLayout()
+        columns.setSpacing(14)
+        for status in BUILD_STATUSES:
+            columns.addWidget(self._column(status), 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 20, 24, 24)
+        layout.setSpacing(8)
+        layout.addWidget(heading)
+        layout.addWidget(hint)
+        layout.addWidget(self._message)
+        layout.addSpacing(8)
+        layout.addLayout(columns, 1)
+        for before, after in zip(BUILD_STATUSES, BUILD_STATUSES[1:]):
+            QWidget.setTabOrder(self._views[before], self._views[after])
+
+        for signal in (bridge.sig_workspace_added, bridge.sig_workspace_removed,
+                       bridge.sig_workspace_changed, bridge.sig_workspace_moved,
+                       bridge.sig_reset):
+            signal.connect(self._refresh_soon.start)
+        tasks = self._tasks
+        self.destroyed.connect(lambda *_: [task.cancel() for task in list(tasks)])
+        self.refresh()
+
+    # ----------------------------------------------------------------- public
+
+    def refresh(self) -> None:
+        """Bring every column up to the registry's memory (no storage read)."""
+        tree = self._registry.tree()
+        parent_of = {child.id: parent for parent, kids in tree.items() for child in kids}
+        titles = {child.id: child.title for kids in tree.values() for child in kids}
+        columns: dict[str, list[Card]] = {status: [] for status in BUILD_STATUSES}
+        for ws in self._registry.workspaces():
+            chain: list[str] = []
+            parent = parent_of.get(ws.id)
+            while parent is not None and len(chain) < 64:
+                chain.append(titles.get(parent, ""))
+                parent = parent_of.get(parent)
+            status = ws.build_status if ws.build_status in columns else BUILD_STATUSES[0]
+            columns[status].append(Card(id=ws.id, title=ws.title, parents=tuple(reversed(chain)),
+                                        status=status, missing=ws.status == MISSING_DIR,
+                                        path=ws.path))
+        for status, cards in columns.items():
+            self._views[status].column_model().update(cards)
+            self._counts[status].setText(str(len(cards)))
+
+    def workspace_ids(self, status: str) -> list[str]:
+        """The workspaces shown in *status*'s column, top to bottom."""
+        return [card.id for card in self._views[status].column_model().cards()]
+
+    def column(self, status: str) -> ColumnView:
+        return self._views[status]
+
+    def select(self, ws_id: str) -> bool:
+        """Focus *ws_id*'s card; False when the board shows no such workspace."""
+        for view in self._views.values():
+            row = view.column_model().row_of(ws_id)
+            if row is not None:
+                view.setCurrentIndex(view.column_model().index(row))
+                view.scrollTo(view.currentIndex())
+                view.setFocus(Qt.FocusReason.OtherFocusReason)
+                return True
+        return False
+
+    def advance(self, ws_id: str) -> None:
+        """One step on (idea → planning → building → shipped), through Operations."""
+        self._start(self._ops.advance_workspace(ws_id), ws_id)
+
+    def set_status(self, ws_id: str, status: str) -> None:
+        """Any status directly, through Operations; the same status again changes nothing."""
+        current = self._registry.workspace(ws_id)
+        if current is not None and current.build_status == status:
+            return
+        self._start(self._ops.update_workspace(ws_id, build_status=status), ws_id)
+
+    # ----------------------------------------------------------------- private
+
+    def _column(self, status: str) -> QWidget:
+        lane = _Lane()
+        lane.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        name = QLabel(_title(status).upper())
+        small = QFont(name.font())
+        small.setPointSizeF(small.pointSizeF() * 0.85)
+        small.setWeight(QFont.Weight.DemiBold)
+        small.setLetterSpacing(QFont.SpacingType.PercentageSpacing, 108)
+        name.setFont(small)
+        name.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        count = QLabel("0")
+        count.setFont(small)
+        count.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        count.setAccessibleName(f"{_title(status)} count")
+        header = QHBoxLayout()
+        header.setContentsMargins(12, 0, 12, 0)
+        header.addWidget(name)
+        header.addStretch(1)
+        header.addWidget(count)
+
+        model = ColumnModel(status, self.set_status, self)
+        view = ColumnView(model, self._delegate, lane)
+        view.setMinimumWidth(200)
+        view.sig_advance.connect(self.advance)
+        view.sig_set_status.connect(self.set_status)
+        view.sig_open.connect(self.sig_workspace_opened)
+        view.sig_neighbour.connect(lambda direction, row, s=status: self._go(s, direction, row))
+        self._views[status] = view
+        self._counts[status] = count
+
+        layout = QVBoxLayout(lane)
+        layout.setContentsMargins(6, 12, 6, 6)
+        layout.setSpacing(6)
+        layout.addLayout(header)
+        layout.addWidget(view, 1)
+        return lane
+
+    def _go(self, status: str, direction: int, row: int) -> None:
+        """Left and Right: to the nearest card of the next column that has any."""
+        step = BUILD_STATUSES.index(status) + direction
+        while 0 <= step < len(BUILD_STATUSES):
+            view = self._views[BUILD_STATUSES[step]]
+            count = view.column_model().rowCount()
+            if count:
+                view.setCurrentIndex(view.column_model().index(min(row, count - 1)))
+                view.setFocus(Qt.FocusReason.TabFocusReason)
+                return
+            step += direction
+
+    def _start(self, work: Coroutine[Any, Any, Any], ws_id: str) -> None:
+        task = asyncio.ensure_future(self._run(work, ws_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, work: Coroutine[Any, Any, Any], ws_id: str) -> None:
+        try:
+            await work
+        except CairnError as error:
+            if shiboken6.isValid(self):
+                self._say(str(error))
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a bug, not a refusal: say so, keep the board alive
+            log.exception("changing a workspace's status failed")
+            if shiboken6.isValid(self):
+                self._say(f"The status could not be changed ({type(error).__name__}).")
+            return
+        if shiboken6.isValid(self):
+            self._say("")
+            self.refresh()  # the bridge's event will come too; this just avoids waiting for it
+            self.select(ws_id)
+
+    def _say(self, sentence: str) -> None:
+        self._message.setText(sentence)
+        self._message.setVisible(bool(sentence))
+
+    # ----------------------------------------------------------------- Qt overrides
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.refresh()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape and self.isWindow():
+            self.close()
+            return
+        super().keyPressEvent(event)
+
+
+__all__ = ["Board", "Card", "CardDelegate", "ColumnModel", "ColumnView", "MIME_TYPE"]
