@@ -9,7 +9,23 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
+
+CHUNK = 1024 * 1024  # what a streamed copy holds in memory at a time
+
+
+class Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+class TooLarge(Exception):
+    """A streamed copy passed its size limit; nothing was stored."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
 
 
 class BlobStore:
@@ -36,6 +52,44 @@ class BlobStore:
             Path(temp).unlink(missing_ok=True)
             raise
         return sha
+
+    def put_stream(self, reader: Readable, *, limit: int,
+                   check: Callable[[bytes], None] | None = None) -> tuple[str, int]:
+        """Copy *reader* into the store while hashing it, a chunk at a time: (sha256, size).
+
+        Past *limit* bytes the copy stops with :class:`TooLarge`.  *check* sees every chunk,
+        then ``b""`` at the end, and may raise to abandon the copy.  Whatever stops the copy,
+        nothing is left behind: only a whole, checked blob ever gets its name.
+        """
+        self.folder.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        size = 0
+        fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".partial-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                while chunk := reader.read(CHUNK):
+                    size += len(chunk)
+                    if size > limit:
+                        raise TooLarge(limit)
+                    if check is not None:
+                        check(chunk)
+                    digest.update(chunk)
+                    out.write(chunk)
+                if check is not None:
+                    check(b"")
+                out.flush()
+                os.fsync(out.fileno())
+            sha = digest.hexdigest()
+            target = self.path(sha)
+            if target.exists():
+                Path(temp).unlink()
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        return sha, size
 
     def read(self, sha256: str) -> bytes:
         return self.path(sha256).read_bytes()

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.errors import Refused
+from app.errors import Refused, os_reason
+from app.paths import shown
 
 COMMANDS = ("ask", "context", "files", "memory", "knowledge", "settings", "key", "models")
 
@@ -110,7 +111,11 @@ def run(cairn: Any, args: argparse.Namespace, emit: Callable[[Any, Callable[[], 
         if args.action == "add":
             record = cairn.files.add(ws.id, args.file, description=args.description)
             scope = "project" if cairn.registry.parent_of(ws.id) is None else "folder"
-            emit(record.to_json(scope=scope), lambda: f"Added {record.id}  {record.name}")
+            emit(record.to_json(scope=scope), lambda: f"Added {record.id}  {shown(record.name)}")
+            if not cairn.files.readable(record):
+                stderr.write(f"The model sees '{shown(record.name)}' listed by name, size and "
+                             "description but cannot read it: it reads text, PDFs (up to 32 MB) "
+                             "and images (PNG, JPEG, GIF, WebP, up to 5 MB).\n")
             return 0
         chain = [layer.workspace.id for layer in cairn.engine.chain(_probe_chat(ws.id))]
         listed = [f.to_json(scope="project" if f.workspace_id == chain[0] else "folder")
@@ -166,10 +171,7 @@ def _document(cairn: Any, owner: str, args: argparse.Namespace,
         emit({"memory": args.action}, lambda: f"Personal memory is {args.action}.")
         return 0
     if args.action == "set":
-        try:
-            text = args.file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise Refused(f"cannot read '{args.file}': {error}") from error
+        text = _read_document(args.file, owner)
         doc = cairn.knowledge.save(owner, text, source="user").document  # lands on top
     else:
         doc = cairn.knowledge.get(owner)
@@ -180,6 +182,31 @@ def _document(cairn: Any, owner: str, args: argparse.Namespace,
         data["enabled"] = cairn.settings.get("memory.enabled")
     emit(data, lambda: doc.text if args.action == "show" else f"{label} saved (version {doc.version}).")
     return 0
+
+
+def _read_document(path: Path, owner: str) -> str:
+    """The text of a document file: a regular file of UTF-8 text, at most 1 MB.
+
+    Never more than the cap is read, so ``/dev/zero`` or a 2 GB file cost nothing, and a
+    FIFO is refused without waiting for a writer.
+    """
+    from app.files import open_source
+    from app.knowledge.store import MAX_DOCUMENT_BYTES, check_size
+
+    reader, size = open_source(path, verb="read")
+    with reader:
+        check_size(owner, size)
+        try:
+            data = reader.read(MAX_DOCUMENT_BYTES + 1)
+        except OSError as error:
+            raise Refused(f"cannot read '{shown(str(path))}': {os_reason(error)}") from None
+    check_size(owner, len(data))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Refused(f"cannot read '{shown(str(path))}': it is not UTF-8 text (byte "
+                      f"{error.start + 1:,} is not part of any character); save it as UTF-8 "
+                      "and try again") from None
 
 
 def _probe_chat(ws_id: str | None) -> Any:

@@ -10,19 +10,26 @@ a document block, images as image blocks.
 from __future__ import annotations
 
 import base64
+import codecs
 import mimetypes
+import os
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from app.blobs import BlobStore
+from app.blobs import CHUNK, BlobStore, TooLarge
 from app.db import Database, utc_now
-from app.errors import Refused
+from app.errors import Refused, os_reason
 from app.ids import new_id
+from app.paths import shown
 
 PAGE_CHARS = 20_000  # one readWorkspaceFile page of text (about 5,000 tokens)
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the API's limit per image
 MAX_PDF_BYTES = 32 * 1024 * 1024  # the API's limit per request for PDFs
+# A knowledge file or a text attachment: copied into storage a chunk at a time, never whole.
+MAX_FILE_BYTES = 32_000_000
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 TEXT_SUFFIXES = {
     ".md", ".txt", ".csv", ".tsv", ".json", ".yaml", ".yml", ".toml", ".ini", ".xml", ".html",
@@ -93,11 +100,18 @@ class FileStore:
     # ----------------------------------------------------------------- knowledge files
 
     def add(self, workspace_id: str, source: Path, *, description: str = "") -> KnowledgeFile:
-        """Copy *source* into the workspace's knowledge files."""
-        data = _read_source(source, verb="add")
+        """Copy *source* into the workspace's knowledge files (at most 32 MB, any type)."""
+        reader, size = open_source(source, verb="add")
+        with reader:
+            if size > MAX_FILE_BYTES:
+                raise Refused(f"cannot add '{shown(str(source))}': it is {human_size(size)}, and a "
+                              "knowledge file can be at most 32 MB")
+            sha, size = self._store(reader, source, verb="add", limit=MAX_FILE_BYTES,
+                                    too_large="it grew past 32 MB while it was read, and a "
+                                              "knowledge file can be at most 32 MB")
         record = KnowledgeFile(
             id=new_id("wf"), workspace_id=workspace_id, name=source.name,
-            media_type=media_type_of(source), size=len(data), sha256=self.blobs.put(data),
+            media_type=media_type_of(source), size=size, sha256=sha,
             description=" ".join(description.split()), created_at=utc_now(),
         )
         with self._db.write() as conn:
@@ -108,6 +122,38 @@ class FileStore:
                  record.sha256, record.description, record.created_at),
             )
         return record
+
+    def readable(self, record: KnowledgeFile) -> bool:
+        """Can the model read this file through ``readWorkspaceFile``?  Text, PDFs and images
+        can; anything else is listed to the model by name, size and description only."""
+        if record.media_type in IMAGE_TYPES:
+            return record.size <= MAX_IMAGE_BYTES
+        if record.media_type == "application/pdf":
+            return record.size <= MAX_PDF_BYTES
+        probe = _TextProbe()
+        try:
+            with self.blobs.path(record.sha256).open("rb") as blob:
+                while probe.text and (chunk := blob.read(CHUNK)):
+                    probe(chunk)
+        except OSError:
+            return False
+        probe(b"")
+        return probe.text
+
+    def _store(self, reader: BinaryIO, source: Path, *, verb: str, limit: int, too_large: str,
+               check: Callable[[bytes], None] | None = None) -> tuple[str, int]:
+        """Stream *reader* into the blob store; every failure is one sentence."""
+        name = shown(str(source)) if verb == "add" else shown(source.name)
+        try:
+            return self.blobs.put_stream(_Reading(reader), limit=limit, check=check)
+        except TooLarge:  # it grew while read, or its size was not known (/proc, a pipe)
+            raise Refused(f"cannot {verb} '{name}': {too_large}") from None
+        except _ReadFailed as failed:
+            raise Refused(f"cannot {verb} '{name}': it could not be read to the end, because "
+                          f"{os_reason(failed.error)}") from None
+        except OSError as error:
+            raise Refused(f"cannot {verb} '{name}': Cairn could not keep a copy in its data "
+                          f"folder, because {os_reason(error)}") from None
 
     def of_workspaces(self, workspace_ids: list[str]) -> list[KnowledgeFile]:
         """The files of these workspaces: in the order given, then oldest first (stable)."""
@@ -165,18 +211,24 @@ class FileStore:
     def attach(self, source: Path) -> dict[str, Any]:
         """Store a file sent with a message; the message keeps this reference."""
         media_type = media_type_of(source)
-        data = _read_source(source, verb="attach")
         if media_type in IMAGE_TYPES:
-            if len(data) > MAX_IMAGE_BYTES:
-                raise Refused(f"cannot attach '{source.name}': images can be at most 5 MB")
+            limit, too_large = MAX_IMAGE_BYTES, "images can be at most 5 MB"
         elif media_type == "application/pdf":
-            if len(data) > MAX_PDF_BYTES:
-                raise Refused(f"cannot attach '{source.name}': PDFs can be at most 32 MB")
-        elif _decode(data) is None:
-            raise Refused(f"cannot attach '{source.name}': Cairn can send text files, PDFs "
-                          "and images (PNG, JPEG, GIF, WebP)")
+            limit, too_large = MAX_PDF_BYTES, "PDFs can be at most 32 MB"
+        else:
+            limit, too_large = MAX_FILE_BYTES, "text files can be at most 32 MB"
+        check: _TextProbe | None = None
+        if media_type not in IMAGE_TYPES and media_type != "application/pdf":
+            check = _TextProbe(refuse=f"cannot attach '{shown(source.name)}': Cairn can send "
+                                      "text files, PDFs and images (PNG, JPEG, GIF, WebP)")
+        reader, size = open_source(source, verb="attach")
+        with reader:
+            if size > limit:
+                raise Refused(f"cannot attach '{shown(source.name)}': {too_large}")
+            sha, size = self._store(reader, source, verb="attach", limit=limit,
+                                    too_large=too_large, check=check)
         return {"type": "attachment", "name": source.name, "media_type": media_type,
-                "size": len(data), "sha256": self.blobs.put(data)}
+                "size": size, "sha256": sha}
 
     def expand(self, reference: dict[str, Any]) -> dict[str, Any]:
         """The content block the API receives for a stored attachment."""
@@ -190,14 +242,86 @@ class FileStore:
                 "text": f"<file name=\"{reference['name']}\">\n{_decode(data) or ''}\n</file>"}
 
 
-def _read_source(source: Path, *, verb: str) -> bytes:
+def open_source(source: Path, *, verb: str) -> tuple[BinaryIO, int]:
+    """Open a file the person named, for reading: (stream, size).  Only a regular file.
+
+    The open never waits (a FIFO with no writer would block it forever) and anything but a
+    regular file is refused (``/dev/zero`` never ends).  Every refusal is one sentence.
+    """
+    name = shown(str(source))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        if not source.is_file():
-            raise Refused(f"cannot {verb} '{source}': it is not a file")
-        return source.read_bytes()
+        fd = os.open(source, flags)
+    except (OSError, ValueError) as error:
+        if isinstance(error, OSError) and _is_folder(source):
+            raise Refused(f"cannot {verb} '{name}': it is a folder, not a file") from None
+        raise Refused(f"cannot {verb} '{name}': {os_reason(error)}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            return os.fdopen(fd, "rb"), info.st_size
+        reason = ("it is a folder, not a file" if stat.S_ISDIR(info.st_mode)
+                  else "it is not a regular file (it is a device, a pipe or a socket)")
     except OSError as error:
-        reason = (error.strerror or str(error)).lower()
-        raise Refused(f"cannot {verb} '{source}': {reason}") from error
+        reason = os_reason(error)
+    os.close(fd)
+    raise Refused(f"cannot {verb} '{name}': {reason}")
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+class _ReadFailed(Exception):
+    """Reading the person's file failed (not writing Cairn's copy of it)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class _Reading:
+    """A reader whose failures are told apart from the blob store's own."""
+
+    def __init__(self, reader: BinaryIO) -> None:
+        self._reader = reader
+
+    def read(self, size: int) -> bytes:
+        try:
+            return self._reader.read(size)
+        except OSError as error:
+            raise _ReadFailed(error) from error
+
+
+class _TextProbe:
+    """Follows a stream a chunk at a time: is it text (UTF-8, no NUL in its first 8 KB)?
+
+    With *refuse*, the first chunk that is not text raises it as :class:`Refused`; ``b""``
+    marks the end of the stream.
+    """
+
+    def __init__(self, *, refuse: str | None = None) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._seen = 0
+        self._refuse = refuse
+        self.text = True
+
+    def __call__(self, chunk: bytes) -> None:
+        if not self.text:
+            return
+        head = max(0, 8192 - self._seen)
+        self._seen += len(chunk)
+        try:
+            if b"\0" in chunk[:head]:
+                raise UnicodeError("NUL")
+            self._decoder.decode(chunk, final=not chunk)
+        except UnicodeError:
+            self.text = False
+            if self._refuse is not None:
+                raise Refused(self._refuse) from None
 
 
 def _decode(data: bytes) -> str | None:

@@ -4,6 +4,10 @@ Every save bumps a version and goes into the history in the same transaction.  A
 require the version it started from (compare-and-swap), so a background rebuild never
 overwrites a hand edit made meanwhile, and an editor opened on an older version never
 overwrites what a rebuild wrote since.  Saving the text already stored adds no version.
+
+A document is sent with every message in its workspace (personal memory with every message),
+so a person's save is capped at 1 MB: past that, every turn would pay to read it, and most
+models could not read it at all.
 """
 
 from __future__ import annotations
@@ -20,6 +24,18 @@ from app.errors import Refused
 PERSONAL = "personal"
 SOURCES = ("user", "rebuild", "import", "restore")
 HISTORY_KEPT = 200
+MAX_DOCUMENT_BYTES = 1_000_000  # 1 MB of UTF-8, about 250,000 tokens
+
+
+def check_size(owner: str, size: int) -> None:
+    """Refuse a document of *size* bytes (UTF-8) when it passes :data:`MAX_DOCUMENT_BYTES`."""
+    if size <= MAX_DOCUMENT_BYTES:
+        return
+    what = "personal memory" if owner == PERSONAL else "this knowledge document"
+    sent = "every message" if owner == PERSONAL else "every message in its workspace"
+    shown = f"{size / 1_000_000:,.1f} MB" if size >= 10_000_000 else f"{size:,} bytes"
+    raise Refused(f"cannot save {what}: it is {shown}, and a knowledge document can be at "
+                  f"most 1 MB (1,000,000 bytes), because it is sent to the model with {sent}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +143,8 @@ class KnowledgeStore:
         """
         if source not in SOURCES:
             raise ValueError(source)
+        if source != "rebuild" and len(text) > MAX_DOCUMENT_BYTES // 4:
+            check_size(owner, len(text.encode("utf-8", "surrogatepass")))
         with self._db.write() as conn:
             current = _current(conn, owner)
             if text == current.text:
