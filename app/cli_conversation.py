@@ -366,8 +366,8 @@ def _settings(cairn: Any, args: argparse.Namespace,
 
     if args.action == "set":
         if args.name not in DEFAULTS:
-            raise Refused(f"cannot change setting '{args.name}': there is no such setting "
-                          f"(there are {', '.join(DEFAULTS)})")
+            raise Refused(f"cannot change setting '{shown(args.name[:80])}': there is no such "
+                          f"setting (there are {', '.join(DEFAULTS)})")
         kind = type(DEFAULTS[args.name])
         raw = args.value.strip()
         value: Any = raw
@@ -375,13 +375,16 @@ def _settings(cairn: Any, args: argparse.Namespace,
             choices = {"on": True, "true": True, "yes": True, "1": True,
                        "off": False, "false": False, "no": False, "0": False}
             if raw.lower() not in choices:
-                raise Refused(f"cannot change setting '{args.name}': say on or off, not '{raw}'")
+                raise Refused(f"cannot change setting '{args.name}': say on or off, not "
+                              f"'{shown(raw[:80])}'")
             value = choices[raw.lower()]
         elif kind is int:
-            if not raw.isdigit():
-                raise Refused(f"cannot change setting '{args.name}': '{raw}' is not a "
-                              "whole number of 0 or more")
-            value = int(raw)
+            # isdigit() alone takes "²" and "٣", which int() refuses or reads as another number.
+            if not (raw.isascii() and raw.isdigit()):
+                raise Refused(f"cannot change setting '{args.name}': '{shown(raw[:80])}' is not "
+                              "a whole number of 0 or more")
+            digits = raw.lstrip("0") or "0"
+            value = int(digits) if len(digits) <= 12 else 10**12  # out of range either way
         cairn.settings.set(args.name, value)
     values = {name: cairn.settings.get(name) for name in DEFAULTS}
     emit(values, lambda: "\n".join(f"{name} = {json.dumps(value)}" for name, value in values.items()))
@@ -398,8 +401,8 @@ def _key(cairn: Any, args: argparse.Namespace, stdout: Any) -> int:
                    else sys.stdin.readline())
         except (KeyboardInterrupt, EOFError):
             raise Refused("No key was saved.") from None
-        cairn.settings.set_api_key(key)
-        stdout.write("Saved in the system keychain.\n")
+        cairn.settings.set_api_key(key)  # read back: a keychain that kept nothing is refused
+        stdout.write("Saved in the system keychain (read back to check).\n")
     elif args.action == "forget":
         cairn.settings.forget_api_key()
         stdout.write("The stored key is gone from the system keychain.\n")
@@ -408,6 +411,9 @@ def _key(cairn: Any, args: argparse.Namespace, stdout: Any) -> int:
             stdout.write("A key is set by ANTHROPIC_API_KEY.\n")
         elif cairn.settings.api_key():
             stdout.write("A key is stored in the system keychain.\n")
+        elif cairn.settings.keychain_problem:
+            raise Refused(f"No key can be read: {cairn.settings.keychain_problem}; set "
+                          "ANTHROPIC_API_KEY instead")
         else:
             stdout.write("No key is set: run `cairn key set`, or set ANTHROPIC_API_KEY.\n")
     return 0

@@ -64,9 +64,12 @@ def usage_of(raw: Any) -> Usage:
 def make_client(settings: Settings) -> anthropic.AsyncAnthropic:
     key = settings.api_key()
     if not key:
+        if settings.keychain_problem:
+            raise ModelError(f"No API key: {settings.keychain_problem}. Set ANTHROPIC_API_KEY "
+                             "to give Cairn your key.", kind="no-key")
         raise ModelError(
-            "No API key is set. Add your Anthropic API key in Settings (Cairn keeps it in your "
-            "system keychain), or set ANTHROPIC_API_KEY.", kind="no-key")
+            "No API key is set. Add your Anthropic API key in Settings or with `cairn key set` "
+            "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.", kind="no-key")
     # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
     return anthropic.AsyncAnthropic(api_key=key, base_url=settings.base_url(), max_retries=2)
 
@@ -83,17 +86,21 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
                           "again.", kind="timeout")
     if isinstance(error, anthropic.APIConnectionError):
         return ModelError("Cannot reach Anthropic. Check your internet connection (or the base "
-                          "URL in Settings); your message is kept.", kind="network")
+                          "URL, in Settings or with `cairn settings show`); your message is kept.",
+                          kind="network")
     if isinstance(error, anthropic.AuthenticationError):
-        return ModelError("Anthropic rejected the API key. Check or replace it in Settings.",
-                          kind="key-rejected")
+        return ModelError("Anthropic rejected the API key. Check or replace it in Settings or "
+                          "with `cairn key set`.", kind="key-rejected")
+    setting = "model.knowledge" if purpose == "knowledge" else "model.chat"
     if isinstance(error, anthropic.PermissionDeniedError):
         return ModelError(f"This API key may not use {model}. Pick another model in Settings "
-                          "or check the key's permissions.", kind="permission")
+                          f"or with `cairn settings set {setting} MODEL`, or check the key's "
+                          "permissions.", kind="permission")
     if isinstance(error, anthropic.NotFoundError):
         if catalog is not None:
             return ModelError(catalog.not_found(model, purpose), kind="model-not-found")
-        return ModelError(f"The model '{model}' was not found. Pick another model in Settings.",
+        return ModelError(f"The model '{model}' was not found. Pick another model in Settings "
+                          f"or with `cairn settings set {setting} MODEL`.",
                           kind="model-not-found")
     if isinstance(error, anthropic.RateLimitError):
         return ModelError("Anthropic is rate-limiting this key right now, even after retrying. "
