@@ -8,18 +8,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
-from app.errors import CairnError
+from app.errors import CairnError, Refused
+from app.paths import shown
 from app.records import BUILD_STATUSES, Chat, Workspace
 
 from app import cli_conversation
+from app.cli_conversation import whole_number
 
 SUBCOMMANDS = ("workspace", "chat", *cli_conversation.COMMANDS)
+
+log = logging.getLogger(__name__)
 
 
 def version() -> str:
@@ -35,14 +41,29 @@ def version() -> str:
 # ===================================================================== parsing
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line on stderr (exit 2): what is wrong, then the command's usage."""
+
+    def error(self, message: str) -> NoReturn:
+        usage = " ".join(self.format_usage().split())
+        self.exit(2, f"{self.prog}: {shown(message)} ({usage})\n")
+
+
+def _folder(text: str) -> Path:
+    """A folder typed on the command line; empty is refused (it would mean "here")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the data folder cannot be empty")
+    return Path(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="cairn",
         description="Chat with Claude inside local folders that keep their own knowledge. "
         "Without a command, Cairn opens its window.",
     )
     parser.add_argument("--version", action="version", version=f"Cairn {version()}")
-    parser.add_argument("--data-dir", type=Path, help="use this data folder (or set CAIRN_DATA_DIR)")
+    parser.add_argument("--data-dir", type=_folder, help="use this data folder (or set CAIRN_DATA_DIR)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def json_flag(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -90,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("id", metavar="ID")
     p = json_flag(chat_cmds.add_parser("move", help="place a chat in its workspace's order"))
     p.add_argument("id", metavar="ID")
-    p.add_argument("--to", type=int, required=True, metavar="N", help="1 is the top")
+    p.add_argument("--to", type=whole_number, required=True, metavar="N", help="1 is the top")
     cli_conversation.add_parsers(commands, json_flag)
     cli_conversation.add_setting_parsers(commands, json_flag)
     return parser
@@ -113,16 +134,45 @@ class _Out:
                 self.stream.write(body + "\n")
 
 
+def text_of(value: str) -> str:
+    """Text for a terminal: line breaks and tabs kept, every other control character (an
+    escape sequence, a bidi override) shown escaped, so stored text cannot recolour or
+    reorder the terminal."""
+    return "\n".join("\t".join(shown(part) for part in line.split("\t"))
+                     for line in value.replace("\r\n", "\n").split("\n"))
+
+
+# Letters that draw nothing (Hangul fillers, the blank Braille pattern).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible(text: str) -> bool:
+    """Does *text* show anything?  Spaces, controls, format characters (zero-width ones),
+    lone combining marks and blank letters do not; private-use characters (icons) do."""
+    return any(_shows(char) for char in text)
+
+
+def _shows(char: str) -> bool:
+    kind = unicodedata.category(char)
+    return kind == "Co" or (kind[0] not in "CZM" and char not in _BLANK_LETTERS)
+
+
+def _check_title(title: str, refusal: str) -> None:
+    if title.strip() and not visible(title):
+        raise Refused(f"{refusal}: the title has only invisible characters")
+
+
 def _workspace_line(ws: Workspace, depth: int = 0) -> str:
     flag = "" if ws.status == "ok" else f"  [{ws.status}]"
-    return f"{'  ' * depth}{ws.id}  {ws.title}  ({ws.build_status})  {ws.path}{flag}"
+    return (f"{'  ' * depth}{ws.id}  {shown(ws.title)}  ({ws.build_status})  {shown(ws.path)}"
+            f"{flag}")
 
 
 def _workspace_block(ws: Workspace, parent: str | None) -> str:
     lines = [
-        f"{ws.title}",
+        f"{shown(ws.title)}",
         f"  id            {ws.id}",
-        f"  path          {ws.path}",
+        f"  path          {shown(ws.path)}",
         f"  status        {ws.status}",
         f"  parent        {parent or '-'}",
         f"  build status  {ws.build_status}",
@@ -130,22 +180,23 @@ def _workspace_block(ws: Workspace, parent: str | None) -> str:
         f"  updated       {ws.updated_at}",
     ]
     if ws.description:
-        lines.append(f"  description   {ws.description}")
+        lines.append(f"  description   {text_of(ws.description)}")
     if ws.instructions:
-        lines.append("  instructions  " + ws.instructions.replace("\n", "\n                "))
+        lines.append("  instructions  "
+                     + text_of(ws.instructions).replace("\n", "\n                "))
     return "\n".join(lines)
 
 
 def _chat_line(chat: Chat, indent: str = "  ") -> str:
     marks = ("★ " if chat.pinned else "") + ("[archived] " if chat.archived else "")
-    return f"{indent}{chat.id}  {marks}{chat.title}"
+    return f"{indent}{chat.id}  {marks}{shown(chat.title)}"
 
 
 def _chat_block(chat: Chat) -> str:
     return "\n".join([
-        chat.title,
+        shown(chat.title),
         f"  id         {chat.id}",
-        f"  folder     {chat.folder or '-'}",
+        f"  folder     {shown(chat.folder) if chat.folder else '-'}",
         f"  workspace  {chat.workspace_id or 'Ungrouped'}",
         f"  pinned     {'yes' if chat.pinned else 'no'}",
         f"  archived   {'yes' if chat.archived else 'no'}",
@@ -157,8 +208,9 @@ def _conversation(messages: list[Any]) -> str:
     """The conversation as text: who said what, with each reply's state and cost."""
     lines: list[str] = []
     for message in messages:
-        names = [b.get("name", "a file") for b in message.content if b.get("type") == "attachment"]
-        text = message.text.strip()
+        names = [shown(str(b.get("name", "a file"))) for b in message.content
+                 if b.get("type") == "attachment"]
+        text = text_of(message.text.strip())
         if message.role == "user" and not text and not names:
             continue  # tool results: part of the reply's round trip
         lines.append("")
@@ -169,7 +221,8 @@ def _conversation(messages: list[Any]) -> str:
             continue  # a round that only called a tool
         lines.append("Claude: " + (text or "(nothing)"))
         if message.status != "complete":
-            lines.append(f"  [{message.status}{': ' + message.error if message.error else ''}]")
+            lines.append(f"  [{message.status}"
+                         f"{': ' + shown(message.error) if message.error else ''}]")
     return "\n".join(lines)
 
 
@@ -201,6 +254,7 @@ def _run_workspace(registry: Any, args: argparse.Namespace, out: _Out) -> int:
     elif action == "show":
         ws = registry.get_workspace(args.id)
     elif action == "rename":
+        _check_title(args.title, f"cannot rename workspace '{shown(args.id)}'")
         ws = registry.rename_workspace(args.id, args.title)
     elif action == "set":
         ws = registry.update_workspace(
@@ -241,7 +295,7 @@ def _run_chat(registry: Any, args: argparse.Namespace, out: _Out) -> int:
                 lines += [_chat_line(c) for c in listing.pinned]
             lines.append("WORKSPACES")
             for ws, chats in listing.workspaces:
-                lines.append(f"  {ws.title}  ({ws.id})")
+                lines.append(f"  {shown(ws.title)}  ({ws.id})")
                 lines += [_chat_line(c, "    ") for c in chats]
             if listing.ungrouped:
                 lines.append("UNGROUPED")
@@ -255,14 +309,22 @@ def _run_chat(registry: Any, args: argparse.Namespace, out: _Out) -> int:
         return 0
     chat: Chat
     if action == "new":
+        _check_title(args.title, "cannot create a chat")
         chat = registry.new_chat(folder=args.folder, title=args.title)
     elif action == "show":
         from app.chats import ChatStore
 
         chat = registry.get_chat(args.id)
-        messages = ChatStore(registry.db).messages(chat.id)
-        out.emit({**chat.to_json(), "messages": [m.to_json() for m in messages]},
-                 lambda: _chat_block(chat) + _conversation(messages))
+        try:  # a row edited by hand must not cost a traceback: say so in one sentence
+            messages = ChatStore(registry.db).messages(chat.id)
+            data = {**chat.to_json(), "messages": [m.to_json() for m in messages]}
+            page = _chat_block(chat) + _conversation(messages)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as error:
+            log.warning("chat %s holds a message that cannot be read: %s", chat.id,
+                        type(error).__name__)
+            raise Refused(f"cannot show session '{chat.id}': one of its stored messages is "
+                          "damaged and cannot be read") from None
+        out.emit(data, lambda: page)
         return 0
     elif action == "archive":
         chat = registry.archive_chat(args.id)
@@ -299,6 +361,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
     setup_logging()
     conversation = args.command in cli_conversation.COMMANDS
+    registry: Any = None
     try:
         # Imported here so --help and --version stay instant, and the registry's commands
         # never load the chat engine or the SDK.
@@ -311,20 +374,32 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             from app.registry import Registry
 
             registry = Registry.open(args.data_dir)
-    except CairnError as error:
-        stderr.write(f"{error}\n")
-        return 1
-    try:
         out = _Out(stdout, getattr(args, "json", False))
         if conversation:
             return cli_conversation.run(cairn, args, out.emit, stdout, stderr)
         runner = _run_workspace if args.command == "workspace" else _run_chat
         return runner(registry, args, out)
     except CairnError as error:
-        stderr.write(f"{error}\n")
+        _say(stderr, str(error))
         return 1
     except BrokenPipeError:  # the reader went away (cairn … | head): not worth a traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as error:  # noqa: BLE001 - the last line of defence: never a traceback
+        log.exception("cairn %s failed", args.command)
+        from app import locations
+
+        _say(stderr, f"Cairn stopped on an unexpected problem ({type(error).__name__}); the "
+                     f"details are in {locations.log_dir() / 'cairn.log'}")
+        return 1
     finally:
-        registry.close()
+        if registry is not None:
+            try:
+                registry.close()
+            except Exception:  # noqa: BLE001 - closing must not turn an answer into a traceback
+                log.exception("closing the registry failed")
+
+
+def _say(stderr: TextIO, sentence: str) -> None:
+    """One line on stderr: the sentence verbatim, control characters shown escaped."""
+    stderr.write(shown(sentence.rstrip("\n")) + "\n")

@@ -22,6 +22,25 @@ COMMANDS = ("ask", "context", "files", "memory", "knowledge", "settings", "key",
 
 JsonFlag = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
+# How each knowledge action reads in "cannot … workspace 'ws_x': no such workspace".
+_KNOWLEDGE_VERBS = {
+    "show": "show the knowledge of",
+    "set": "replace the knowledge of",
+    "history": "show the knowledge history of",
+    "diff": "compare knowledge versions of",
+    "restore": "restore the knowledge of",
+}
+
+
+def whole_number(text: str) -> int:
+    """A count or a version typed on the command line: plain digits (not ², not ٣), < 10⁹."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"'{shown(text[:40])}' is not a whole number")
+    digits = text.lstrip("0") or "0"
+    if len(digits) > 9:
+        raise argparse.ArgumentTypeError(f"'{shown(text[:40])}' is too large")
+    return int(digits)
+
 
 def add_parsers(commands: Any, json_flag: JsonFlag) -> None:
     p = json_flag(commands.add_parser("ask", help="send a message and stream Claude's reply"))
@@ -65,11 +84,11 @@ def add_parsers(commands: Any, json_flag: JsonFlag) -> None:
     p.add_argument("id", metavar="ID")
     p = json_flag(actions.add_parser("diff", help="what changed between two versions"))
     p.add_argument("id", metavar="ID")
-    p.add_argument("old", metavar="OLD", type=int)
-    p.add_argument("new", metavar="NEW", type=int)
+    p.add_argument("old", metavar="OLD", type=whole_number)
+    p.add_argument("new", metavar="NEW", type=whole_number)
     p = json_flag(actions.add_parser("restore", help="make an old version the current one"))
     p.add_argument("id", metavar="ID")
-    p.add_argument("version", metavar="VERSION", type=int)
+    p.add_argument("version", metavar="VERSION", type=whole_number)
     p = json_flag(actions.add_parser("rebuild", help="run a chat's pending rebuild now"))
     p.add_argument("id", metavar="CHAT")
 
@@ -121,7 +140,7 @@ def run(cairn: Any, args: argparse.Namespace, emit: Callable[[Any, Callable[[], 
         listed = [f.to_json(scope="project" if f.workspace_id == chain[0] else "folder")
                   for f in cairn.files.of_workspaces(chain)]
         emit(listed, lambda: "\n".join(
-            f"{f['id']}  {f['name']}  ({f['scope']})  {f['description']}".rstrip()
+            f"{f['id']}  {shown(f['name'])}  ({f['scope']})  {shown(f['description'])}".rstrip()
             for f in listed) or "No knowledge files.")
         return 0
     if command == "memory":
@@ -143,8 +162,8 @@ def run(cairn: Any, args: argparse.Namespace, emit: Callable[[Any, Callable[[], 
         if args.id == PERSONAL:
             owner, label = PERSONAL, "Personal memory"
         else:
-            ws = cairn.registry.get_workspace(args.id, verb=f"{args.action} the knowledge of")
-            owner, label = ws.id, f"Knowledge of {ws.title}"
+            ws = cairn.registry.get_workspace(args.id, verb=_KNOWLEDGE_VERBS[args.action])
+            owner, label = ws.id, f"Knowledge of {shown(ws.title)}"
         if args.action == "history":
             versions = [v.to_json() for v in cairn.knowledge.history(owner)]
             emit(versions, lambda: "\n".join(
@@ -217,8 +236,9 @@ def _probe_chat(ws_id: str | None) -> Any:
 
 
 def _chat_for(cairn: Any, args: argparse.Namespace, *, create: bool) -> Any:
-    if args.chat:
-        return cairn.registry.get_chat(args.chat)
+    if args.chat is not None:  # even "": an empty id is no chat, not "no --chat"
+        verb = "continue" if create else "show the context of"
+        return cairn.registry.get_chat(args.chat, verb=verb)
     folder = os.path.abspath(args.folder)  # typed in a shell: relative to here
     if create:
         return cairn.registry.new_chat(folder=folder)
@@ -326,7 +346,7 @@ def _models(cairn: Any, emit: Callable[[Any, Callable[[], str]], None], stderr: 
             context = (f"{row['max_input_tokens']:,} tokens" if row.get("max_input_tokens")
                        else "")
             used = f"  ← {' and '.join(row['used_for'])}" if row["used_for"] else ""
-            lines.append(f"{row['id']:<22} {row['display_name']:<20} {state:<46} "
+            lines.append(f"{shown(row['id']):<22} {shown(row['display_name']):<20} {state:<46} "
                          f"{context:>17}  {cost}{used}".rstrip())
         return "\n".join(lines) or "The server lists no models."
 

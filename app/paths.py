@@ -157,8 +157,13 @@ class Folder:
     identity: tuple[int, int] | None
 
 
-def _reason(error: BaseException) -> str:
+def _reason(error: BaseException, path: str = "") -> str:
     """The system's own words for an error, as the tail of a one-line sentence."""
+    if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+        # It may well exist: the system cannot look up a path this long in one piece.
+        if any(len(part) > 255 for part in _SEPS.split(path)):
+            return "a folder name in the path is longer than this system allows"
+        return "path is longer than this system allows"
     if _missing(error):
         return "path does not exist"
     text = (getattr(error, "strerror", None) or "the path cannot be read").strip().rstrip(".")
@@ -168,11 +173,7 @@ def _reason(error: BaseException) -> str:
 def _missing(error: BaseException) -> bool:
     if isinstance(error, (FileNotFoundError, NotADirectoryError, ValueError, RecursionError)):
         return True  # ValueError: embedded NUL/undecodable; RecursionError: huge symlink chains
-    return isinstance(error, OSError) and error.errno in (
-        errno.ENOENT,
-        errno.ENOTDIR,
-        errno.ENAMETOOLONG,
-    )
+    return isinstance(error, OSError) and error.errno in (errno.ENOENT, errno.ENOTDIR)
 
 
 def _tidy_windows_root(canonical: str) -> str:
@@ -198,7 +199,7 @@ def resolve_folder(path: str) -> Folder:
             canonical = _tidy_windows_root(canonical)
         info = os.stat(canonical)
     except (OSError, ValueError, RecursionError) as error:
-        raise Refused(f"{prefix}: {_reason(error)}") from None
+        raise Refused(f"{prefix}: {_reason(error, path)}") from None
     if not stat.S_ISDIR(info.st_mode):
         raise Refused(f"cannot create a workspace at '{shown(canonical)}': path is not a directory")
     ident = (info.st_dev, info.st_ino) if info.st_ino else None

@@ -95,6 +95,7 @@ def test_missing_path_and_file_refused(isolated, capsys, tmp_path):
 def test_bad_usage_exits_2(isolated, capsys, argv):
     code, _, err = run(capsys, *argv)
     assert code == 2 and "usage:" in err
+    assert len(err.splitlines()) == 1, err  # what is wrong, then the usage, on one line
 
 
 def test_chat_commands(empty, capsys, folders):
