@@ -2,15 +2,22 @@
 
 Headers (title, folder, archive, pin, order) belong to the registry; this module keeps what
 was said.  A user's message is stored before anything is sent, so a failure never loses it.
+
+Nothing said is ever deleted.  Retry and edit-and-resend take messages out of the
+*conversation* (what the model is sent, what the rebuild learns from, what the chat shows) by
+marking them ``superseded_by`` the person's message that was sent again in their place; they
+stay readable with ``messages(..., superseded=True)``.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
 from app.db import Database, utc_now
+from app.errors import Refused
 
 COMPLETE, STOPPED, FAILED = "complete", "stopped", "failed"
 
@@ -43,16 +50,23 @@ class Message:
     usage: Usage | None
     cost_usd: float | None
     created_at: str
+    superseded_by: int | None = None  # out of the conversation: replaced by a retry or an edit
 
     @property
     def text(self) -> str:
         return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
 
+    @property
+    def from_person(self) -> bool:
+        """Something the person sent (text, files), not the tool results of a reply's loop."""
+        return self.role == "user" and any(b.get("type") != "tool_result" for b in self.content)
+
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "role": self.role, "content": self.content, "status": self.status,
                 "error": self.error, "model": self.model,
                 "usage": self.usage.to_json() if self.usage else None,
-                "cost_usd": self.cost_usd, "created_at": self.created_at}
+                "cost_usd": self.cost_usd, "created_at": self.created_at,
+                "superseded_by": self.superseded_by}
 
 
 class ChatStore:
@@ -62,37 +76,32 @@ class ChatStore:
     def append(self, chat_id: str, role: str, content: list[dict[str, Any]], *,
                status: str = COMPLETE, error: str | None = None, model: str | None = None,
                usage: Usage | None = None, cost_usd: float | None = None) -> Message:
-        now = utc_now()
-        u = usage or Usage()
         with self._db.write() as conn:
-            row_id = conn.execute(
-                "INSERT INTO message (chat_id, role, content, status, error, model, input_tokens,"
-                " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (chat_id, role, json.dumps(content, ensure_ascii=False), status, error, model,
-                 *((u.input, u.cache_write, u.cache_read, u.output) if usage else (None,) * 4),
-                 cost_usd, now),
-            ).lastrowid
-            conn.execute("UPDATE chat SET updated_at = ? WHERE id = ?", (now, chat_id))
-        assert row_id is not None
-        return Message(row_id, chat_id, role, content, status, error, model, usage, cost_usd, now)
+            return _insert(conn, chat_id, role, content, status=status, error=error,
+                           model=model, usage=usage, cost_usd=cost_usd)
 
-    def messages(self, chat_id: str, *, before: int | None = None,
-                 limit: int | None = None) -> list[Message]:
-        """The chat's messages, oldest first: all of them, or one page.
+    def messages(self, chat_id: str, *, before: int | None = None, after: int | None = None,
+                 limit: int | None = None, superseded: bool = False) -> list[Message]:
+        """The chat's conversation, oldest first: all of it, or one page.
 
-        *before* keeps messages with a smaller id; *limit* keeps the newest *limit* of those.
-        A long chat opens with ``messages(chat, limit=50)`` and scrolls back with
-        ``messages(chat, before=<oldest id shown>, limit=50)``; an empty page is the start.
-        Both walk the ``message(chat_id, id)`` index, so a page costs the same in any chat.
+        *before* keeps messages with a smaller id, *after* those with a larger one; *limit*
+        keeps the newest *limit* of those.  A long chat opens with ``messages(chat, limit=50)``
+        and scrolls back with ``messages(chat, before=<oldest id shown>, limit=50)``; an empty
+        page is the start.  Pages walk an index of the conversation, so a page costs the same
+        in any chat.  ``superseded=True`` adds the messages a retry or an edit replaced.
         """
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative: {limit}")
         where = "chat_id = ?"
         params: list[object] = [chat_id]
+        if not superseded:
+            where += " AND superseded_by IS NULL"
         if before is not None:
             where += " AND id < ?"
             params.append(before)
+        if after is not None:
+            where += " AND id > ?"
+            params.append(after)
         if limit is None:
             rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE {where} ORDER BY id",
                                   params)
@@ -103,15 +112,74 @@ class ChatStore:
             rows.reverse()
         return [_message(r) for r in rows]
 
+    def message(self, chat_id: str, message_id: int) -> Message | None:
+        """One message of the chat, superseded or not; None when the chat holds no such id."""
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND id = ?",
+                              (chat_id, message_id))
+        return _message(rows[0]) if rows else None
+
     def message_count(self, chat_id: str) -> int:
-        """How many messages the chat holds (counted in the index, no message is read)."""
-        rows = self._db.query("SELECT count(*) FROM message WHERE chat_id = ?", (chat_id,))
+        """How many messages the conversation holds (counted in the index, none is read)."""
+        rows = self._db.query("SELECT count(*) FROM message WHERE chat_id = ?"
+                              " AND superseded_by IS NULL", (chat_id,))
         return int(rows[0][0])
 
     def last_message_id(self, chat_id: str) -> int | None:
-        """The id of the chat's newest message; None for a chat with no messages."""
-        rows = self._db.query("SELECT max(id) FROM message WHERE chat_id = ?", (chat_id,))
+        """The id of the conversation's newest message; None for a chat with no messages."""
+        rows = self._db.query("SELECT max(id) FROM message WHERE chat_id = ?"
+                              " AND superseded_by IS NULL", (chat_id,))
         return None if rows[0][0] is None else int(rows[0][0])
+
+    # ----------------------------------------------------------------- sending again
+
+    def retry(self, chat_id: str) -> Message:
+        """Take the last reply out of the conversation so that the person's message before it
+        can be answered again; returns that message.
+
+        Allowed when the last reply failed, was stopped, or never arrived (a crash mid-turn).
+        The reply's messages (its tool rounds too) are kept, ``superseded_by`` the person's
+        message.  A complete reply is refused: editing the message sends it again.
+        """
+        with self._db.write() as conn:
+            tail = _tail(conn, chat_id)
+            person = next((m for m in tail if m.from_person), None)
+            if person is None:
+                raise Refused(f"cannot retry in session '{chat_id}': there is no message of "
+                              "yours to send again")
+            last = tail[0]
+            if last.role == "assistant" and last.status == COMPLETE:
+                raise Refused(f"cannot retry in session '{chat_id}': the last reply is "
+                              "complete; edit your message to send it again")
+            conn.execute("UPDATE message SET superseded_by = ? WHERE chat_id = ? AND id > ?"
+                         " AND superseded_by IS NULL", (person.id, chat_id, person.id))
+        return person
+
+    def resend(self, chat_id: str, message_id: int, text: str) -> Message:
+        """Edit-and-resend: store the person's message *message_id* again with *text* (its
+        attachments kept) and take it and everything after it out of the conversation, in
+        one transaction; returns the new message."""
+        verb = f"cannot edit message {message_id} in session '{chat_id}'"
+        with self._db.write() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND id = ?",
+                                (chat_id, message_id)).fetchall()
+            if not rows:
+                raise Refused(f"{verb}: no such message")
+            old = _message(rows[0])
+            if old.superseded_by is not None:
+                raise Refused(f"{verb}: it was already replaced by a retry or an edit")
+            if not old.from_person:
+                raise Refused(f"{verb}: only your own messages can be edited")
+            kept = [b for b in old.content if b.get("type") not in ("text", "tool_result")]
+            content = ([{"type": "text", "text": text}] if text.strip() else []) + kept
+            if not content:
+                raise Refused("cannot send an empty message")
+            new = _insert(conn, chat_id, "user", content)
+            conn.execute("UPDATE message SET superseded_by = ? WHERE chat_id = ? AND id >= ?"
+                         " AND id < ? AND superseded_by IS NULL",
+                         (new.id, chat_id, message_id, new.id))
+        return new
+
+    # ----------------------------------------------------------------- drafts
 
     def draft(self, chat_id: str) -> str:
         rows = self._db.query("SELECT draft FROM chat WHERE id = ?", (chat_id,))
@@ -123,9 +191,46 @@ class ChatStore:
 
 
 _COLUMNS = ("id, chat_id, role, content, status, error, model, input_tokens,"
-            " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at")
+            " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at,"
+            " superseded_by")
 
 
 def _message(r: tuple[Any, ...]) -> Message:
     return Message(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
-                   Usage(*r[7:11]) if r[7] is not None else None, r[11], r[12])
+                   Usage(*r[7:11]) if r[7] is not None else None, r[11], r[12], r[13])
+
+
+def _insert(conn: sqlite3.Connection, chat_id: str, role: str, content: list[dict[str, Any]], *,
+            status: str = COMPLETE, error: str | None = None, model: str | None = None,
+            usage: Usage | None = None, cost_usd: float | None = None) -> Message:
+    now = utc_now()
+    u = usage or Usage()
+    row_id = conn.execute(
+        "INSERT INTO message (chat_id, role, content, status, error, model, input_tokens,"
+        " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (chat_id, role, json.dumps(content, ensure_ascii=False), status, error, model,
+         *((u.input, u.cache_write, u.cache_read, u.output) if usage else (None,) * 4),
+         cost_usd, now),
+    ).lastrowid
+    conn.execute("UPDATE chat SET updated_at = ? WHERE id = ?", (now, chat_id))
+    assert row_id is not None
+    return Message(row_id, chat_id, role, content, status, error, model, usage, cost_usd, now)
+
+
+def _tail(conn: sqlite3.Connection, chat_id: str) -> list[Message]:
+    """The conversation from its end back to the person's last message, newest first."""
+    found: list[Message] = []
+    before = None
+    while True:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND superseded_by IS NULL"
+            + (" AND id < ?" if before is not None else "") + " ORDER BY id DESC LIMIT 32",
+            (chat_id, before) if before is not None else (chat_id,)).fetchall()
+        for row in rows:
+            found.append(_message(row))
+            if found[-1].from_person:
+                return found
+        if len(rows) < 32:
+            return found
+        before = found[-1].id
