@@ -7,9 +7,11 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.errors import Refused
-from app.knowledge.rebuild import length_guidance
+from app.knowledge.rebuild import exchanges_of, length_guidance
 
 LONG = "Our launch date is 2027-04-15 and the accent colour is orange #FF5500, as agreed today."
 
@@ -414,3 +416,102 @@ async def test_a_timeout_leaves_documents_and_watermark_alone(cairn, fake, proje
     report = await cairn.rebuilder.rebuild(chat.id)
     assert report.status == "failed" and report.error.startswith("Anthropic took too long")
     assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0
+
+
+@pytest.mark.parametrize("from_thread", [False, True])
+async def test_stop_and_archive_stops_a_running_rebuild(cairn, fake, project, from_thread):
+    chat = cairn.registry.new_chat(folder=project.path)
+    fake.reply_text(LONG)
+    await cairn.engine.send(chat.id, "When do we launch?")
+    before = cairn.knowledge.get(project.id)
+    mark = watermark(cairn, chat.id)
+    gate, entered, calls = hold_knowledge_calls(cairn)  # the knowledge model never answers
+    reports = []
+    scheduler = cairn.scheduler
+    scheduler.listeners.append(reports.append)
+    task = scheduler.run_now(chat.id)
+    await asyncio.wait_for(entered.wait(), timeout=10)
+    assert cairn.registry.live.kinds(chat.id) == ["background job"]
+    scheduler.run_now(chat.id)  # asked again meanwhile: a stop must not start it again
+    if from_thread:
+        archived = await asyncio.to_thread(cairn.registry.stop_and_archive_chat, chat.id)
+    else:
+        archived = cairn.registry.stop_and_archive_chat(chat.id)
+    assert archived.archived
+    report = await asyncio.wait_for(task, timeout=10)
+    assert report.status == "stopped" and report.error is None and reports == [report]
+    assert cairn.knowledge.get(project.id) == before and watermark(cairn, chat.id) == mark
+    assert cairn.registry.live.kinds(chat.id) == []
+    assert chat.id not in scheduler._tasks and len(calls) == 1  # not run again
+    status = cairn.rebuilder.status(project.id)
+    assert status["last_error"] is None
+    gate.set()  # the exchange still waits for a later rebuild
+    assert [e.user for e in cairn.rebuilder.pending(chat.id)] == ["When do we launch?"]
+
+
+_USER_TEXTS = ["Question?", "", "   ", "\n\t", "Please read the brief and tell me more."]
+_REPLY_TEXTS = ["", "Ok.", "  ", LONG, " " + LONG + "\n", "x" * 79, "y" * 45]
+
+
+@st.composite
+def conversations(draw):
+    """A random conversation: messages of the person (text, files, nothing), tool results,
+    replies complete, stopped or failed, some taken out by retries and edits, and a mark."""
+    count = draw(st.integers(0, 24))
+    messages = []
+    for _ in range(count):
+        kind = draw(st.sampled_from(["user", "user", "attachment", "tool", "assistant",
+                                     "assistant", "assistant"]))
+        if kind == "user":
+            content = [{"type": "text", "text": draw(st.sampled_from(_USER_TEXTS))}]
+            messages.append(("user", content, "complete"))
+        elif kind == "attachment":
+            content = [{"type": "attachment", "name": "brief.md", "media_type": "text/markdown",
+                        "size": 7, "sha256": "0" * 64}]
+            messages.append(("user", content, "complete"))
+        elif kind == "tool":
+            messages.append(("user", [{"type": "tool_result", "tool_use_id": "t",
+                                       "content": [{"type": "text", "text": LONG}]}], "complete"))
+        else:
+            text = draw(st.sampled_from(_REPLY_TEXTS))
+            content = [{"type": "thinking", "thinking": "hm", "signature": "s"},
+                       {"type": "text", "text": text}]
+            messages.append(("assistant", content,
+                             draw(st.sampled_from(["complete", "complete", "stopped", "failed"]))))
+    superseded = draw(st.lists(st.booleans(), min_size=count, max_size=count))
+    mark = draw(st.integers(0, count + 1))  # a position: 0 is "nothing covered yet"
+    return messages, superseded, mark
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(conversations())
+def test_pending_counts_from_the_watermark_equal_the_whole_chat_computation(
+        cairn, project, monkeypatch, example):
+    monkeypatch.setattr("app.knowledge.rebuild.WALK_BACK", 3)  # walk back over several pages
+    messages, superseded, position = example
+    chat = cairn.registry.new_chat(folder=project.path)
+    db = cairn.registry.db
+    with db.write() as conn:
+        ids = []
+        for role, content, status in messages:
+            ids.append(conn.execute(
+                "INSERT INTO message (chat_id, role, content, status, created_at)"
+                " VALUES (?, ?, ?, ?, '2026-11-30T00:00:00.000Z')",
+                (chat.id, role, json.dumps(content), status)).lastrowid)
+        for message_id, out in zip(ids, superseded):
+            if out:
+                conn.execute("UPDATE message SET superseded_by = ? WHERE id = ?",
+                             (ids[0], message_id))
+        mark = 0 if position == 0 or not ids else (ids + [ids[-1] + 1])[position - 1]
+        conn.execute("UPDATE chat SET knowledge_watermark = ? WHERE id = ?", (mark, chat.id))
+    # What the rebuild computed before: every message of the chat, folded, then filtered.
+    whole = [e for e in exchanges_of(cairn.chats.messages(chat.id, superseded=True))
+             if e.last_message > mark]
+    assert cairn.rebuilder.pending(chat.id) == whole
+    others = sum(sum(e.qualifies for e in cairn.rebuilder.pending(c.id))
+                 for c in cairn.registry.chats_of(project.id) if c.id != chat.id)
+    assert cairn.rebuilder.status(project.id)["pending_exchanges"] == others + sum(
+        e.qualifies for e in whole)
+    if chat.id in cairn.rebuilder.waiting():
+        assert any(e.qualifies for e in whole)

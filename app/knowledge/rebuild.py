@@ -4,14 +4,19 @@ The knowledge model never re-types a document: it answers with ``update_knowledg
 code validates (``ops.apply_ops``) and applies, carrying every other entry forward.  The
 result is saved in one transaction with compare-and-swap: if the person saved a document
 meanwhile, the result is discarded and the rebuild runs again on top of their edit.  Any
-failure leaves the documents and the chat's watermark as they were.
+failure, and a stop, leaves the documents and the chat's watermark as they were.
+
+It learns only from the conversation: messages a retry or an edit replaced are left out.
+What is pending is read from the watermark on, never the whole chat, and every read and
+write runs on the storage thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -23,7 +28,7 @@ from app.db import utc_now
 from app.knowledge.document import SECTIONS, labelled
 from app.knowledge.ops import Layer, Refusal, apply_ops
 from app.knowledge.store import PERSONAL, Change, KnowledgeStore
-from app.live import BACKGROUND_JOB
+from app.live import BACKGROUND_JOB, StorageThread, Stopped, Stopper
 from app.registry import Registry
 from app.settings import Settings
 
@@ -32,6 +37,7 @@ log = logging.getLogger(__name__)
 QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (spec 000)
 CHUNK_EXCHANGES = 6  # a backlog goes to the model in chunks of this many, oldest first
 CHUNK_CHARS = 24_000
+WALK_BACK = 16  # messages read per step when looking for where the pending exchange opened
 MAX_OUTPUT_TOKENS = 8_192  # today's models think within this budget too (low effort keeps it short)
 PROMPT = Path(__file__).resolve().parents[2] / "resources" / "prompts" / "knowledge.md"
 
@@ -86,7 +92,7 @@ class Report:
     """What a rebuild did, for the command line and the window."""
 
     chat_id: str
-    status: str = "nothing"  # nothing | applied | superseded | failed
+    status: str = "nothing"  # nothing | applied | superseded | failed | stopped
     applied: list[dict[str, Any]] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
     error: str | None = None
@@ -96,29 +102,44 @@ class Report:
 
 
 def exchanges_of(messages: list[Message]) -> list[Exchange]:
-    """Pair each message of the person with the reply text that followed it."""
+    """Pair each message of the person with the reply text that followed it.
+
+    Messages a retry or an edit replaced (``superseded_by``) are not part of the conversation
+    and are skipped.
+    """
     found: list[Exchange] = []
     user: list[str] = []
     reply: list[str] = []
     last = 0
     for message in messages:
+        if message.superseded_by is not None:
+            continue
         if message.role == "user":
             # Tool results are part of the reply's round trip; anything else the person sent
             # (text, attachments) starts an exchange.
-            attached = [b.get("name", "a file") for b in message.content
-                        if b.get("type") == "attachment"]
-            typed = message.text + "".join(f"\n[attached {name}]" for name in attached)
-            if typed.strip():
+            if _asks(message):
                 if reply:
                     found.append(Exchange("\n".join(user), "".join(reply), last))
                     user, reply = [], []
-                user.append(typed)
+                user.append(_typed(message))
         elif message.status == COMPLETE:
             reply.append(message.text)
         last = message.id
     if user and reply:
         found.append(Exchange("\n".join(user), "".join(reply), last))
     return found
+
+
+def _typed(message: Message) -> str:
+    """What the person wrote and attached, as the knowledge model reads it."""
+    attached = [b.get("name", "a file") for b in message.content if b.get("type") == "attachment"]
+    return message.text + "".join(f"\n[attached {name}]" for name in attached)
+
+
+def _asks(message: Message) -> bool:
+    """The person said something (text or files; not tool results, not an empty message):
+    such a message opens an exchange, or joins the one waiting for a reply."""
+    return message.role == "user" and bool(_typed(message).strip())
 
 
 def length_guidance(size: int) -> str:
@@ -138,8 +159,10 @@ class Rebuilder:
                  settings: Settings, client: Callable[[], Any],
                  chain: Callable[[Any], list[Any]], today: Callable[[], date] = date.today,
                  catalog: Catalog | None = None,
-                 models_ready: Callable[[str, str], Awaitable[str | None]] | None = None) -> None:
+                 models_ready: Callable[[str, str], Awaitable[str | None]] | None = None,
+                 storage: StorageThread | None = None) -> None:
         self.registry = registry
+        self._storage = storage or StorageThread()
         self.catalog = catalog or Catalog(registry.db.path.parent)
         self._models_ready = models_ready
         self.chats = chats
@@ -150,62 +173,121 @@ class Rebuilder:
         self._today = today
 
     def pending(self, chat_id: str) -> list[Exchange]:
-        """Exchanges after the chat's watermark, oldest first."""
+        """Exchanges after the chat's watermark, oldest first.
+
+        Read from the watermark on, never the whole chat: the conversation after the mark,
+        and before it only the opening of the exchange its first message belongs to (a walk
+        back that usually reads two messages).  The result equals
+        ``[e for e in exchanges_of(<the whole conversation>) if e.last_message > mark]``.
+        """
+        mark = self._watermark(chat_id)
+        after = self.chats.messages(chat_id, after=mark)
+        if not after:
+            return []
+        opening = self._opening(chat_id, after[0])
+        return [e for e in exchanges_of(opening + after) if e.last_message > mark]
+
+    def _watermark(self, chat_id: str) -> int:
         rows = self.registry.db.query(
             "SELECT knowledge_watermark FROM chat WHERE id = ?", (chat_id,))
-        mark = rows[0][0] if rows else 0
-        return [e for e in exchanges_of(self.chats.messages(chat_id)) if e.last_message > mark]
+        return int(rows[0][0]) if rows else 0
+
+    def _opening(self, chat_id: str, first: Message) -> list[Message]:
+        """The messages before *first* that belong to its exchange, oldest first.
+
+        An exchange opens at a message of the person that follows a complete reply (earlier
+        messages of the person with no reply in between join it), or at the chat's start.
+        """
+        walked: list[Message] = []  # newest first
+        opens = 0 if _asks(first) else None  # len(walked) at the person's last message
+        before = first.id
+        while True:
+            page = self.chats.messages(chat_id, before=before, limit=WALK_BACK)
+            for message in reversed(page):
+                if opens is not None and message.role != "user" and message.status == COMPLETE:
+                    return walked[:opens][::-1]  # a complete reply: the exchange opened after it
+                walked.append(message)
+                if _asks(message):
+                    opens = len(walked)
+            if len(page) < WALK_BACK:  # the chat's start
+                return (walked if opens is None else walked[:opens])[::-1]
+            before = page[0].id
 
     def waiting(self) -> list[str]:
         """Chats with qualifying exchanges that no rebuild has covered yet (resumed at start)."""
-        # A reply's stored JSON is longer than its text: a cheap filter before reading chats
-        # in full, so start-up does not read every chat that only ever had short replies.
+        # A reply's stored JSON is longer than its text: a cheap filter before reading what is
+        # pending, so start-up looks only at chats with a long enough reply after the mark.
         rows = self.registry.db.query(
             "SELECT DISTINCT c.id FROM chat c JOIN message m ON m.chat_id = c.id"
-            " WHERE m.id > c.knowledge_watermark AND m.role = 'assistant'"
-            " AND m.status = 'complete' AND length(m.content) >= ?", (QUALIFYING_REPLY,))
+            " WHERE m.id > c.knowledge_watermark AND m.superseded_by IS NULL"
+            " AND m.role = 'assistant' AND m.status = 'complete' AND length(m.content) >= ?",
+            (QUALIFYING_REPLY,))
         return [r[0] for r in rows if any(e.qualifies for e in self.pending(r[0]))]
 
     async def rebuild(self, chat_id: str) -> Report:
-        """Process the chat's pending exchanges in bounded chunks, oldest first."""
+        """Process the chat's pending exchanges in bounded chunks, oldest first.
+
+        While it needs the model, the chat carries a ``background job`` in the live work, and
+        stopping that (stop-and-archive) ends the rebuild where it is: a model call in flight is
+        cancelled, nothing of it is saved, the watermark stays, and the report says
+        ``stopped``.  (It registers with ``live.begin``, not ``begin_work``: an archived
+        chat's exchanges are still learned, at the next trigger.)
+        """
         report = Report(chat_id)
-        backlog = self.pending(chat_id)
-        while backlog:
-            chunk = _chunk(backlog)
-            backlog = backlog[len(chunk):]
-            if not any(e.qualifies for e in chunk):
-                self._set_watermark(chat_id, chunk[-1].last_message)  # no model call
-                continue
-            step = await self._rebuild_chunk(chat_id, chunk)
-            report.applied += step.applied
-            report.refused += step.refused
-            report.output_tokens += step.output_tokens
-            report.exchanges += step.exchanges
-            if step.status in ("failed", "superseded"):
-                report.status, report.error = step.status, step.error
-                break  # the watermark stays: the next trigger starts from here
-            if step.status == "applied":
-                report.status = "applied"
+        storage = self._storage
+        backlog = await storage.run(self.pending, chat_id)
+        if not any(e.qualifies for e in backlog):
+            if backlog:  # nothing to learn from: no model call, the watermark moves on
+                await storage.run(self._set_watermark, chat_id, backlog[-1].last_message)
+            return report
+        stopper = Stopper(asyncio.get_running_loop())
+        work = self.registry.live.begin(chat_id, BACKGROUND_JOB, stop=stopper.stop)
+        try:
+            while backlog:
+                if stopper.stopped:
+                    report.status = "stopped"
+                    break
+                chunk = _chunk(backlog)
+                backlog = backlog[len(chunk):]
+                if not any(e.qualifies for e in chunk):
+                    await storage.run(self._set_watermark, chat_id, chunk[-1].last_message)
+                    continue
+                step = await self._rebuild_chunk(chat_id, chunk, stopper)
+                report.applied += step.applied
+                report.refused += step.refused
+                report.output_tokens += step.output_tokens
+                report.exchanges += step.exchanges
+                report.notice = report.notice or step.notice
+                if step.status in ("failed", "superseded", "stopped"):
+                    report.status, report.error = step.status, step.error
+                    break  # the watermark stays: the next trigger starts from here
+                if step.status == "applied":
+                    report.status = "applied"
+        finally:
+            self.registry.live.end(work)
         return report
 
-    async def _rebuild_chunk(self, chat_id: str, chunk: list[Exchange]) -> Report:
+    async def _rebuild_chunk(self, chat_id: str, chunk: list[Exchange], stopper: Stopper
+                             ) -> Report:
         report = Report(chat_id, exchanges=sum(e.qualifies for e in chunk))
+        storage = self._storage
         chat = self.registry.get_chat(chat_id)
-        chain = self._chain(chat)
-        layers, owners, chain_texts, versions = self._layers(chain)
+        chain, (layers, owners, chain_texts, versions), template = await storage.run(
+            self._read_documents, chat)
         if not layers:  # an Ungrouped chat with Memory off: there is nothing it could change
-            self._set_watermark(chat_id, chunk[-1].last_message)
+            await storage.run(self._set_watermark, chat_id, chunk[-1].last_message)
             report.exchanges = 0
             return report
         text = "\n\n".join(f"[{n}] The person: {e.user}\nClaude: {e.reply}"
                            for n, e in enumerate(chunk, 1))
         said = "\n\n".join(f"{e.user}\n{e.reply}" for e in chunk)  # where evidence must be
-        work = self.registry.live.begin(chat_id, BACKGROUND_JOB, stop=lambda: None)
         model = self.settings.get("model.knowledge")
         try:
-            if self._models_ready is not None:  # a retired model: refused, naming its successor
-                report.notice = await self._models_ready(model, "knowledge")
-            tool_input, report.output_tokens = await self._ask_model(layers, chain, text)
+            report.notice, tool_input, report.output_tokens = await stopper.step(
+                self._consult(model, layers, chain, text, template))
+        except Stopped:  # stop-and-archive: not a failure, nothing to record
+            report.status = "stopped"
+            return report
         except Exception as failure:  # every fault leaves the documents as they were
             from app.model import explain
 
@@ -214,10 +296,8 @@ class Rebuilder:
                                         purpose="knowledge"))
                             if not isinstance(failure, _NoToolCall) else str(failure))
             log.warning("rebuild for %s failed: %s", chat_id, report.error)
-            self._record_error(owners.values(), report.error)
+            await storage.run(self._record_error, list(owners.values()), report.error)
             return report
-        finally:
-            self.registry.live.end(work)
         outcome = apply_ops(tool_input, layers=layers, exchanges=said,
                             today=self._today().isoformat(),
                             qualifying_exchanges=report.exchanges, chain_texts=chain_texts)
@@ -225,7 +305,8 @@ class Rebuilder:
         changes = [Change(owners[key], new_text, versions[key])
                    for key, new_text in outcome.texts.items()]
         now = utc_now()
-        saved = self.knowledge.save_if_unchanged(
+        saved = await storage.run(
+            self.knowledge.save_if_unchanged,
             changes, source="rebuild", chat_id=chat_id,
             also=[("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?) WHERE id = ?",
                    (chunk[-1].last_message, chat_id)),
@@ -239,6 +320,21 @@ class Rebuilder:
             return report
         report.status = "applied" if changes else "nothing"
         return report
+
+    def _read_documents(self, chat: Any) -> tuple[list[Any], tuple[list[Layer], dict[str, str],
+                                                                   list[str], dict[str, int]], str]:
+        """The chat's chain, the documents as labelled layers, and the prompt (storage thread)."""
+        chain = self._chain(chat)
+        return chain, self._layers(chain), PROMPT.read_text(encoding="utf-8")
+
+    async def _consult(self, model: str, layers: list[Layer], chain: list[Any], exchanges: str,
+                       template: str) -> tuple[str | None, object, int]:
+        """The model's part, which a stop interrupts: (notice, ops, output tokens)."""
+        notice = None
+        if self._models_ready is not None:  # a retired model: refused, naming its successor
+            notice = await self._models_ready(model, "knowledge")
+        ops, tokens = await self._ask_model(layers, chain, exchanges, template)
+        return notice, ops, tokens
 
     def _layers(self, chain: list[Any]) -> tuple[list[Layer], dict[str, str], list[str], dict[str, int]]:
         layers: list[Layer] = []
@@ -261,8 +357,8 @@ class Rebuilder:
             add("personal", "U", PERSONAL)
         return layers, owners, chain_texts, versions
 
-    async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: str
-                         ) -> tuple[object, int]:
+    async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: str,
+                         template: str) -> tuple[object, int]:
         names = {"project": "PROJECT DOCUMENT", "folder": "FOLDER DOCUMENT",
                  "personal": "PERSONAL MEMORY"}
         parts = [f"Today is {self._today().isoformat()}."]
@@ -277,8 +373,7 @@ class Rebuilder:
             parts.append(f"{names[layer.key]} (entries {layer.prefix}1, {layer.prefix}2, …):\n{body}")
         parts.append(f"NEW EXCHANGES:\n{exchanges}")
         size = max((len(layer.text) for layer in layers), default=0)
-        system = PROMPT.read_text(encoding="utf-8").replace("{length_guidance}",
-                                                            length_guidance(size))
+        system = template.replace("{length_guidance}", length_guidance(size))
         model = self.settings.get("model.knowledge")
         request = {"model": model, "system": system,
                    "messages": [{"role": "user", "content": "\n\n".join(parts)}]}
@@ -337,14 +432,15 @@ class Rebuilder:
             options.pop("output_config", None)  # a forced tool: nothing a legacy model refuses
             options["tools"] = [UPDATE_TOOL]
             options["tool_choice"] = {"type": "tool", "name": "update_knowledge"}
-        return await self._client().messages.create(**request, **options)
+        client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
+        return await client.messages.create(**request, **options)
 
     def _set_watermark(self, chat_id: str, message_id: int) -> None:
         with self.registry.db.write() as conn:
             conn.execute("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?)"
                          " WHERE id = ?", (message_id, chat_id))
 
-    def _record_error(self, owners: Any, sentence: str) -> None:
+    def _record_error(self, owners: Iterable[str], sentence: str) -> None:
         now = utc_now()
         with self.registry.db.write() as conn:
             for owner in owners:
@@ -360,10 +456,22 @@ class Rebuilder:
             (owner,))
         success, error, error_at = rows[0] if rows else (None, None, None)
         failing = bool(error and (not success or (error_at or "") > success))
-        pending = sum(sum(e.qualifies for e in self.pending(chat.id))
-                      for chat in self.registry.chats_of(owner))
+        chats = self._with_news([chat.id for chat in self.registry.chats_of(owner)])
+        pending = sum(sum(e.qualifies for e in self.pending(chat_id)) for chat_id in chats)
         return {"last_success": success, "last_error": error if failing else None,
                 "pending_exchanges": pending}
+
+    def _with_news(self, chat_ids: list[str]) -> list[str]:
+        """Those of *chat_ids* with a message of the conversation after their watermark."""
+        found: list[str] = []
+        for start in range(0, len(chat_ids), 500):  # well under SQLite's variable limit
+            part = chat_ids[start:start + 500]
+            marks = ", ".join("?" * len(part))
+            found += [r[0] for r in self.registry.db.query(
+                f"SELECT c.id FROM chat c WHERE c.id IN ({marks}) AND EXISTS (SELECT 1 FROM"
+                " message m WHERE m.chat_id = c.id AND m.superseded_by IS NULL"
+                " AND m.id > c.knowledge_watermark)", part)]
+        return found
 
 
 class _NoToolCall(Exception):

@@ -3,7 +3,9 @@
 A qualifying exchange (a reply of at least 80 characters) arms the chat's idle timer; another
 turn re-arms it.  One rebuild at a time per project (they share documents), and a small bound
 across projects.  A rebuild that lost to a hand edit runs again at once, on top of it; a
-failed one waits for the next turn (never a retry loop).  Nothing here ever holds up a reply.
+failed one waits for the next turn (never a retry loop), and so does a stopped one
+(stop-and-archive): a stop is never undone behind the person's back.  Nothing here ever holds
+up a reply.
 """
 
 from __future__ import annotations
@@ -95,6 +97,9 @@ class KnowledgeScheduler:
             report = await self._rebuilder.rebuild(chat_id)
             if report.status == "superseded":  # a hand edit won: once more, on top of it
                 report = await self._rebuilder.rebuild(chat_id)
+        if report.status == "stopped":  # on purpose: nothing runs again until the next turn
+            self._again.discard(chat_id)
+            self._cancel_timer(chat_id)
         for listener in list(self.listeners):
             try:
                 listener(report)
