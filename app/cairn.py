@@ -7,13 +7,15 @@ from pathlib import Path
 from app.blobs import BlobStore
 from app.catalog import Catalog
 from app.chats import ChatStore
-from app.conversation import ChatEngine, TurnResult
+from app.conversation import ChatEngine
 from app.files import FileStore
 from app.knowledge.rebuild import Rebuilder
 from app.knowledge.scheduler import KnowledgeScheduler
 from app.knowledge.store import KnowledgeStore
+from app.live import StorageThread
 from app.registry import Registry
 from app.settings import Settings
+from app.turns import TurnResult
 
 
 class Cairn:
@@ -27,14 +29,20 @@ class Cairn:
         self.knowledge = KnowledgeStore(db)
         self.files = FileStore(db, BlobStore(db.path.parent / "files"))
         self.catalog = Catalog(db.path.parent)
+        # One storage thread for turns, rebuilds and the window's operations (``ops`` takes
+        # ``writer``): their writes never hold up the event loop, and land one at a time.
+        self.storage = StorageThread()
+        self.writer = self.storage.executor
         self.engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
-                                 files=self.files, settings=self.settings, catalog=self.catalog)
+                                 files=self.files, settings=self.settings, catalog=self.catalog,
+                                 storage=self.storage)
         self.rebuilder = Rebuilder(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                    settings=self.settings, client=self.engine.client,
                                    chain=self.engine.chain, catalog=self.catalog,
-                                   models_ready=self.engine.models_ready)
+                                   models_ready=self.engine.models_ready, storage=self.storage)
         self._scheduler: KnowledgeScheduler | None = None
         if background_rebuilds:  # the window; the command line rebuilds before it exits
+            self.engine.knowledge_waiting = self._knowledge_waiting
             self.engine.turn_listeners.append(self._after_turn)
             self.engine.start_listeners.append(self._turn_starting)
 
@@ -52,12 +60,17 @@ class Cairn:
     def _after_turn(self, result: TurnResult) -> None:
         # Whatever this turn was (a short "thanks", a stop, a failure), an earlier qualifying
         # exchange may still wait: the chat is idle from now on either way.
-        if any(e.qualifies for e in self.rebuilder.pending(result.chat_id)):
+        if result.knowledge_waiting:
             self.scheduler.exchange_finished(result.chat_id)
+
+    def _knowledge_waiting(self, chat_id: str) -> bool:
+        """Asked by the turn on the storage thread, before it ends."""
+        return any(e.qualifies for e in self.rebuilder.pending(chat_id))
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, background_rebuilds: bool = True) -> Cairn:
         return cls(Registry.open(data_folder), background_rebuilds=background_rebuilds)
 
     def close(self) -> None:
+        self.storage.close()  # what was asked for is stored first
         self.registry.close()

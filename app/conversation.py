@@ -1,74 +1,92 @@
-"""A turn: the person's message, Claude's streamed reply, and the tool loop in between.
+"""The chat engine: what a turn sends (the context, the conversation) and the operations
+that start one — send, retry, edit-and-resend.
 
-The message is stored before anything is sent; the reply is stored when it ends — complete,
-stopped (cancelled: the partial text is kept) or failed (one sentence says why).  While it
-streams the chat carries a ``turn`` in the registry's live work, so it cannot be archived.
+The person's message is stored before anything is sent; the reply is stored when it ends —
+complete, stopped (the partial text is kept) or failed (one sentence says why).  A turn is a
+handle (:class:`app.turns.Turn`) with typed events; one turn per chat at a time.  While it
+streams the chat carries a ``turn`` in the registry's live work, so it cannot be archived, and
+stop-and-archive stops it.  Every write of a turn runs on the storage thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from app.catalog import Catalog, ModelInfo, estimate_tokens
-from app.chats import COMPLETE, FAILED, STOPPED, ChatStore, Message, Usage
+from app.chats import COMPLETE, ChatStore, Message
 from app.context import Layer, system_blocks
-from app.errors import Refused
+from app.errors import CairnError, Refused
 from app.files import READ_TOOL, FileStore
 from app.knowledge.store import PERSONAL, KnowledgeStore
-from app.live import TURN
+from app.live import TURN, StorageThread, Work
 from app.records import Chat
 from app.registry import DEFAULT_CHAT_TITLE, Registry
 from app.settings import Settings
+from app.turns import (
+    MAX_TOKENS,
+    MAX_TOOL_ROUNDS,
+    EngineListener,
+    Generations,
+    Subscription,
+    TextDelta,
+    ThinkingDelta,
+    Turn,
+    TurnContext,
+    TurnEvent,
+    TurnResult,
+    TurnRun,
+)
 
 log = logging.getLogger(__name__)
 
-MAX_TOKENS = 16_000
-MAX_TOOL_ROUNDS = 8  # a reply may read files this many times before it must answer
 TITLE_LENGTH = 60
 
-
-@dataclass(frozen=True, slots=True)
-class TurnResult:
-    chat_id: str
-    text: str  # the reply's text, all rounds joined
-    status: str  # complete | stopped | failed
-    error: str | None
-    model: str
-    usage: Usage
-    cost_usd: float | None
-    notice: str | None = None  # said once: the model is deprecated, and what succeeds it
-    thinking: str = ""  # what the model thought on the way (shown folded, never the reply)
+__all__ = ["ChatEngine", "MAX_TOOL_ROUNDS", "TurnResult", "history", "place_breakpoints"]
 
 
 class ChatEngine:
     def __init__(self, *, registry: Registry, chats: ChatStore, knowledge: KnowledgeStore,
                  files: FileStore, settings: Settings, catalog: Catalog | None = None,
-                 client_factory: Callable[[Settings], Any] | None = None) -> None:
+                 client_factory: Callable[[Settings], Any] | None = None,
+                 storage: StorageThread | None = None) -> None:
         self.registry = registry
         self.catalog = catalog or Catalog(registry.db.path.parent)
         self.chats = chats
         self.knowledge = knowledge
         self.files = files
         self.settings = settings
+        self.storage = storage or StorageThread()
         self._client_factory = client_factory
         self._client: tuple[tuple[str | None, str | None], Any] | None = None
+        self._client_lock = threading.Lock()  # made on a worker thread, asked for on others
         self._refreshing: asyncio.Future[None] | None = None  # a background models refresh
+        self._turns: dict[str, Turn] = {}  # the running turn of each busy chat
+        self._generations = Generations()
+        self._listeners: list[EngineListener] = []
         self.turn_listeners: list[Callable[[TurnResult], None]] = []  # e.g. the rebuild's timer
         self.start_listeners: list[Callable[[str], None]] = []  # a chat is busy again
+        # Asked on the storage thread as a turn ends: does the chat wait for a rebuild?
+        self.knowledge_waiting: Callable[[str], bool] | None = None
 
     def client(self) -> Any:
         """One client per key and base URL: its connection pool is reused across turns."""
         from app.model import make_client
 
-        wanted = (self.settings.api_key(), self.settings.base_url())
-        if self._client is None or self._client[0] != wanted:
-            self._client = (wanted, (self._client_factory or make_client)(self.settings))
-        return self._client[1]
+        with self._client_lock:
+            wanted = (self.settings.api_key(), self.settings.base_url())
+            if self._client is None or self._client[0] != wanted:
+                self._client = (wanted, (self._client_factory or make_client)(self.settings))
+            return self._client[1]
+
+    async def client_async(self) -> Any:
+        """:meth:`client` on a worker thread: the first one imports the SDK (seconds) and asks
+        the keychain (which can prompt), neither of which may hold up the event loop."""
+        return await asyncio.to_thread(self.client)
 
     def _refreshed(self, task: asyncio.Future[None]) -> None:
         self._refreshing = None
@@ -82,11 +100,9 @@ class ChatEngine:
     async def models_ready(self, model: str, purpose: str) -> str | None:
         """Refresh the models list when it is a day old, refuse a retired *model* with a
         sentence naming its successor, and return a once-only deprecation notice."""
-        from app.model import ModelError
-
         try:
-            client = self.client()
-        except ModelError:
+            client = await self.client_async()
+        except CairnError:  # (not ModelError: importing app.model here would load the SDK)
             return None  # no key yet: the turn itself says so
         server = self.server()
         if not self.catalog.has_list(server):
@@ -123,101 +139,10 @@ class ChatEngine:
             files = self.files.of_workspaces([layer.workspace.id for layer in chain])
         return system_blocks(chain=chain, files=files, personal_memory=memory, message=message)
 
-    # ----------------------------------------------------------------- a turn
+    def context_for(self, chat: Chat, message: str, model: str) -> TurnContext:
+        """What every round of a turn sends besides the conversation (storage thread)."""
+        from app.model import request_options
 
-    async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
-                   on_text: Callable[[str], None] | None = None,
-                   on_thinking: Callable[[str], None] | None = None) -> TurnResult:
-        """Send *text* in a chat and stream the reply; never raises for a model failure."""
-        chat = self.registry.get_chat(chat_id, verb="send to")
-        if chat.archived:
-            raise Refused(f"cannot send to session '{chat_id}': the session is archived")
-        if not text.strip() and not attachments:
-            raise Refused("cannot send an empty message")
-        model = self.settings.get("model.chat")
-        notice = await self.models_ready(model, "chat")  # a retired model: nothing stored
-        refs = [self.files.attach(Path(p)) for p in attachments]  # refused before storing
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
-        self.chats.append(chat_id, "user", content + refs)
-        if chat.title == DEFAULT_CHAT_TITLE and text.strip():
-            self.registry.rename_chat(chat_id, _title_from(text))
-
-        for started in list(self.start_listeners):
-            try:
-                started(chat_id)
-            except Exception:
-                log.exception("a turn-start listener failed")
-
-        task = asyncio.current_task()
-        state = _Progress()
-
-        def stop() -> None:  # the Stop button, stop-and-archive: once, however often pressed
-            if task is not None and not state.stop_requested:
-                state.stop_requested = True
-                task.cancel()
-
-        work = self.registry.begin_work(chat_id, TURN, stop=stop)
-        try:
-            await self._run(chat, text, model, state, on_text, on_thinking)
-            status, error = COMPLETE, None
-        except asyncio.CancelledError:
-            # Our own stop is handled here and the caller gets a result; a cancel from
-            # outside as well (a timeout, shutdown) goes on to whoever asked for it.
-            outside = not state.stop_requested or (task is not None and task.uncancel() > 0)
-            if outside:
-                self.registry.end_work(work)
-                self._keep_partial(chat_id, model, state, STOPPED, None)
-                raise
-            status, error = STOPPED, None
-        except Exception as failure:
-            import anthropic
-
-            from app.model import explain
-
-            if isinstance(failure, anthropic.NotFoundError):
-                # The model may have retired since the list was fetched: ask again, then say
-                # which model succeeds it.
-                try:
-                    await self.catalog.ensure_fresh(self.client(), self.server(), force=True)
-                except Exception:
-                    log.info("the models list could not be refreshed after a 404")
-            error = str(explain(failure, model=model, catalog=self.catalog))
-            log.warning("turn in %s failed: %s", chat_id, type(failure).__name__)
-            status = FAILED
-        finally:
-            self.registry.end_work(work)
-        if status != COMPLETE:
-            self._keep_partial(chat_id, model, state, status, error)
-        from app.prices import total as total_cost
-
-        total = state.usage + state.round_usage
-        costs = state.costs + ([_cost(model, state.round_usage)] if state.round_usage != Usage()
-                               else [])
-        result = TurnResult(chat_id, state.text + state.partial, status, error, model, total,
-                            total_cost(costs), notice, state.thinking + state.partial_thinking)
-        for listener in list(self.turn_listeners):
-            try:
-                listener(result)
-            except Exception:  # the turn is stored and done; a listener must not undo that
-                log.exception("a turn listener failed")
-        return result
-
-    def _keep_partial(self, chat_id: str, model: str, state: _Progress, status: str,
-                      error: str | None) -> None:
-        """What streamed before a stop or a failure is kept, marked as such."""
-        blocks = [{"type": "text", "text": state.partial}] if state.partial else []
-        if state.partial_thinking:  # unsigned: kept to show, never sent back
-            blocks.insert(0, {"type": "thinking", "thinking": state.partial_thinking,
-                              "signature": ""})
-        self.chats.append(chat_id, "assistant", blocks, status=status, error=error, model=model,
-                          usage=state.round_usage, cost_usd=_cost(model, state.round_usage))
-
-    async def _run(self, chat: Chat, message: str, model: str, state: _Progress,
-                   on_text: Callable[[str], None] | None,
-                   on_thinking: Callable[[str], None] | None = None) -> None:
-        from app.model import ModelError, request_options, usage_of
-
-        client = self.client()
         info = self.catalog.info(model)
         chain = self.chain(chat)
         chain_ids = [layer.workspace.id for layer in chain]
@@ -227,61 +152,184 @@ class ChatEngine:
                                    tools=tools, info=info)
         options = request_options(info, effort=self.settings.get("model.chat_effort"),
                                   max_tokens=MAX_TOKENS)
-        for round_number in range(MAX_TOOL_ROUNDS + 1):
-            request: dict[str, Any] = {
-                "model": model, "system": system, **options,
-                "messages": history(self.chats.messages(chat.id), self.files.expand),
-            }
-            if tools:
-                request["tools"] = tools
-                if round_number == MAX_TOOL_ROUNDS:  # the last round must answer in words
-                    request["tool_choice"] = {"type": "none"}
-            async with client.messages.stream(**request) as stream:
-                async for event in stream:
-                    if event.type == "message_start":
-                        state.round_usage = usage_of(event.message.usage)
-                    elif event.type == "text":
-                        state.partial += event.text
-                        if on_text is not None:
-                            on_text(event.text)
-                    elif event.type == "thinking":
-                        state.partial_thinking += event.thinking
-                        if on_thinking is not None:
-                            on_thinking(event.thinking)
-                final = await stream.get_final_message()
-            round_usage = usage_of(final.usage)
-            # Stored exactly as received: thinking blocks keep their text and signature.
-            blocks = [block.model_dump(exclude_none=True) for block in final.content]
-            stop_reason = final.stop_reason
-            if stop_reason in ("refusal", "model_context_window_exceeded"):
-                state.round_usage = round_usage
-                raise ModelError(_STOPPED_BY_MODEL[stop_reason], kind=stop_reason)
-            self.chats.append(chat.id, "assistant", blocks, model=model, usage=round_usage,
-                              cost_usd=_cost(model, round_usage))
-            state.finish_round(round_usage, _cost(model, round_usage))
-            if stop_reason == "pause_turn" and round_number < MAX_TOOL_ROUNDS:
-                continue  # the server paused a long turn: sending it back lets it go on
-            calls = [b for b in blocks if b.get("type") == "tool_use"]
-            if stop_reason != "tool_use" or not calls or round_number == MAX_TOOL_ROUNDS:
-                return  # (a server that ignored tool_choice none gets no more tool rounds)
-            results = []
-            for call in calls:
-                if call.get("name") == READ_TOOL["name"]:
-                    output, is_error = self.files.read_for_model(chain_ids, call.get("input") or {})
-                else:
-                    output, is_error = [{"type": "text", "text": f"No tool named {call.get('name')}."}], True
-                results.append({"type": "tool_result", "tool_use_id": call["id"],
-                                "content": output, **({"is_error": True} if is_error else {})})
-            self.chats.append(chat.id, "user", results)
+        return TurnContext(model, system, tools, options, chain_ids)
 
+    def conversation(self, chat_id: str) -> list[dict[str, Any]]:
+        """The conversation as the next request sends it (storage thread: files are read)."""
+        return history(self.chats.messages(chat_id), self.files.expand)
 
-_STOPPED_BY_MODEL = {
-    "refusal": "Claude declined to answer this message. Your message is kept; you can "
-               "rephrase it and send it again.",
-    "model_context_window_exceeded": "The reply stopped early because this conversation now "
-               "fills the model's context window; what arrived is kept. Start a new chat (the "
-               "workspace knowledge carries over).",
-}
+    def project_title(self, chat: Chat) -> str | None:
+        """The title of the project the chat belongs to (from memory), None when Ungrouped."""
+        ws_id, title = chat.workspace_id, None
+        while ws_id is not None:
+            ws = self.registry.workspace(ws_id)
+            if ws is None:
+                break
+            title, ws_id = ws.title, self.registry.parent_of(ws_id)
+        return title
+
+    # ----------------------------------------------------------------- turns
+
+    async def start_turn(self, chat_id: str, text: str, *,
+                         attachments: Sequence[Path] = ()) -> Turn:
+        """Send *text* (and *attachments*) in a chat: the reply streams in a task of its own.
+
+        Refused with one sentence, nothing stored, when the chat is unknown or archived, the
+        message empty, an attachment unreadable, the model retired, or a reply is still
+        streaming in this chat.  Otherwise returns once the message is stored, with the turn
+        not yet running: subscribe before your next ``await`` and no event is missed.  A model
+        failure never raises: the turn ends with ``TurnFailed`` and the sentence.
+        """
+        chat = self._sendable(chat_id, "send to")
+        if not text.strip() and not attachments:
+            raise Refused("cannot send an empty message")
+
+        async def store(turn: Turn) -> tuple[str, list[int]]:
+            refs = [await self.storage.run(self.files.attach, Path(p)) for p in attachments]
+            content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+            self._still_wanted(turn, "send to")
+            message = await self.storage.run(self._store_message, chat, text, content + refs)
+            return text, [message.id]
+
+        return await self._start(chat, "send to", store)
+
+    async def retry(self, chat_id: str) -> Turn:
+        """Answer the person's last message again, after its reply failed, was stopped or never
+        came.  The old reply's messages stay stored, out of the conversation (superseded by
+        that message): the model and the rebuild see only the new reply.  Refused when the
+        last reply is complete (edit the message to send it again)."""
+        chat = self._sendable(chat_id, "retry in")
+
+        async def store(turn: Turn) -> tuple[str, list[int]]:
+            self._still_wanted(turn, "retry in")
+            person = await self.storage.run(self.chats.retry, chat_id)
+            return person.text, []
+
+        return await self._start(chat, "retry in", store)
+
+    async def edit_and_resend(self, chat_id: str, message_id: int, text: str) -> Turn:
+        """Send the person's message *message_id* again with *text* (its files kept).
+
+        The edited message is stored as a new one; the original and everything after it stay
+        stored, out of the conversation (superseded by the new one), so the model sees the
+        edited history and the rebuild never learns from what was replaced.
+        """
+        chat = self._sendable(chat_id, "edit a message in")
+
+        async def store(turn: Turn) -> tuple[str, list[int]]:
+            self._still_wanted(turn, "edit a message in")
+            message = await self.storage.run(self.chats.resend, chat_id, message_id, text)
+            return text, [message.id]
+
+        return await self._start(chat, "edit a message in", store)
+
+    async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
+                   on_text: Callable[[str], None] | None = None,
+                   on_thinking: Callable[[str], None] | None = None) -> TurnResult:
+        """:meth:`start_turn`, then wait for the result (the command line, tests).
+
+        Never raises for a model failure.  Cancelling the caller stops the turn like Stop,
+        waits until what arrived is stored, and goes on cancelling.
+        """
+        turn = await self.start_turn(chat_id, text, attachments=attachments)
+        if on_text is not None or on_thinking is not None:
+            def relay(event: TurnEvent) -> None:
+                if isinstance(event, TextDelta) and on_text is not None:
+                    on_text(event.text)
+                elif isinstance(event, ThinkingDelta) and on_thinking is not None:
+                    on_thinking(event.text)
+
+            turn.subscribe(relay)
+        try:
+            return await turn.result()
+        except asyncio.CancelledError:
+            turn.cancel()
+            if not turn.done:
+                await asyncio.wait({asyncio.ensure_future(turn.result())})
+            raise
+
+    def running(self, chat_id: str) -> Turn | None:
+        """The turn streaming in the chat, if any."""
+        return self._turns.get(chat_id)
+
+    def generation(self, chat_id: str) -> int:
+        """The chat's current generation: events of any other are stale."""
+        return self._generations.current(chat_id)
+
+    def subscribe(self, callback: EngineListener) -> Subscription:
+        """Hear every turn's events as ``callback(turn, event)``, with the same drop rules as
+        ``turn.subscribe``; the window's bridge subscribes once here."""
+        return Subscription(self._listeners, callback)
+
+    # ----------------------------------------------------------------- for TurnRun
+
+    def turn_over(self, turn: Turn, work: Work) -> None:
+        """The chat is free again (idempotent)."""
+        self.registry.end_work(work)
+        if self._turns.get(turn.chat_id) is turn:
+            del self._turns[turn.chat_id]
+
+    def turn_ended(self, result: TurnResult) -> None:
+        for listener in list(self.turn_listeners):
+            try:
+                listener(result)
+            except Exception:  # the turn is stored and done; a listener must not undo that
+                log.exception("a turn listener failed")
+
+    # ----------------------------------------------------------------- private
+
+    def _sendable(self, chat_id: str, verb: str) -> Chat:
+        chat = self.registry.get_chat(chat_id, verb=verb)
+        if chat.archived:
+            raise Refused(f"cannot {verb} session '{chat_id}': the session is archived")
+        return chat
+
+    def _reserve(self, chat_id: str, verb: str) -> tuple[Turn, Work]:
+        """One turn per chat: taken before the first ``await``, so two Sends cannot both pass."""
+        if chat_id in self._turns:
+            raise Refused(f"cannot {verb} session '{chat_id}': a reply is still streaming; "
+                          "stop it first")
+        turn = Turn(chat_id=chat_id, generations=self._generations,
+                    engine_listeners=self._listeners)
+        work = self.registry.begin_work(chat_id, TURN, stop=turn.cancel)
+        self._turns[chat_id] = turn
+        return turn, work
+
+    @staticmethod
+    def _still_wanted(turn: Turn, verb: str) -> None:
+        if turn.stopper.stopped:  # stopped (and archived) before anything was stored
+            raise Refused(f"cannot {verb} session '{turn.chat_id}': it was stopped before "
+                          "the message was sent")
+
+    def _store_message(self, chat: Chat, text: str, content: list[dict[str, Any]]) -> Message:
+        """The person's message, and the chat's title from it (storage thread)."""
+        message = self.chats.append(chat.id, "user", content)
+        if chat.title == DEFAULT_CHAT_TITLE and text.strip():
+            self.registry.rename_chat(chat.id, _title_from(text))
+        return message
+
+    async def _start(self, chat: Chat, verb: str,
+                     store: Callable[[Turn], Awaitable[tuple[str, list[int]]]]) -> Turn:
+        """What every way of starting a turn shares: the chat taken, the model checked, then
+        *store* stores the person's side and says (the message, the ids it stored); any
+        refusal on the way lets go of the chat with nothing stored."""
+        turn, work = self._reserve(chat.id, verb)
+        try:
+            model = self.settings.get("model.chat")
+            notice = await self.models_ready(model, "chat")  # a retired model: nothing stored
+            message, stored = await store(turn)
+        except BaseException:
+            self.turn_over(turn, work)
+            raise
+        for started in list(self.start_listeners):
+            try:
+                started(chat.id)
+            except Exception:
+                log.exception("a turn-start listener failed")
+        run = TurnRun(self, turn, work, chat=chat, message=message, model=model, notice=notice,
+                      stored=stored)
+        turn.start(asyncio.get_running_loop().create_task(run.run()))
+        return turn
 
 
 def place_breakpoints(system: list[dict[str, Any]], *, tools: list[dict[str, Any]],
@@ -298,35 +346,6 @@ def place_breakpoints(system: list[dict[str, Any]], *, tools: list[dict[str, Any
     if estimate_tokens([*tools, *system]) >= info.cache_minimum:
         return system
     return [{k: v for k, v in block.items() if k != "cache_control"} for block in system]
-
-
-@dataclass(slots=True)
-class _Progress:
-    """What a turn has produced so far, across tool rounds."""
-
-    text: str = ""  # text of finished rounds
-    partial: str = ""  # text of the round in progress
-    thinking: str = ""  # thinking of finished rounds
-    partial_thinking: str = ""  # thinking of the round in progress
-    usage: Usage = Usage()  # usage of finished rounds
-    round_usage: Usage = Usage()  # usage of the round in progress, as last reported
-    costs: list[float | None] = field(default_factory=list)  # per finished round
-    stop_requested: bool = False  # the person pressed Stop (not a cancel from elsewhere)
-
-    def finish_round(self, usage: Usage, cost: float | None) -> None:
-        self.text += self.partial
-        self.partial = ""
-        self.thinking += self.partial_thinking
-        self.partial_thinking = ""
-        self.usage = self.usage + usage
-        self.costs.append(cost)
-        self.round_usage = Usage()
-
-
-def _cost(model: str, usage: Usage) -> float | None:
-    from app.model import cost
-
-    return cost(model, usage)
 
 
 def _title_from(text: str) -> str:
