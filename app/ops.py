@@ -91,18 +91,26 @@ class Operations:
 
     async def warm_up(self) -> None:
         """What the first Send would otherwise pay on the GUI thread: importing the SDK
-        (2 s or more), asking the keychain (which can prompt or hang) and reading the models
-        list."""
+        (seconds, without cached bytecode) and asking the keychain (which can prompt or hang).
+
+        On a thread of its own, a daemon one: it must never queue the writer's work behind
+        an import, nor hold up quitting.
+        """
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
 
         def warm() -> None:
-            import anthropic  # noqa: F401 - imported for its side effect: loaded once, here
-
             try:
+                import anthropic  # noqa: F401 - loaded once, here, off the GUI thread
+
                 self.cairn.settings.api_key()
             except Exception:  # the turn will say what is wrong with the keychain
-                log.info("the keychain could not be read at start", exc_info=True)
+                log.info("warming up failed", exc_info=True)
+            finally:
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
 
-        await self.read(warm)
+        threading.Thread(target=warm, name="cairn-warm-up", daemon=True).start()
+        await done
 
     async def check_folders(self) -> Changes:
         """Look at every workspace's folder (``ok`` / ``missing-dir``): a dead network share
