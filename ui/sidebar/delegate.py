@@ -1,0 +1,178 @@
+"""How a sidebar row looks: quiet section headers, rows with one icon set, a warning for a
+workspace whose folder is gone, and a dot on a chat that has work running.
+
+Icons come from ``resources/icons/*.svg``, drawn with ``currentColor`` and tinted here from
+the palette, so one set serves the light and the dark look.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView, QWidget
+
+from ui.sidebar.model import (
+    ICON_ROLE,
+    KIND_ROLE,
+    MISSING_ROLE,
+    SECTION,
+    WORKING_ROLE,
+)
+
+ICONS = Path(__file__).resolve().parent.parent.parent / "resources" / "icons"
+ROW_HEIGHT = 30  # every row: the tree lays out uniform rows in constant time
+ICON = 16
+RADIUS = 6
+Index = QModelIndex | QPersistentModelIndex
+
+
+@lru_cache(maxsize=256)
+def icon(name: str, colour: str, size: int = ICON, ratio: float = 1.0) -> QIcon:
+    """An icon of the set, drawn in *colour* (a ``#rrggbb`` name) at *size* device-independent
+    pixels; an empty icon when the set has no such name."""
+    path = ICONS / f"{name}.svg"
+    if not path.exists():
+        return QIcon()
+    svg = path.read_text(encoding="utf-8").replace("currentColor", colour)
+    renderer = QSvgRenderer(QByteArray(svg.encode()))
+    pixels = round(size * ratio)
+    pixmap = QPixmap(pixels, pixels)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    renderer.render(painter, QRectF(0, 0, pixels, pixels))
+    painter.end()
+    pixmap.setDevicePixelRatio(ratio)
+    return QIcon(pixmap)
+
+
+def is_dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
+
+
+def warning_colour(palette: QPalette) -> QColor:
+    return QColor("#e0a84a" if is_dark(palette) else "#b7791f")
+
+
+def quiet_colour(palette: QPalette) -> QColor:
+    return palette.color(QPalette.ColorRole.PlaceholderText)
+
+
+def section_font(font: QFont) -> QFont:
+    small = QFont(font)
+    small.setPointSizeF(max(font.pointSizeF() * 0.78, 7.0))
+    small.setWeight(QFont.Weight.DemiBold)
+    small.setCapitalization(QFont.Capitalization.AllUppercase)
+    small.setLetterSpacing(QFont.SpacingType.PercentageSpacing, 108)
+    return small
+
+
+class SidebarDelegate(QStyledItemDelegate):
+    """Paints every row itself (background, icon, elided title, adornments), so that the
+    look is the same on every platform style and in both palettes."""
+
+    def __init__(self, view: QTreeView, parent: QWidget | None = None) -> None:
+        super().__init__(parent or view)
+        self._view = view
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        height = max(ROW_HEIGHT, option.fontMetrics.height() + 12)
+        return QSize(120, height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if index.data(KIND_ROLE) == SECTION:
+            self._paint_section(painter, option, index)
+        else:
+            self._paint_item(painter, option, index)
+        painter.restore()
+
+    # ----------------------------------------------------------------- private
+
+    def _paint_section(self, painter: QPainter, option: QStyleOptionViewItem,
+                       index: Index) -> None:
+        palette = option.palette
+        font = section_font(option.font)
+        metrics = QFontMetrics(font)
+        rect = option.rect.adjusted(8, 0, -8, -3)
+        title = str(index.data() or "")
+        painter.setFont(font)
+        painter.setPen(quiet_colour(palette))
+        text_rect = QRect(rect.left(), rect.top(), metrics.horizontalAdvance(title) + 2,
+                          rect.height())
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
+                         title)
+        if option.state & QStyle.StateFlag.State_HasFocus:
+            painter.setPen(palette.color(QPalette.ColorRole.Highlight).darker(130))
+            painter.drawLine(text_rect.left(), rect.bottom() + 2,
+                             text_rect.right(), rect.bottom() + 2)
+        # A chevron after the title says the section folds.
+        name = "chevron-down" if self._view.isExpanded(QModelIndex(index)) else "chevron-right"
+        size = 12
+        chevron = QRect(text_rect.right() + 4, rect.bottom() - metrics.ascent() + 1, size, size)
+        ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
+        icon(name, quiet_colour(palette).name(), size, ratio).paint(painter, chevron)
+
+    def _paint_item(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        palette = option.palette
+        state = option.state
+        selected = bool(state & QStyle.StateFlag.State_Selected)
+        band = option.rect.adjusted(0, 2, -6, -2)
+        if selected:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(palette.color(QPalette.ColorRole.Highlight))
+            painter.drawRoundedRect(band, RADIUS, RADIUS)
+        elif state & QStyle.StateFlag.State_MouseOver:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
+            painter.drawRoundedRect(band, RADIUS, RADIUS)
+        if state & QStyle.StateFlag.State_HasFocus and self._view.hasFocus():
+            focus = QColor(palette.color(QPalette.ColorRole.Link))
+            focus.setAlpha(150)
+            painter.setPen(focus)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(QRectF(band).adjusted(0.5, 0.5, -0.5, -0.5), RADIUS, RADIUS)
+
+        missing = bool(index.data(MISSING_ROLE))
+        text_colour = palette.color(QPalette.ColorRole.HighlightedText if selected
+                                    else QPalette.ColorRole.Text)
+        icon_colour = warning_colour(palette) if missing else (
+            text_colour if selected else quiet_colour(palette))
+        ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
+        left = band.left() + 6
+        name = index.data(ICON_ROLE)
+        if name:
+            glyph = QRect(left, band.center().y() - ICON // 2 + 1, ICON, ICON)
+            icon(str(name), icon_colour.name(), ICON, ratio).paint(painter, glyph)
+            left += ICON + 8
+
+        right = band.right() - 8
+        font = QFont(option.font)
+        small = QFont(option.font)
+        small.setPointSizeF(option.font.pointSizeF() * 0.85)
+        if missing:  # say it in words too: a colour alone is not enough
+            word = "missing"
+            width = QFontMetrics(small).horizontalAdvance(word)
+            painter.setFont(small)
+            painter.setPen(warning_colour(palette))
+            painter.drawText(QRect(right - width, band.top(), width, band.height()),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, word)
+            right -= width + 8
+        if index.data(WORKING_ROLE):
+            dot = 6
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(palette.color(QPalette.ColorRole.Link))
+            painter.drawEllipse(QRectF(right - dot, band.center().y() - dot / 2 + 0.5, dot, dot))
+            right -= dot + 8
+
+        title = str(index.data() or "")
+        metrics = QFontMetrics(font)
+        painter.setFont(font)
+        painter.setPen(quiet_colour(palette) if missing and not selected else text_colour)
+        text_rect = QRect(left, band.top(), max(right - left, 0), band.height())
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         metrics.elidedText(title, Qt.TextElideMode.ElideRight, text_rect.width()))

@@ -1,0 +1,754 @@
+"""The sidebar widget: a filter line above the tree of Pinned, workspaces, Ungrouped and
+Archived, with its context menus, drag and drop, and keyboard.
+
+Everything the person asks for runs as an :class:`~app.ops.Operations` call, awaited on the
+qasync loop; the tree changes when the operation's events arrive, never before.  Refusals
+come back as the core's sentence, emitted as ``sig_error`` (and shown in a message box when
+nobody listens).  The dialogs are attributes (``ask_text``, ``confirm``, ``ask_folder``,
+``ask_details``, ``show_error``) so tests can answer them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import (
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAction,
+    QContextMenuEvent,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QInputDialog,
+    QLineEdit,
+    QMenu,
+    QMessageBox,
+    QToolButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.errors import CairnError
+from app.ops import Operations
+from app.records import Workspace
+from app.registry import Registry
+from ui.bridge import EventBridge
+from ui.sidebar import menus
+from ui.sidebar.delegate import SidebarDelegate, icon, quiet_colour
+from ui.sidebar.model import (
+    ARCHIVED,
+    CHAT,
+    ID_ROLE,
+    KIND_ROLE,
+    PINNED,
+    PLACE_ROLE,
+    SECTION,
+    SECTIONS,
+    UNGROUPED,
+    WORKSPACE,
+    WORKSPACES,
+    SidebarModel,
+)
+
+log = logging.getLogger(__name__)
+
+Index = QModelIndex | QPersistentModelIndex
+FILTER_DELAY_MS = 120  # typing pauses this long before the tree filters
+DEFAULT_OPEN = (PINNED, WORKSPACES, UNGROUPED)
+
+
+class FilterProxy(QSortFilterProxyModel):
+    """Rows whose title holds the filter text (any case), with the rows they sit in."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setRecursiveFilteringEnabled(True)
+        self._needle = ""
+        self._archived = False
+
+    def set_needle(self, needle: str, *, archived: bool) -> None:
+        if hasattr(self, "beginFilterChange"):  # Qt 6.9 and later
+            self.beginFilterChange()
+            self._needle, self._archived = needle.casefold(), archived
+            self.endFilterChange()
+        else:
+            self._needle, self._archived = needle.casefold(), archived
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        index = self.sourceModel().index(source_row, 0, source_parent)
+        kind = index.data(KIND_ROLE)
+        if kind == SECTION:
+            return False  # shown when something inside matches
+        if index.data(PLACE_ROLE) == ARCHIVED and not self._archived:
+            return False
+        return self._needle in str(index.data() or "").casefold()
+
+
+class SidebarTree(QTreeView):
+    """The tree: its own branch chevrons, and the sidebar's keys and menus."""
+
+    def __init__(self, sidebar: Sidebar) -> None:
+        super().__init__(sidebar)
+        self._sidebar = sidebar
+        self.setObjectName("sidebarTree")
+        self.setAccessibleName("Workspaces")
+        self.setHeaderHidden(True)
+        self.setRootIsDecorated(False)  # the sections are headers, not branches
+        self.setUniformRowHeights(True)  # lays out only what is visible, at any length
+        self.setIndentation(16)
+        self.setAnimated(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DragDrop)
+        self.setDefaultDropAction(Qt.DropAction.MoveAction)
+        self.setDragEnabled(True)
+        self.setAcceptDrops(True)
+        self.setDropIndicatorShown(True)
+        self.setMouseTracking(True)
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setItemDelegate(SidebarDelegate(self))
+        # The delegate paints the selection as a rounded band; none behind the chevrons.
+        self.setStyleSheet("#sidebarTree { show-decoration-selected: 0; }")
+
+    def drawBranches(self, painter: QPainter, rect: QRect, index: Index) -> None:
+        # Only a chevron in the last indentation step, and no selection colour behind it.
+        if not self.model().hasChildren(index):
+            return
+        size = 12
+        step = self.indentation()
+        slot = QRect(rect.right() - step + 1, rect.top(), step, rect.height())
+        target = QRect(slot.center().x() - size // 2 + 1, slot.center().y() - size // 2 + 1,
+                       size, size)
+        name = "chevron-down" if self.isExpanded(QModelIndex(index)) else "chevron-right"
+        ratio = self.devicePixelRatioF()
+        icon(name, quiet_colour(self.palette()).name(), size, ratio).paint(painter, target)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        hint = self._sidebar._empty_hint()
+        if hint:
+            painter = QPainter(self.viewport())
+            painter.setPen(quiet_colour(self.palette()))
+            area = self.viewport().rect().adjusted(20, 24, -20, -24)
+            painter.drawText(area, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+                             | Qt.TextFlag.TextWordWrap, hint)
+            painter.end()
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if self.indexAt(event.position().toPoint()).data(KIND_ROLE) == SECTION:
+            event.accept()  # a click already folded it; a second fold would undo that
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        index = self.currentIndex()
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and index.isValid():
+            self._sidebar._open(index, by_keyboard=True)
+        elif key == Qt.Key.Key_F2 and index.isValid():
+            self._sidebar._rename(index)
+        elif (event.matches(QKeySequence.StandardKey.Delete) or key == Qt.Key.Key_Backspace) \
+                and index.isValid():
+            self._sidebar._delete(index)
+        else:
+            super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        if event.reason() == QContextMenuEvent.Reason.Keyboard:
+            index = self.currentIndex()
+            where = self.visualRect(index).bottomLeft() if index.isValid() else QPoint(8, 8)
+        else:
+            where = event.pos()
+            index = self.indexAt(where)
+        menu = self._sidebar.context_menu(index)
+        if menu is not None:
+            menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            menu.popup(self.viewport().mapToGlobal(where))
+
+
+class Sidebar(QWidget):
+    """Pinned, the workspace tree and Ungrouped (Archived on demand), filtered as you type."""
+
+    sig_chat_selected = Signal(str)  # a chat id: the person opened it
+    sig_workspace_selected = Signal(str)  # a workspace id: the person opened it
+    sig_error = Signal(str)  # a refusal, as the core's sentence
+
+    def __init__(self, registry: Registry, bridge: EventBridge, ops: Operations,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sidebar")
+        self._registry = registry
+        self._ops = ops
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._wish: tuple[str, str] | None = None  # a selection waiting for its row
+        self._saved_open: list[str] | None = None  # what was expanded before filtering
+        self._show_archived = False
+        self._reset_state: tuple[list[str], str | None] = ([], None)
+
+        # Dialogs, as hooks a test can replace.
+        self.ask_text: Callable[[str, str, str], str | None] = self._ask_text
+        self.confirm: Callable[[str, str, str], bool] = self._confirm
+        self.ask_folder: Callable[[str], str | None] = self._ask_folder
+        self.ask_details: Callable[[Workspace], tuple[str, str] | None] = self._ask_details
+        self.show_error: Callable[[str], None] = self._show_error
+
+        self.model = SidebarModel(registry, bridge, self)
+        self.proxy = FilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+
+        self.filter = QLineEdit()
+        self.filter.setObjectName("sidebarFilter")
+        self.filter.setAccessibleName("Filter")
+        self.filter.setPlaceholderText("Filter")
+        self.filter.setClearButtonEnabled(True)
+        self._search_action = QAction(self.filter)
+        self.filter.addAction(self._search_action, QLineEdit.ActionPosition.LeadingPosition)
+        self.filter.installEventFilter(self)
+        self._filter_soon = QTimer(self, singleShot=True, interval=FILTER_DELAY_MS)
+        self._filter_soon.timeout.connect(lambda: self.set_filter(self.filter.text()))
+        self.filter.textChanged.connect(lambda _text: self._filter_soon.start())
+        self.filter.returnPressed.connect(self._filter_now)
+
+        self.archived_button = QToolButton()
+        self.archived_button.setAccessibleName("Show archived")
+        self.archived_button.setToolTip("Show archived chats")
+        self.archived_button.setCheckable(True)
+        self.archived_button.setAutoRaise(True)
+        self.archived_button.toggled.connect(self.set_show_archived)
+
+        self.tree = SidebarTree(self)
+        self.tree.setModel(self.model)
+        self.tree.clicked.connect(lambda index: self._open(index, by_keyboard=False))
+
+        top = QHBoxLayout()
+        top.setContentsMargins(8, 8, 6, 4)
+        top.setSpacing(4)
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.archived_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.tree, 1)
+        self._style_icons()
+
+        model = self.model
+        model.sig_move_chat.connect(self._move_chat)
+        model.sig_move_workspace.connect(self._move_workspace)
+        model.sig_pin_chat.connect(self.pin_chat)
+        model.sig_add_folders.connect(self.add_folders)
+        model.sig_settled.connect(self._settled)
+        model.rowsInserted.connect(self._rows_changed)
+        model.rowsRemoved.connect(self._rows_changed)
+        model.modelAboutToBeReset.connect(self._before_reset)
+        model.modelReset.connect(self._after_reset)
+        for section in DEFAULT_OPEN:
+            self.tree.expand(model.section_index(section))
+        self._update_sections()
+
+    # ================================================================= public
+
+    def focus_filter(self) -> None:
+        """Put the cursor in the filter line, its text selected (Ctrl/Cmd+F)."""
+        self.filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filter.selectAll()
+
+    def set_filter(self, text: str) -> None:
+        """Show only workspaces and chats whose title holds *text* (any case); '' shows all."""
+        self._filter_soon.stop()
+        if self.filter.text() != text:
+            self.filter.blockSignals(True)
+            self.filter.setText(text)
+            self.filter.blockSignals(False)
+        needle = text.strip()
+        if not needle:
+            self._end_filter()
+            return
+        self._fetch_matches(needle.casefold())
+        self.proxy.set_needle(needle, archived=self._show_archived)
+        if self.tree.model() is not self.proxy:
+            self._saved_open = self.expanded_ids()
+            current = self._current_source()
+            self.tree.setModel(self.proxy)
+            self.tree.setDragEnabled(False)  # rows out of context: no reordering
+            self._select_source(current, scroll=False)
+        self._expand_matches()
+
+    def filter_text(self) -> str:
+        return self.filter.text().strip()
+
+    def set_show_archived(self, shown: bool) -> None:
+        """Show or hide the Archived section."""
+        if self.archived_button.isChecked() != shown:
+            self.archived_button.setChecked(shown)  # comes back here through toggled
+            return
+        self._show_archived = shown
+        if shown:
+            self.tree.expand(self._view_index(self.model.section_index(ARCHIVED)))
+            self.model.fetch(ARCHIVED)  # (the tree would at its next layout)
+        if self.tree.model() is self.proxy:
+            self.set_filter(self.filter.text())
+        self._update_sections()
+
+    def select_workspace(self, ws_id: str) -> None:
+        """Select a workspace's row (expanding what holds it); emits nothing.
+
+        A workspace the tree does not show yet (an operation's event still on its way) is
+        selected when it arrives.
+        """
+        self._wish = (WORKSPACE, ws_id)
+        self._fulfil_wish()
+
+    def select_chat(self, chat_id: str) -> None:
+        """Select a chat's row: in Pinned when pinned, else in its workspace or Ungrouped
+        (Archived when archived, which shows that section).  Emits nothing."""
+        self._wish = (CHAT, chat_id)
+        self._fulfil_wish()
+
+    def current_id(self) -> str | None:
+        """The id of the selected workspace or chat, if any."""
+        index = self.tree.currentIndex()
+        if not index.isValid() or index.data(KIND_ROLE) == SECTION:
+            return None
+        return str(index.data(ID_ROLE))
+
+    def expanded_ids(self) -> list[str]:
+        """The expanded sections (by name) and workspaces (by id), to restore at next start."""
+        if self.tree.model() is self.proxy and self._saved_open is not None:
+            return list(self._saved_open)
+        opened = [s for s in SECTIONS if self.tree.isExpanded(self.model.section_index(s))]
+        opened += [ws_id for ws_id in self._workspace_ids()
+                   if self.tree.isExpanded(self.model.workspace_index(ws_id))]
+        return opened
+
+    def set_expanded_ids(self, ids: list[str]) -> None:
+        """Expand exactly these workspaces; sections follow the list when it names any."""
+        if self.tree.model() is self.proxy:
+            self._saved_open = list(ids)
+            return
+        wanted = set(ids)
+        tree, model = self.tree, self.model
+        if wanted & set(SECTIONS):
+            for section in SECTIONS:
+                tree.setExpanded(model.section_index(section), section in wanted)
+        for ws_id in self._workspace_ids():
+            index = model.workspace_index(ws_id)
+            if (ws_id in wanted) != tree.isExpanded(index):
+                tree.setExpanded(index, ws_id in wanted)
+
+    def context_menu(self, index: QModelIndex) -> QMenu | None:
+        """The menu for a row of the tree (an index of the tree's model), or None."""
+        if not index.isValid():
+            return None
+        kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
+        if kind == WORKSPACE:
+            ws = self._registry.workspace(item_id)
+            return menus.workspace_menu(self, ws, self) if ws is not None else None
+        if kind == CHAT:
+            chat = self._registry.chat(item_id)
+            if chat is None:
+                return None
+            working = bool(self._registry.live.kinds(item_id))
+            return menus.chat_menu(self, chat, working=working, parent=self)
+        if item_id == ARCHIVED:
+            menu = QMenu(self)
+            menu.addAction("Hide archived").triggered.connect(
+                lambda _c=False: self.set_show_archived(False))
+            return menu
+        return None
+
+    def tasks(self) -> frozenset[asyncio.Task[Any]]:
+        """The operations still running (tests wait for them)."""
+        return frozenset(self._tasks)
+
+    def stop(self) -> None:
+        """Cancel the operations still awaited and stop following the registry."""
+        for task in list(self._tasks):
+            task.cancel()
+        self.model.detach()
+
+    # ================================================================= actions (the menus')
+
+    def new_chat(self, ws_id: str) -> None:
+        ws = self._registry.workspace(ws_id)
+        if ws is None:
+            return
+        self._run(self._ops.new_chat(folder=ws.path), self._opened_new_chat)
+
+    def rename_workspace(self, ws_id: str) -> None:
+        ws = self._registry.workspace(ws_id)
+        if ws is None:
+            return
+        title = self.ask_text("Rename workspace", "Title", ws.title)
+        if title is not None and title != ws.title:
+            self._run(self._ops.rename_workspace(ws_id, title))
+
+    def edit_details(self, ws_id: str) -> None:
+        ws = self._registry.workspace(ws_id)
+        if ws is None:
+            return
+        answer = self.ask_details(ws)
+        if answer is not None:
+            description, instructions = answer
+            self._run(self._ops.update_workspace(ws_id, description=description,
+                                                 instructions=instructions))
+
+    def set_build_status(self, ws_id: str, status: str) -> None:
+        self._run(self._ops.update_workspace(ws_id, build_status=status))
+
+    def move_to_folder(self, ws_id: str) -> None:
+        ws = self._registry.workspace(ws_id)
+        if ws is None:
+            return
+        folder = self.ask_folder(f"Where is “{ws.title}” now?")
+        if folder:
+            self._run(self._ops.move_to_folder(ws_id, folder),
+                      lambda fresh: self.select_workspace(fresh.id))
+
+    def remove_workspace(self, ws_id: str) -> None:
+        ws = self._registry.workspace(ws_id)
+        if ws is None:
+            return
+        question = menus.removal_question(
+            ws, chats=self._registry.chat_count(ws_id),
+            folders=[w.title for w in self._registry.children(ws_id)])
+        if self.confirm(f"Remove “{ws.title}” from Cairn?", question, "Remove"):
+            self._run(self._ops.remove_workspace(ws_id))
+
+    def rename_chat(self, chat_id: str) -> None:
+        chat = self._registry.chat(chat_id)
+        if chat is None:
+            return
+        title = self.ask_text("Rename chat", "Title", chat.title)
+        if title is not None and title != chat.title:
+            self._run(self._ops.rename_chat(chat_id, title))
+
+    def pin_chat(self, chat_id: str) -> None:
+        self._run(self._ops.pin_chat(chat_id))
+
+    def unpin_chat(self, chat_id: str) -> None:
+        self._run(self._ops.unpin_chat(chat_id))
+
+    def archive_chat(self, chat_id: str) -> None:
+        self._run(self._ops.archive_chat(chat_id))
+
+    def unarchive_chat(self, chat_id: str) -> None:
+        self._run(self._ops.unarchive_chat(chat_id), lambda chat: self.select_chat(chat.id))
+
+    def stop_and_archive_chat(self, chat_id: str) -> None:
+        self._run(self._ops.stop_and_archive_chat(chat_id))
+
+    def add_folders(self, paths: list[str]) -> None:
+        """Add each folder as a workspace (or find its workspace) and select the last one."""
+        for path in paths:
+            self._run(self._ops.add_workspace(path),
+                      lambda result: self.select_workspace(result[0].id))
+
+    # ================================================================= private: operations
+
+    def _run(self, work: Coroutine[Any, Any, tuple[Any, Any]],
+             then: Callable[[Any], None] | None = None) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._finished(done, then))
+        return task
+
+    def _finished(self, task: asyncio.Task[Any],
+                  then: Callable[[Any], None] | None) -> None:
+        self._tasks.discard(task)
+        if task.cancelled() or not shiboken6.isValid(self):
+            return
+        error = task.exception()
+        if isinstance(error, CairnError):
+            self._refused(str(error))
+        elif error is not None:
+            log.error("a sidebar operation failed", exc_info=error)
+            self._refused(f"Something went wrong ({type(error).__name__}); nothing was "
+                          "changed. The log folder has the details.")
+        elif then is not None:
+            result, _changes = task.result()
+            then(result)
+
+    def _refused(self, sentence: str) -> None:
+        heard = self.receivers("2sig_error(QString)") > 0
+        self.sig_error.emit(sentence)
+        if not heard:
+            self.show_error(sentence)
+
+    def _opened_new_chat(self, chat: Any) -> None:
+        self.select_chat(chat.id)
+        self.sig_chat_selected.emit(chat.id)
+
+    def _move_chat(self, chat_id: str, index: int) -> None:
+        self._run(self._ops.move_chat(chat_id, index=index))
+
+    def _move_workspace(self, ws_id: str, index: int) -> None:
+        self._run(self._ops.move_workspace(ws_id, index=index))
+
+    # ================================================================= private: the person
+
+    def _open(self, index: QModelIndex, *, by_keyboard: bool) -> None:
+        self._wish = None  # the person chose: forget a selection waiting for its row
+        kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
+        if kind == SECTION:
+            self.tree.setExpanded(index, not self.tree.isExpanded(index))
+        elif kind == CHAT:
+            self.sig_chat_selected.emit(item_id)
+        elif kind == WORKSPACE:
+            self.sig_workspace_selected.emit(item_id)
+
+    def _rename(self, index: QModelIndex) -> None:
+        kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
+        if kind == WORKSPACE:
+            self.rename_workspace(item_id)
+        elif kind == CHAT:
+            self.rename_chat(item_id)
+
+    def _delete(self, index: QModelIndex) -> None:
+        kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
+        if kind == WORKSPACE:
+            self.remove_workspace(item_id)
+            return
+        chat = self._registry.chat(item_id) if kind == CHAT else None
+        if chat is None or chat.archived:
+            return
+        if self._registry.live.kinds(item_id):
+            if self.confirm("Stop and archive?", "A reply or a rebuild is running in "
+                            f"“{chat.title}”. " + menus.archive_question(chat), "Stop and archive"):
+                self.stop_and_archive_chat(item_id)
+        elif self.confirm("Archive chat?", menus.archive_question(chat), "Archive"):
+            self.archive_chat(item_id)
+
+    # Default dialogs ------------------------------------------------------------------
+
+    def _ask_text(self, title: str, label: str, text: str) -> str | None:
+        value, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Normal, text)
+        return value if ok else None
+
+    def _confirm(self, title: str, text: str, action: str) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Question, title, title, parent=self)
+        box.setInformativeText(text)
+        go = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is go
+
+    def _ask_folder(self, title: str) -> str | None:
+        return QFileDialog.getExistingDirectory(self, title) or None
+
+    def _ask_details(self, ws: Workspace) -> tuple[str, str] | None:
+        dialog = menus.DetailsDialog(ws, self)
+        return dialog.values() if dialog.exec() else None
+
+    def _show_error(self, sentence: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cairn", sentence, parent=self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # never blocks the loop the operations run on
+
+    # ================================================================= private: the tree
+
+    def _empty_hint(self) -> str:
+        model = self.tree.model()
+        if model is self.proxy:
+            return "" if self.proxy.rowCount() else "Nothing matches the filter."
+        if any(not self.tree.isRowHidden(r, QModelIndex()) for r in range(len(SECTIONS))):
+            return ""
+        return "No workspaces yet. Drop a folder here to add it."
+
+    def _workspace_ids(self) -> Iterator[str]:
+        stack = self.model.folders_of(None)
+        while stack:
+            ws_id = stack.pop()
+            yield ws_id
+            stack.extend(self.model.folders_of(ws_id))
+
+    def _view_index(self, source: QModelIndex) -> QModelIndex:
+        if self.tree.model() is self.proxy:
+            return self.proxy.mapFromSource(source)
+        return source
+
+    def _source_index(self, index: QModelIndex) -> QModelIndex:
+        if index.isValid() and index.model() is self.proxy:
+            return self.proxy.mapToSource(index)
+        return index
+
+    def _current_source(self) -> QPersistentModelIndex:
+        return QPersistentModelIndex(self._source_index(self.tree.currentIndex()))
+
+    def _select_source(self, source: QModelIndex | QPersistentModelIndex, *,
+                       scroll: bool = True) -> None:
+        index = self._view_index(QModelIndex(source))
+        if not index.isValid():
+            return
+        self.tree.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        if scroll:
+            self.tree.scrollTo(index)
+
+    def _update_sections(self) -> None:
+        if self.tree.model() is not self.model:
+            return  # the filter shows a section only when something in it matches
+        for row, section in enumerate(SECTIONS):
+            hidden = self.model.is_empty(section) or (section == ARCHIVED
+                                                      and not self._show_archived)
+            if self.tree.isRowHidden(row, QModelIndex()) != hidden:
+                self.tree.setRowHidden(row, QModelIndex(), hidden)
+
+    def _rows_changed(self, parent: QModelIndex, first: int, last: int) -> None:
+        if not parent.isValid() or parent.data(KIND_ROLE) == SECTION:
+            self._update_sections()
+
+    def _settled(self) -> None:
+        self._update_sections()
+        self._fulfil_wish()
+        if self.tree.model() is self.proxy:
+            self._expand_matches()
+
+    def _before_reset(self) -> None:
+        self._reset_state = (self.expanded_ids(), self.current_id())
+
+    def _after_reset(self) -> None:
+        opened, current = self._reset_state
+        self.set_expanded_ids(opened)
+        self._update_sections()
+        if current is not None and self._wish is None:
+            kind = WORKSPACE if self.model.workspace(current) is not None else CHAT
+            self._wish = (kind, current)
+            self._fulfil_wish()
+
+    def _fulfil_wish(self) -> None:
+        """Select the row asked for by select_workspace/select_chat once the model has it."""
+        if self._wish is None:
+            return
+        kind, item_id = self._wish
+        source = self._locate(kind, item_id)
+        if source is None:  # no such row, ever: forget it
+            self._wish = None
+            return
+        if not source.isValid():
+            return  # on its way: tried again when the model settles
+        self._wish = None
+        if self.tree.model() is self.proxy and not self.proxy.mapFromSource(source).isValid():
+            self.set_filter("")  # the filter hides it: show everything again
+        parent = source.parent()
+        while parent.isValid():
+            self.tree.expand(self._view_index(parent))
+            parent = parent.parent()
+        self._select_source(source)
+
+    def _locate(self, kind: str, item_id: str) -> QModelIndex | None:
+        """The source row of a workspace or chat: invalid while it is on its way, None when
+        the registry has no such thing."""
+        model = self.model
+        if kind == WORKSPACE:
+            if self._registry.workspace(item_id) is None:
+                return None
+            return model.workspace_index(item_id)
+        chat = self._registry.chat(item_id)
+        if chat is None:
+            return None
+        if chat.pinned:
+            pinned = model.chat_index(item_id, PINNED)
+            if pinned.isValid():
+                return pinned
+        place = model.place_of(item_id) or UNGROUPED
+        if place == ARCHIVED and not self._show_archived:
+            self.set_show_archived(True)
+        if place not in (ARCHIVED, UNGROUPED):  # its workspace shows it when expanded
+            self.tree.expand(self._view_index(model.workspace_index(place)))
+        if not model.fetch(place):
+            return QModelIndex()
+        return model.chat_index(item_id, place)
+
+    def _fetch_matches(self, needle: str) -> None:
+        """Read the lists that hold a matching chat, so the filter can show it."""
+        listing = self._registry.chat_listing()
+        model = self.model
+        for ws, chats in listing.workspaces:
+            if any(needle in c.title.casefold() for c in chats):
+                model.fetch(ws.id)
+        if any(needle in c.title.casefold() for c in listing.ungrouped):
+            model.fetch(UNGROUPED)
+        if self._show_archived and any(needle in c.title.casefold() for c in listing.archived):
+            model.fetch(ARCHIVED)
+
+    def _expand_matches(self) -> None:
+        def expand(parent: QModelIndex) -> None:
+            for row in range(self.proxy.rowCount(parent)):
+                index = self.proxy.index(row, 0, parent)
+                if self.proxy.rowCount(index):
+                    self.tree.expand(index)
+                    expand(index)
+
+        expand(QModelIndex())
+
+    def _filter_now(self) -> None:
+        self.set_filter(self.filter.text())
+        first = self.tree.model().index(0, 0)
+        if first.isValid():
+            self.tree.setFocus()
+
+    def _end_filter(self) -> None:
+        if self.tree.model() is self.model:
+            return
+        current = self._current_source()
+        self.tree.setModel(self.model)
+        self.tree.setDragEnabled(True)
+        self.set_expanded_ids(self._saved_open or list(DEFAULT_OPEN))
+        self._saved_open = None
+        self._update_sections()
+        if current.isValid():
+            self._select_source(current)
+
+    def _style_icons(self) -> None:
+        colour = quiet_colour(self.palette()).name()
+        ratio = self.devicePixelRatioF()
+        self._search_action.setIcon(icon("search", colour, 16, ratio))
+        self.archived_button.setIcon(icon("archive", colour, 16, ratio))
+
+    # ================================================================= Qt overrides
+
+    def eventFilter(self, watched: Any, event: Any) -> bool:
+        if watched is self.filter and isinstance(event, QKeyEvent) and \
+                event.type() == QKeyEvent.Type.KeyPress:
+            if event.key() == Qt.Key.Key_Escape and self.filter.text():
+                self.set_filter("")
+                return True
+            if event.key() == Qt.Key.Key_Down:
+                self.tree.setFocus()
+                return True
+        return super().eventFilter(watched, event)
+
+    def changeEvent(self, event: Any) -> None:
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange:
+            self._style_icons()
+
