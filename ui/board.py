@@ -15,6 +15,7 @@ import logging
 import os
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -501,7 +502,7 @@ class ColumnView(QListView):
         move.setAccessibleName("Set status")
         for status in BUILD_STATUSES:
             action = move.addAction(_title(status),
-                                    lambda s=status: self.sig_set_status.emit(card.id, s))
+                                    partial(self.sig_set_status.emit, card.id, status))
             action.setCheckable(True)
             action.setChecked(status == card.status)
         menu.exec(event.globalPos())

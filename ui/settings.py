@@ -1,0 +1,772 @@
+"""Settings: the API key, the server, the models, personal memory and the idle delay.
+
+Values are read from memory (``Settings.get``, the cached models list); everything that
+touches the keychain, the database or the network goes through :class:`~app.ops.Operations`
+or the event loop, never the GUI thread.  Save writes what changed; a refusal is shown as its
+sentence and the dialog stays as it was.  Nothing switches a model silently: a retired or
+deprecated model gets a button that names its successor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from datetime import datetime, timezone
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QKeySequence, QPalette, QShortcut, QStandardItemModel
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFrame,
+                               QGridLayout, QHBoxLayout, QLabel, QLayout, QLineEdit, QMessageBox,
+                               QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox, QTabWidget,
+                               QVBoxLayout, QWidget)
+
+from app.catalog import ModelInfo
+from app.errors import CairnError
+from app.knowledge.store import PERSONAL, Conflict, Document
+from app.ops import Operations
+from app.settings import CHOICES
+
+log = logging.getLogger(__name__)
+
+EFFORT_NAMES = {"": "Model's default", "low": "Low", "medium": "Medium", "high": "High",
+                "xhigh": "Extra high", "max": "Max"}
+PURPOSES = (("chat", "model.chat", "model.chat_effort", "Chat"),
+            ("knowledge", "model.knowledge", "model.knowledge_effort", "Knowledge"))
+MAX_IDLE_SECONDS = 86_400
+
+
+def model_label(info: ModelInfo) -> str:
+    """How the models list shows a model: its name, and its lifecycle when not active."""
+    if info.lifecycle == "retired":
+        return f"{info.display_name} — retired"
+    if info.lifecycle == "deprecated":
+        when = f", retires {info.retires_at[:10]}" if info.retires_at else ""
+        return f"{info.display_name} — deprecated{when}"
+    return info.display_name
+
+
+def keychain_problem() -> str | None:
+    """Why the system keychain cannot keep a key (its backend is keyring's fail or null
+    backend, or cannot be loaded), or None.  On the writer thread: loading it is slow."""
+    try:
+        import keyring
+        from keyring.backends import chainer, fail, null
+
+        backend = keyring.get_keyring()
+    except Exception as error:  # noqa: BLE001 - a third-party backend may raise anything
+        return f"the keychain could not be loaded ({type(error).__name__})"
+    if isinstance(backend, (fail.Keyring, null.Keyring)):
+        return "no usable system keychain was found"
+    if isinstance(backend, chainer.ChainerBackend) and not backend.backends:
+        return "no usable system keychain was found"
+    return None
+
+
+def _local_time(stamp: str | None) -> str:
+    """A stored UTC time as the person's local time, to the minute."""
+    if not stamp:
+        return ""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp[:16].replace("T", " ")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+class _Witness:
+    """The client as ``Catalog.refresh`` uses it, keeping the error refresh swallows so the
+    Test button can say why the models list did not come."""
+
+    def __init__(self, client: Any, errors: list[BaseException]) -> None:
+        self._client = client
+        self.errors = errors
+
+    def with_options(self, **options: Any) -> _Witness:
+        return _Witness(self._client.with_options(**options), self.errors)
+
+    @property
+    def models(self) -> _Witness:
+        return _Witness(self._client.models, self.errors)
+
+    def list(self, **options: Any) -> Any:
+        async def listed() -> Any:
+            try:
+                async for model in self._client.list(**options):
+                    yield model
+            except Exception as error:
+                self.errors.append(error)
+                raise
+        return listed()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def failure_sentence(error: BaseException | None, server: str) -> str:
+    """One sentence for a models list that did not come.  Told apart by the SDK's error
+    classes' names and status, so the window never imports the SDK itself."""
+    kinds = {cls.__name__ for cls in type(error).__mro__} if error is not None else set()
+    status = getattr(error, "status_code", None)
+    if status == 401 or "AuthenticationError" in kinds:
+        return "The server rejected this key (401): check it, or paste a new one and Save."
+    if status == 403 or "PermissionDeniedError" in kinds:
+        return "The server knows this key but may not list models with it (403)."
+    if "APITimeoutError" in kinds:
+        return f"{server} took too long to answer; check the base URL, or try again."
+    if "APIConnectionError" in kinds:
+        return f"Cannot reach {server}; check your internet connection and the base URL."
+    if isinstance(status, int):
+        return (f"{server} answered with an error (HTTP {status}) instead of the models "
+                "list.")
+    return f"The models list could not be fetched from {server}."
+
+
+def _heading(text: str) -> QLabel:
+    label = QLabel(text)
+    font = QFont(label.font())
+    font.setWeight(QFont.Weight.DemiBold)
+    label.setFont(font)
+    return label
+
+
+def _spacer(height: int) -> QWidget:
+    spacer = QWidget()
+    spacer.setFixedHeight(height)
+    return spacer
+
+
+def _note(name: str, *, muted: bool = False, text: str = "") -> QLabel:
+    """A sentence for the person (selectable, wrapped), named for assistive technology."""
+    label = QLabel(text)
+    label.setAccessibleName(name)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if muted:
+        label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+    return label
+
+
+def _button(text: str, name: str, slot: Callable[[], None]) -> QPushButton:
+    button = QPushButton(text)
+    button.setAccessibleName(name)
+    button.setAutoDefault(False)
+    button.clicked.connect(lambda _=False: slot())
+    return button
+
+
+class _Form:
+    """Labels on the left, fields on the right, notes under their field.  A grid rather than
+    QFormLayout, which gives word-wrapped notes in the field column too much height."""
+
+    def __init__(self) -> None:
+        self.grid = QGridLayout()
+        self.grid.setContentsMargins(16, 18, 16, 12)
+        self.grid.setHorizontalSpacing(16)
+        self.grid.setVerticalSpacing(10)
+        self.grid.setColumnStretch(1, 1)
+        self._rows = 0
+
+    def addRow(self, first: str | QWidget, field: QWidget | QLayout | None = None) -> None:
+        row, self._rows = self._rows, self._rows + 1
+        if isinstance(first, QWidget):  # one widget across both columns
+            self.grid.addWidget(first, row, 0, 1, 2)
+            return
+        if first:
+            label = QLabel(first)
+            label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.grid.addWidget(label, row, 0)
+            if isinstance(field, QWidget):
+                label.setBuddy(field)
+        if isinstance(field, QLayout):
+            self.grid.addLayout(field, row, 1)
+        elif field is not None:
+            self.grid.addWidget(field, row, 1)
+
+    def page(self) -> QWidget:
+        page = QWidget()
+        outer = QVBoxLayout(page)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addLayout(self.grid)
+        outer.addStretch(1)
+        return page
+
+
+class SettingsDialog(QDialog):
+    """Opened by the window (``Settings``, Ctrl+,); modeless or modal as the window likes."""
+
+    sig_saved = Signal()  # something was saved
+    sig_loaded = Signal()  # the key's state, personal memory and a fresh models list are in
+
+    def __init__(self, cairn: Any, ops: Operations, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._cairn = cairn
+        self._ops = ops
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._memory: Document | None = None  # the personal memory as opened (or last saved)
+        self._conflict_with: Document | None = None  # the newer version a save ran into
+        self._has_key = False
+        self.loaded = False  # see sig_loaded
+        self.setWindowTitle("Settings")
+        self.setAccessibleName("Settings")
+        self.setMinimumSize(620, 560)
+
+        self._tabs = QTabWidget()
+        self._tabs.setAccessibleName("Settings sections")
+        self._tabs.addTab(self._connection_page(), "Connection")
+        self._tabs.addTab(self._models_page(), "Models")
+        self._tabs.addTab(self._memory_page(), "Memory")
+
+        self._message = _note("Settings message")
+        self._message.hide()
+        buttons = QDialogButtonBox()
+        self._close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        self._close.setAccessibleName("Close")
+        self._save = buttons.addButton(QDialogButtonBox.StandardButton.Save)
+        self._save.setAccessibleName("Save")
+        self._save.setDefault(True)
+        self._save.setToolTip("Save (Ctrl+S)")
+        self._save.clicked.connect(self.save)
+        self._close.clicked.connect(self.reject)
+        QShortcut(QKeySequence.StandardKey.Save, self, self.save)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(20, 16, 20, 16)
+        layout.setSpacing(12)
+        layout.addWidget(self._tabs, 1)
+        layout.addWidget(self._message)
+        layout.addWidget(buttons)
+
+        self._load_values()
+        self._fill_models()
+        tasks = self._tasks
+        self.destroyed.connect(lambda *_: [task.cancel() for task in list(tasks)])
+        self._start(self._load())
+
+    # ================================================================= public
+
+    def save(self) -> None:
+        """Save what changed (key, settings, personal memory), through Operations."""
+        self._start(self._save_all())
+
+    def test_key(self) -> None:
+        """Fetch the models list with the key (saving a newly typed key and URL first)."""
+        self._start(self._test())
+
+    def has_unsaved_changes(self) -> bool:
+        return bool(self._key.text().strip()) or bool(self._changed_settings()) \
+            or self._memory_changed()
+
+    # ================================================================= building the pages
+
+    def _connection_page(self) -> QWidget:
+        self._key = QLineEdit()
+        self._key.setAccessibleName("API key")
+        self._key.setEchoMode(QLineEdit.EchoMode.Password)
+        self._key.setPlaceholderText("Checking the keychain…")
+        self._forget = _button("Forget", "Forget API key", self._forget_key)
+        self._forget.setToolTip("Remove the key from the system keychain")
+        self._test_button = _button("Test", "Test", self.test_key)
+        self._test_button.setToolTip("Fetch the models list with this key (a new key and base "
+                                     "URL are saved first)")
+        key_row = QHBoxLayout()
+        key_row.setSpacing(8)
+        key_row.addWidget(self._key, 1)
+        key_row.addWidget(self._test_button)
+        key_row.addWidget(self._forget)
+        self._key_state = _note("API key status")
+        self._test_result = _note("Test result")
+        self._test_result.hide()
+
+        self._base_url = QLineEdit()
+        self._base_url.setAccessibleName("Base URL")
+        self._base_url.setPlaceholderText("Anthropic (https://api.anthropic.com)")
+        from_env = os.environ.get("ANTHROPIC_BASE_URL", "").strip()
+        url_hint = _note("Base URL help", muted=True, text=(
+            "Leave empty for Anthropic" + (f" (ANTHROPIC_BASE_URL is set: {from_env})"
+                                           if from_env else "")
+            + ". For an Anthropic-compatible local server (Ollama, LM Studio, llama.cpp), "
+            "enter its address, such as http://localhost:11434."))
+
+        form = _Form()
+        form.addRow("API key", key_row)
+        form.addRow("", self._key_state)
+        form.addRow("", self._test_result)
+        form.addRow(_spacer(14))
+        form.addRow("Base URL", self._base_url)
+        form.addRow("", url_hint)
+        return form.page()
+
+    def _models_page(self) -> QWidget:
+        form = _Form()
+        self._model_boxes: dict[str, QComboBox] = {}
+        self._effort_boxes: dict[str, QComboBox] = {}
+        self._lifecycle: dict[str, QLabel] = {}
+        self._lifecycle_rows: dict[str, QWidget] = {}
+        self._switch: dict[str, QPushButton] = {}
+        for purpose, _setting, effort_key, title in PURPOSES:
+            model = QComboBox()
+            model.setEditable(True)
+            model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+            model.setAccessibleName(f"{title} model")
+            model.setMinimumContentsLength(28)
+            model.setToolTip("Choose from the models list, or type a model name (a local "
+                             "server's, say)")
+            model.currentIndexChanged.connect(lambda _=0, p=purpose: self._model_chosen(p))
+            model.editTextChanged.connect(lambda _="", p=purpose: self._model_chosen(p))
+            effort = QComboBox()
+            effort.setAccessibleName(f"{title} effort")
+            effort.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+            for value in CHOICES[effort_key]:
+                effort.addItem(EFFORT_NAMES.get(value, value.capitalize()), value)
+            # A retired or deprecated model: what that means, and the one-click way out.
+            lifecycle = _note(f"{title} model lifecycle")
+            lifecycle.setWordWrap(False)  # one short sentence; wrapping here mis-sizes the row
+            switch = QPushButton()
+            switch.setObjectName(f"switch_{purpose}_model")
+            switch.setAccessibleName(f"Switch {purpose} model")  # named for its target when shown
+            switch.setAutoDefault(False)
+            switch.clicked.connect(lambda _=False, p=purpose: self._switch_model(p))
+            row = QWidget()
+            column = QVBoxLayout(row)
+            column.setContentsMargins(0, 0, 0, 4)
+            column.setSpacing(6)
+            column.addWidget(lifecycle)
+            column.addWidget(switch, 0, Qt.AlignmentFlag.AlignLeft)
+            row.hide()
+            self._model_boxes[purpose] = model
+            self._effort_boxes[purpose] = effort
+            self._lifecycle[purpose] = lifecycle
+            self._lifecycle_rows[purpose] = row
+            self._switch[purpose] = switch
+            if purpose == "knowledge":
+                form.addRow(_spacer(14))
+                form.addRow(_heading("Knowledge updates"))
+                form.addRow(_note("Knowledge help", muted=True, text=(
+                    "When a chat goes quiet, Cairn merges what it taught into the workspace "
+                    "knowledge and your personal memory, with this model.")))
+            else:
+                form.addRow(_heading("Chats"))
+            form.addRow("Model", model)
+            form.addRow("", row)
+            form.addRow("Effort", effort)
+        self._idle = QSpinBox()
+        self._idle.setAccessibleName("Idle delay")
+        self._idle.setRange(0, MAX_IDLE_SECONDS)
+        self._idle.setSuffix(" seconds")
+        self._idle.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        self._idle.setToolTip("How long a chat stays quiet before its knowledge is updated")
+        form.addRow("Update after", self._idle)
+        self._models_hint = _note("Models list status", muted=True)
+        form.addRow(_spacer(14))
+        form.addRow(self._models_hint)
+        return form.page()
+
+    def _memory_page(self) -> QWidget:
+        self._memory_on = QCheckBox("Use personal memory in chats")
+        self._memory_on.setAccessibleName("Memory")
+        help_text = _note("Memory help", muted=True, text=(
+            "When on, this document goes with every message and chats keep it up to date. "
+            "It never touches a workspace's knowledge."))
+        self._memory_text = QPlainTextEdit()
+        self._memory_text.setAccessibleName("Personal memory")
+        self._memory_text.setPlaceholderText("Loading…")
+        self._memory_text.setReadOnly(True)
+        self._memory_text.setTabChangesFocus(True)
+        self._memory_text.document().setDocumentMargin(10)
+        self._memory_state = _note("Personal memory status", muted=True)
+
+        self._conflict = QFrame()
+        self._conflict.setFrameShape(QFrame.Shape.StyledPanel)
+        self._conflict.setAutoFillBackground(True)
+        self._conflict.setBackgroundRole(QPalette.ColorRole.AlternateBase)
+        self._conflict.setAccessibleName("Memory conflict")
+        self._conflict_text = _note("Memory conflict message")
+        reload = _button("Reload", "Reload", self._reload_memory)
+        reload.setToolTip("Show the newer version; your edits here are dropped")
+        keep = _button("Keep mine", "Keep mine", self._keep_my_memory)
+        keep.setToolTip("Save your text over the newer version (it stays in the history)")
+        bar = QHBoxLayout(self._conflict)
+        bar.setContentsMargins(12, 8, 8, 8)
+        bar.addWidget(self._conflict_text, 1)
+        bar.addWidget(reload)
+        bar.addWidget(keep)
+        self._conflict.hide()
+
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(16, 18, 16, 12)
+        layout.setSpacing(10)
+        layout.addWidget(self._memory_on)
+        layout.addWidget(help_text)
+        layout.addWidget(self._conflict)
+        layout.addWidget(self._memory_text, 1)
+        layout.addWidget(self._memory_state)
+        return page
+
+    # ================================================================= reading values
+
+    def _load_values(self) -> None:
+        """The settings as stored (memory reads only)."""
+        get = self._cairn.settings.get
+        self._base_url.setText(get("api.base_url"))
+        for purpose, _setting, effort_key, _title in PURPOSES:
+            box = self._effort_boxes[purpose]
+            box.setCurrentIndex(max(box.findData(get(effort_key)), 0))
+        self._idle.setValue(int(get("knowledge.idle_seconds")))
+        self._memory_on.setChecked(bool(get("memory.enabled")))
+
+    def _fill_models(self) -> None:
+        """The models boxes from the cached models list, keeping what each box shows."""
+        catalog = self._cairn.catalog
+        models = catalog.models()
+        for purpose, setting, _effort, _title in PURPOSES:
+            box = self._model_boxes[purpose]
+            wanted = self._model_id(purpose) if box.count() else self._cairn.settings.get(setting)
+            box.blockSignals(True)
+            box.clear()
+            for info in models:
+                box.addItem(model_label(info), info.id)
+                box.setItemData(box.count() - 1, info.id, Qt.ItemDataRole.ToolTipRole)
+            if wanted and box.findData(wanted) < 0:
+                known = catalog.info(wanted)
+                box.addItem(model_label(known) if known else wanted, wanted)
+            item_model = box.model()
+            for row in range(box.count()):  # a retired model cannot be chosen, only kept
+                info = catalog.info(box.itemData(row))
+                if isinstance(item_model, QStandardItemModel) and info is not None \
+                        and info.lifecycle == "retired" and box.itemData(row) != wanted:
+                    item_model.item(row).setEnabled(False)
+            box.setCurrentIndex(max(box.findData(wanted), 0))
+            box.blockSignals(False)
+            self._model_chosen(purpose)
+        server = self._cairn.engine.server()
+        if not models:
+            self._models_hint.setText(
+                "No models list yet from this server: press Test on the Connection tab to "
+                "fetch it, or type the model name your server serves.")
+        else:
+            fetched = (catalog.fetched_at or "")[:10]
+            self._models_hint.setText(f"{len(models)} models listed by {server}"
+                                      + (f" on {fetched}" if fetched else "") + ".")
+
+    def _model_id(self, purpose: str) -> str:
+        box = self._model_boxes[purpose]
+        text = box.currentText().strip()
+        row = box.findText(text, Qt.MatchFlag.MatchExactly)
+        if row >= 0 and box.itemData(row):
+            return str(box.itemData(row))
+        return text
+
+    def _changed_settings(self) -> dict[str, Any]:
+        settings = self._cairn.settings
+        wanted: dict[str, Any] = {
+            "api.base_url": self._base_url.text().strip(),
+            "knowledge.idle_seconds": self._idle.value(),
+            "memory.enabled": self._memory_on.isChecked(),
+        }
+        for purpose, setting, effort_key, _title in PURPOSES:
+            wanted[setting] = self._model_id(purpose)
+            wanted[effort_key] = self._effort_boxes[purpose].currentData()
+        return {key: value for key, value in wanted.items() if settings.get(key) != value}
+
+    def _memory_changed(self) -> bool:
+        return self._memory is not None and self._memory_text.toPlainText() != self._memory.text
+
+    # ================================================================= reacting
+
+    def _model_chosen(self, purpose: str) -> None:
+        """The lifecycle of the model shown, the switch to its successor, and the effort
+        levels it takes."""
+        catalog = self._cairn.catalog
+        model_id = self._model_id(purpose)
+        info = catalog.info(model_id)
+        label, switch = self._lifecycle[purpose], self._switch[purpose]
+        successor = catalog.successor(model_id) if info is not None else None
+        ending = info is not None and info.lifecycle in ("retired", "deprecated")
+        if info is not None and ending:
+            day = f" on {info.retires_at[:10]}" if info.retires_at else ""
+            if info.lifecycle == "retired":
+                label.setText(f"{info.display_name} was retired{day}: Cairn refuses to use it.")
+            else:
+                label.setText(f"{info.display_name} is deprecated and retires{day or ' soon'}.")
+        if successor is not None and ending:
+            switch.setText(f"Switch to {successor.display_name}")
+            switch.setAccessibleName(f"Switch to {successor.display_name}")
+            switch.setProperty("successor", successor.id)
+        switch.setVisible(successor is not None and ending)
+        self._lifecycle_rows[purpose].setVisible(ending)
+        effort = self._effort_boxes[purpose]
+        item_model = effort.model()
+        if isinstance(item_model, QStandardItemModel):
+            for row in range(effort.count()):
+                level = effort.itemData(row)
+                takes = (info is None or not info.described or level == ""
+                         or level in info.efforts or row == effort.currentIndex())
+                item_model.item(row).setEnabled(takes)
+
+    def _switch_model(self, purpose: str) -> None:
+        """One click: the successor, saved at once (never silently)."""
+        successor = self._switch[purpose].property("successor")
+        if not successor:
+            return
+        setting = dict((p, s) for p, s, _e, _t in PURPOSES)[purpose]
+        box = self._model_boxes[purpose]
+        box.setCurrentIndex(max(box.findData(successor), 0))
+        self._start(self._save_settings({setting: str(successor)}, said="Switched to "
+                                        f"{box.currentText()}."))
+
+    def _show_key_state(self, *, has_key: bool, problem: str | None) -> None:
+        self._has_key = has_key
+        from_env = bool(os.environ.get("ANTHROPIC_API_KEY", "").strip())
+        if from_env:
+            text = ("ANTHROPIC_API_KEY is set in the environment: Cairn uses it, and it "
+                    "overrides any key saved here.")
+            placeholder = "Using ANTHROPIC_API_KEY"
+        elif problem:
+            where = (" (on Linux, install and unlock GNOME Keyring or KWallet)"
+                     if sys.platform.startswith("linux") else "")
+            text = (f"Cairn cannot keep a key here: {problem}{where}. Set ANTHROPIC_API_KEY "
+                    "in your environment instead.")
+            placeholder = "No keychain: set ANTHROPIC_API_KEY"
+        elif has_key:
+            text = "A key is saved in your system keychain."
+            placeholder = "•••••••• saved — paste a new key to replace it"
+        else:
+            text = ("No key yet. Paste your Anthropic API key; Cairn keeps it in your system "
+                    "keychain, never in a file.")
+            placeholder = "sk-ant-…"
+        self._key_state.setText(text)
+        self._key.setPlaceholderText(placeholder)
+        self._key.setEnabled(problem is None)
+        self._forget.setEnabled(has_key and not from_env and problem is None)
+
+    def _show_memory(self, document: Document) -> None:
+        self._memory = document
+        self._memory_text.setReadOnly(False)
+        self._memory_text.setPlaceholderText(
+            "Facts about you that every chat should know: your name, your role, how you "
+            "like answers…")
+        self._memory_text.setPlainText(document.text)
+        if document.version:
+            by = {"rebuild": "by a chat", "user": "by you", "restore": "restored",
+                  "import": "imported"}.get(document.source or "", "")
+            when = _local_time(document.updated_at)
+            self._memory_state.setText(f"Version {document.version}"
+                                       + (f", saved {when}" if when else "")
+                                       + (f" {by}" if by else "") + ".")
+        else:
+            self._memory_state.setText("Not saved yet.")
+
+    def _say(self, sentence: str) -> None:
+        self._message.setText(sentence)
+        self._message.setVisible(bool(sentence))
+
+    # ================================================================= async work
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(self._guarded(work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except asyncio.CancelledError:
+            raise
+        except CairnError as error:
+            if shiboken6.isValid(self):
+                self._say(str(error))
+        except Exception as error:  # a bug, not a refusal: say so, keep the dialog usable
+            log.exception("a settings operation failed")
+            if shiboken6.isValid(self):
+                self._say(f"That did not work ({type(error).__name__}); nothing else changed.")
+        finally:
+            if shiboken6.isValid(self):
+                self._busy(False)
+
+    def _busy(self, busy: bool) -> None:
+        for button in (self._save, self._test_button, self._forget):
+            button.setEnabled(not busy)
+        if not busy:
+            self._forget.setEnabled(self._has_key and self._key.isEnabled()
+                                    and not os.environ.get("ANTHROPIC_API_KEY", "").strip())
+
+    async def _load(self) -> None:
+        """What needs the keychain or the database: the key's state, personal memory; then
+        the models list when this server's is missing or a day old."""
+        try:
+            document = await self._ops.document(PERSONAL)
+            if not shiboken6.isValid(self):
+                return
+            self._show_memory(document)
+            await self._refresh_key_state()
+            engine, catalog = self._cairn.engine, self._cairn.catalog
+            if self._has_key and catalog.stale(engine.server()):
+                client = await self._ops.read(engine.client)
+                await catalog.ensure_fresh(client, engine.server())
+                if shiboken6.isValid(self):
+                    self._fill_models()
+        finally:
+            if shiboken6.isValid(self):
+                self.loaded = True
+                self.sig_loaded.emit()
+
+    async def _refresh_key_state(self) -> None:
+        settings = self._cairn.settings
+
+        def ask() -> tuple[bool, str | None]:
+            has = bool(settings.api_key())
+            problem = getattr(settings, "keychain_problem", None) or keychain_problem()
+            return has, problem
+
+        has_key, problem = await self._ops.read(ask)
+        if shiboken6.isValid(self):
+            self._show_key_state(has_key=has_key, problem=problem)
+
+    async def _save_key(self) -> bool:
+        """Save a newly typed key; False when there was none."""
+        key = self._key.text().strip()
+        if not key:
+            return False
+        await self._ops.set_api_key(key)
+        self._key.clear()
+        await self._refresh_key_state()
+        return True
+
+    async def _save_settings(self, changes: dict[str, Any], *, said: str) -> None:
+        self._busy(True)
+        for key, value in changes.items():
+            await self._ops.set_setting(key, value)
+        self._say(said)
+        self._fill_models()
+        self.sig_saved.emit()
+
+    async def _save_all(self) -> None:
+        self._busy(True)
+        self._say("Saving…")
+        key_saved = await self._save_key()
+        changes = self._changed_settings()
+        for key, value in changes.items():
+            await self._ops.set_setting(key, value)
+        if changes:
+            self._fill_models()
+        memory_saved = self._memory_changed()
+        if memory_saved and not await self._save_memory(based_on=True):
+            if shiboken6.isValid(self):
+                self._say(("Your other settings were saved, but personal memory was not: "
+                           if key_saved or changes else "Personal memory was not saved: ")
+                          + "it changed since you opened it.")
+            return
+        self._say("Saved." if key_saved or changes or memory_saved else "Nothing to save.")
+        self.sig_saved.emit()
+
+    async def _save_memory(self, *, based_on: bool) -> bool:
+        """Save the editor's text on the version it was opened at (or over whatever is
+        stored); False, with the choice offered, when a chat saved a newer version meanwhile."""
+        assert self._memory is not None
+        text = self._memory_text.toPlainText()
+        base = self._memory.version if based_on else None
+        result, _ = await self._ops.save_knowledge(PERSONAL, text, based_on=base)
+        if not shiboken6.isValid(self):
+            return False
+        if isinstance(result, Conflict):
+            self._conflict_with = result.current
+            by = "by a chat" if result.current.source == "rebuild" else "elsewhere"
+            self._conflict_text.setText(
+                f"Your personal memory was changed {by} since you opened it (now version "
+                f"{result.current.version}). Reload it, or keep your text?")
+            self._conflict.show()
+            self._tabs.setCurrentIndex(2)
+            return False
+        self._conflict.hide()
+        self._show_memory(result.document)
+        return True
+
+    def _reload_memory(self) -> None:
+        current, self._conflict_with = self._conflict_with, None
+        self._conflict.hide()
+        self._say("")
+        if current is not None:
+            self._show_memory(current)
+
+    def _keep_my_memory(self) -> None:
+        async def keep() -> None:
+            self._busy(True)
+            if await self._save_memory(based_on=False) and shiboken6.isValid(self):
+                self._say("Saved.")
+                self.sig_saved.emit()
+
+        self._start(keep())
+
+    def _forget_key(self) -> None:
+        async def forget() -> None:
+            self._busy(True)
+            await self._ops.forget_api_key()
+            await self._refresh_key_state()
+            self._say("The key was removed from the keychain.")
+
+        self._start(forget())
+
+    async def _test(self) -> None:
+        self._busy(True)
+        self._test_result.setText("Testing…")
+        self._test_result.show()
+        engine, catalog = self._cairn.engine, self._cairn.catalog
+        try:
+            await self._save_key()
+            url = self._base_url.text().strip()
+            if url != self._cairn.settings.get("api.base_url"):
+                await self._ops.set_setting("api.base_url", url)
+            client = await self._ops.read(engine.client)
+        except CairnError as error:  # no key, a refused key or URL: the sentence says which
+            if shiboken6.isValid(self):
+                self._test_result.setText(str(error))
+            return
+        server = engine.server()
+        errors: list[BaseException] = []
+        worked = await catalog.refresh(_Witness(client, errors), server)
+        if not shiboken6.isValid(self):
+            return
+        if not worked:
+            self._test_result.setText(failure_sentence(errors[-1] if errors else None, server))
+            return
+        count = len(catalog.models())
+        self._test_result.setText(
+            f"It works: {server} listed {count} model{'' if count == 1 else 's'} for this key."
+            if count else f"It works: {server} answered, but lists no models; type the model "
+                          "name it serves on the Models tab.")
+        self._fill_models()
+
+    # ================================================================= Qt overrides
+
+    def reject(self) -> None:
+        if not self.has_unsaved_changes():
+            super().reject()
+            return
+        ask = QMessageBox(QMessageBox.Icon.Question, "Unsaved settings",
+                          "Save your changes before closing?",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        ask.setAccessibleName("Unsaved settings")
+
+        def answered(_: int) -> None:
+            button = ask.standardButton(ask.clickedButton())
+            if button == QMessageBox.StandardButton.Discard:
+                QDialog.reject(self)
+            elif button == QMessageBox.StandardButton.Save:
+                async def save_and_close() -> None:
+                    await self._save_all()
+                    if not self.has_unsaved_changes():
+                        QDialog.reject(self)
+
+                self._start(save_and_close())
+
+        ask.finished.connect(answered)
+        ask.open()
