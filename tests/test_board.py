@@ -19,6 +19,9 @@ from ui.board import Board, ColumnModel
 from ui.bridge import EventBridge
 
 
+_CLOSED_LOOPS: list[asyncio.AbstractEventLoop] = []
+
+
 @pytest.fixture
 def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     """The window's qasync loop, running whenever Qt processes events (qtbot's waits)."""
@@ -32,6 +35,9 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     loop._QEventLoop__is_running = False  # type: ignore[attr-defined]  # (stop() quits Qt)
     loop.close()
     asyncio.set_event_loop(None)
+    # Kept: its timer object may still hold Qt timers, and a garbage collection on another
+    # thread (the writer's) would destroy it there, which crashes Qt.
+    _CLOSED_LOOPS.append(loop)
 
 
 @pytest.fixture
