@@ -1,44 +1,179 @@
-"""The placeholder window: the sidebar shows what the registry holds, and follows its changes."""
+"""The real window, driven offscreen: start-up, adding folders (dialog, drop, a later
+`cairn PATH`), refusals, another process's writes, the start-up problem dialog, quitting."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ui.window import MainWindow
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from ui.app import Starter, start
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def texts(window: MainWindow) -> list[str]:
-    return [item.text(0) for item in window._iter_items()]
+@pytest.fixture
+def loop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
+    import qasync
+
+    event_loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(event_loop)
+    yield event_loop
+    event_loop.close()
+    asyncio.set_event_loop(None)
 
 
-def test_sidebar_shows_pinned_tree_and_ungrouped(qtbot, registry, folders):
-    acme, brand = folders("Acme", "Acme/Brand")
-    ws, _ = registry.add_workspace(acme)
-    registry.add_workspace(brand)
-    chat = registry.new_chat(folder=brand, title="Launch copy")
-    registry.new_chat(title="Scratch chat")
-    window = MainWindow(registry)
-    qtbot.addWidget(window)
-    shown = texts(window)
-    assert {"WORKSPACES", "Acme", "Brand", "Launch copy", "UNGROUPED", "Scratch chat"} <= set(shown)
-    brand_item = next(i for i in window._iter_items() if i.text(0) == "Brand")
-    assert brand_item.parent().text(0) == "Acme"  # the folder sits under its parent
-    registry.pin_chat(chat.id)  # the window refreshes from the registry's change event
-    qtbot.waitUntil(lambda: "★ Launch copy" in texts(window))
-    window.select_workspace(ws.id)
-    assert window.sidebar.currentItem().text(0) == "Acme"
+def wait_for(loop: asyncio.AbstractEventLoop, condition: Callable[[], object],
+             timeout: float = 20.0) -> None:
+    """Run the loop until *condition* holds (polling it; never a fixed sleep)."""
+
+    async def until() -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError("the condition never held")
+            await asyncio.sleep(0.02)
+
+    loop.run_until_complete(until())
 
 
-def test_exit_after_first_paint(isolated, tmp_path):
+@pytest.fixture
+def opened(qapp, loop, isolated) -> Iterator[Starter]:
+    starter = start(qapp, isolated)
+    starter.begin()
+    wait_for(loop, lambda: starter.ops is not None)
+    yield starter
+    starter.window.close()
+    loop.run_until_complete(starter.finish())
+
+
+def test_the_window_paints_first_and_fills_in(qapp, loop, isolated, qtbot):
+    starter = start(qapp, isolated)
+    window = starter.window
+    assert window.sidebar is None and not window.add_action.isEnabled()  # the skeleton
+    with qtbot.waitSignal(window.sig_first_paint, timeout=10_000):
+        window.repaint()
+    starter.begin()
+    wait_for(loop, lambda: window.sidebar is not None)
+    assert window.add_action.isEnabled()
+    names = {w.accessibleName() for w in window.findChildren(type(window.centralWidget()))}
+    del names
+    for name in ("Add workspace", "New chat", "Board", "Settings"):
+        assert window.findChild(object, name) is not None, name
+    window.close()
+    loop.run_until_complete(starter.finish())
+
+
+def test_add_by_dialog_and_by_drop(opened, loop, folders):
+    window = opened.window
+    acme, thesis = folders("Acme", "Thesis")
+    window.ask_folder = lambda: acme
+    window.choose_folder()
+    registry = opened.cairn.registry
+    wait_for(loop, lambda: any(w.path == acme for w in registry.top_level()))
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(thesis)])
+    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
+                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)
+    wait_for(loop, lambda: any(w.path == thesis for w in registry.top_level()))
+
+
+def test_a_refused_folder_shows_the_spec_sentence(opened, loop, tmp_path):
+    window = opened.window
+    missing = str(tmp_path / "nowhere")
+    window.ask_folder = lambda: missing
+    window.choose_folder()
+    wait_for(loop, lambda: window.notice.isVisible())
+    assert window.notice.label.text() == (
+        f"cannot create a workspace at '{missing}': path does not exist")
+
+
+def run_second(args: list[str], env_data: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", CAIRN_DATA_DIR=str(env_data))
+    return subprocess.Popen([sys.executable, "-m", "ui.main", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_later_cairn_path_hands_it_to_the_running_window(opened, loop, folders, isolated,
+                                                           tmp_path):
+    (brand,) = folders("Brand")
+    second = run_second([brand], isolated)
+    wait_for(loop, lambda: second.poll() is not None, timeout=60)
+    assert second.returncode == 0, second.stderr.read()
+    assert any(w.path == brand for w in opened.cairn.registry.top_level())
+    missing = str(tmp_path / "gone")
+    third = run_second([missing], isolated)
+    wait_for(loop, lambda: third.poll() is not None, timeout=60)
+    sentence = f"cannot create a workspace at '{missing}': path does not exist"
+    assert third.returncode == 1 and third.stderr.read().strip().endswith(sentence)
+    assert opened.window.notice.label.text() == sentence
+
+
+def test_a_change_from_the_command_line_shows_without_a_restart(opened, loop, folders):
+    from app.registry import Registry
+
+    (other,) = folders("Made elsewhere")
+    elsewhere = Registry.open(opened.folder)  # another process, as far as SQLite can tell
+    elsewhere.add_workspace(other)
+    elsewhere.close()
+    registry = opened.cairn.registry
+    wait_for(loop, lambda: any(w.path == other for w in registry.top_level()))
+
+
+def test_a_start_up_problem_shows_a_dialog_and_opens_nothing(qapp, loop, isolated):
+    isolated.mkdir(parents=True)
+    conn = sqlite3.connect(isolated / "cairn.db")
+    conn.execute("PRAGMA user_version = 99")  # written by a newer Cairn
+    conn.execute("CREATE TABLE later (x)")
+    conn.commit()
+    conn.close()
+    starter = start(qapp, isolated)
+    starter.begin()
+    wait_for(loop, lambda: starter.exit_code == 1)
+    box = starter.window.findChild(QMessageBox, "startup-problem")
+    assert box is not None and "newer version of Cairn" in box.text()
+    assert str(isolated) in box.text() and starter.cairn is None
+    box.close()
+    starter.window.close()
+    loop.run_until_complete(starter.finish())
+
+
+def test_quit_parks_a_pending_rebuild_and_exits_in_bounded_time(opened, loop, qtbot,
+                                                                 monkeypatch):
+    import ui.app as app_module
+
+    scheduler = opened.cairn.scheduler
+    gate = asyncio.Event()
+
+    async def hung_rebuild(chat_id: str):  # a rebuild that would never end
+        await gate.wait()
+
+    monkeypatch.setattr(app_module, "QUIT_WAIT_SECONDS", 0.2)
+    task = asyncio.ensure_future(hung_rebuild("ch_x"), loop=loop)
+    scheduler._tasks["ch_x"] = task
+    qtbot.keyClick(opened.window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    assert not opened.window.isVisible()  # Ctrl+Q closed the window
+    started = time.monotonic()
+    loop.run_until_complete(opened.finish())
+    assert time.monotonic() - started < 10 and opened.exit_code == 0
+    assert task.done()
+
+
+def test_exit_after_first_paint(isolated):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     done = subprocess.run([sys.executable, "-m", "ui.main", "--exit-after-first-paint"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    # The window quit by itself once painted (else the timeout fails the test).
     assert done.returncode == 0, done.stderr
 
 
@@ -52,88 +187,37 @@ def test_open_resolves_a_relative_path_against_the_current_folder(isolated, tmp_
         cwd=tmp_path / "projects", env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert cli.main(["workspace", "list", "--json"]) == 0
-    listed = capsys.readouterr().out
-    assert str(tmp_path / "projects" / "Thesis") in listed
+    assert str(tmp_path / "projects" / "Thesis") in capsys.readouterr().out
 
 
-def test_changes_from_another_thread_reach_the_window_on_the_gui_thread(qtbot, registry):
-    import threading
-
-    from PySide6.QtCore import QThread
-
-    window = MainWindow(registry)
-    qtbot.addWidget(window)
-    threads: list[object] = []
-    window._refresh_soon.timeout.connect(lambda: threads.append(QThread.currentThread()))
-    worker = threading.Thread(target=lambda: registry.new_chat(title="from a worker"))
-    worker.start()
-    worker.join()
-    qtbot.waitUntil(lambda: "from a worker" in texts(window))
-    assert threads and all(t is window.thread() for t in threads)
+def test_no_display_is_one_sentence_and_a_typo_is_a_usage_error(isolated):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    done = subprocess.run([sys.executable, "-m", "ui.main"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    if sys.platform.startswith("linux"):
+        assert done.returncode == 1
+        assert done.stderr.strip().startswith("Cairn's window needs a display")
+        assert len(done.stderr.strip().splitlines()) == 1
+    typo = subprocess.run([sys.executable, "-m", "ui.main", "wokspace"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert typo.returncode == 2 and "'wokspace' is not a command" in typo.stderr
 
 
-def test_window_catches_up_with_another_process_on_activation(qtbot, registry, open_registry):
-    window = MainWindow(registry)
-    qtbot.addWidget(window)
-    other = open_registry()  # the command line, say
-    other.new_chat(title="written elsewhere")
-    assert "written elsewhere" not in texts(window)
-    assert registry.sync() is True
-    qtbot.waitUntil(lambda: "written elsewhere" in texts(window))
-    assert registry.sync() is False
-
-
-# ------------------------------------------------------------------ the bridge
-
-
-def test_the_bridge_re_emits_events_as_signals_on_the_gui_thread(qtbot, registry, folders):
-    import threading
-
-    from PySide6.QtCore import QThread
-
-    from app.events import ChatAdded, WorkspaceAdded
-    from ui.bridge import EventBridge
-
-    bridge = EventBridge(registry)
-    (path,) = folders("Acme")
-    arrived: list[tuple[object, object]] = []
-    bridge.sig_workspace_added.connect(lambda e: arrived.append((e, QThread.currentThread())))
-    with qtbot.waitSignal(bridge.sig_chat_added) as chat_added:
-        worker = threading.Thread(
-            target=lambda: (registry.add_workspace(path), registry.new_chat(folder=path)))
-        worker.start()
-        worker.join()
-    ((event, thread),) = arrived
-    assert isinstance(event, WorkspaceAdded) and (event.parent, event.row) == (None, 0)
-    assert thread is bridge.thread()  # queued to the GUI thread, in order
-    (chat_event,) = chat_added.args
-    assert isinstance(chat_event, ChatAdded) and chat_event.workspace == event.id
-    bridge.detach()
-
-
-def test_the_bridge_hands_over_a_snapshot_with_a_reset(qtbot, registry, open_registry):
-    from ui.bridge import EventBridge, Snapshot
-
-    bridge = EventBridge(registry)
-    other = open_registry()
-    chat = other.new_chat(title="written elsewhere")
-    with qtbot.waitSignal(bridge.sig_reset) as reset:
-        assert registry.sync() is True
-        registry.new_chat(title="after the reset")  # later: not in the snapshot
-    (snapshot,) = reset.args
-    assert isinstance(snapshot, Snapshot)
-    assert [c.id for c in snapshot.chats.ungrouped] == [chat.id]
-    bridge.detach()
-
-
-def test_a_deleted_bridge_stops_listening(qtbot, registry, caplog):
-    from shiboken6 import delete
-
-    from ui.bridge import EventBridge
-
-    bridge = EventBridge(registry)
-    assert registry.hub.subscriber_count == 1
-    delete(bridge)
-    assert registry.hub.subscriber_count == 0
-    registry.new_chat(title="nobody listens")
-    assert "failed" not in caplog.text
+def test_geometry_and_selection_come_back(qapp, loop, isolated, folders):
+    starter = start(qapp, isolated)
+    starter.begin()
+    wait_for(loop, lambda: starter.ops is not None)
+    (acme,) = folders("Acme")
+    ws, _ = starter.cairn.registry.add_workspace(acme)
+    starter.window.resize(760, 520)  # within the offscreen screen (800 × 600)
+    starter.window._workspace_selected(ws.id)
+    starter.window.close()
+    loop.run_until_complete(starter.finish())
+    again = start(qapp, isolated)
+    again.begin()
+    wait_for(loop, lambda: again.ops is not None)
+    assert again.window.size().width() == 760 and again.window._workspace_id == ws.id
+    again.window.close()
+    loop.run_until_complete(again.finish())
+    QApplication.processEvents()

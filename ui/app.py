@@ -1,65 +1,278 @@
-"""Starting the window: Qt, the qasync event loop, the Fusion look, and start-up errors."""
+"""Starting the window: one per data folder, painted first, filled in from a worker thread.
+
+1. No display (Linux without X or Wayland): one sentence, exit 1, never a Qt abort.
+2. A window already runs on this data folder: hand it the path (or ask it to come forward),
+   exit 0, or exit 1 with its refusal sentence.
+3. Otherwise show the window at once, open the core on a worker thread, attach it, then do
+   the slow things in the background: the SDK import and the keychain (warm-up), each
+   folder's status, rebuilds left waiting, and watching for other processes' writes.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
-import qasync
-from PySide6.QtCore import QTimer
-from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication, QMessageBox
-
+from app import locations
 from app.errors import CairnError
-from app.logs import setup_logging
-from app.cairn import Cairn
-from ui.window import MainWindow
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+log = logging.getLogger(__name__)
+
 QUIT_WAIT_SECONDS = 5.0
+CATCH_UP_MS = 1_000  # how often the window looks for another process's writes
+WARM_UP_AFTER_MS = 1_500  # the SDK import starts once the person is looking at the window
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+
+
+def no_display() -> bool:
+    """Linux or another X11 system without any display the xcb or wayland plugins could use."""
+    if sys.platform in ("win32", "darwin") or os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool) -> int:
-    app = QApplication.instance() or QApplication([])
-    assert isinstance(app, QApplication)
-    app.setApplicationName("Cairn")
-    app.setStyle("Fusion")  # Fusion follows the system's light/dark palette in Qt 6
-    icon = RESOURCES / "icons" / "cairn.svg"
-    if icon.exists():
-        app.setWindowIcon(QIcon(str(icon)))
-
     if data_dir is not None:
         os.environ["CAIRN_DATA_DIR"] = str(data_dir)  # logs follow the data folder
-    setup_logging()
-    try:
-        cairn = Cairn.open(data_dir)
-    except CairnError as error:
-        # Start-up refused (newer database, inconsistency): say so, change nothing.
-        QMessageBox.critical(None, "Cairn cannot start", str(error))
+    if no_display():
+        sys.stderr.write("Cairn's window needs a display, and none was found (no DISPLAY or "
+                         "WAYLAND_DISPLAY); the command line works without one: cairn --help\n")
         return 1
-    registry = cairn.registry
+    folder = locations.data_dir()
 
-    window = MainWindow(registry)
-    if open_path is not None:
-        try:
-            ws, _ = registry.add_workspace(open_path)
-            window.select_workspace(ws.id)
-        except CairnError as error:
-            QMessageBox.warning(window, "Cannot add this folder", str(error))
-    if exit_after_first_paint:
-        window.sig_first_paint.connect(lambda: QTimer.singleShot(0, app.quit))
-    window.show()
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
 
+    from ui.instance import hand_over
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Cairn")
+    app.setQuitOnLastWindowClosed(True)
+
+    # Another window on this data folder takes the path, and this start ends here.
+    reply = hand_over(folder, {"open": open_path} if open_path else {"raise": True})
+    if reply is not None:
+        if reply.get("error"):
+            sys.stderr.write(str(reply["error"]) + "\n")
+            return 1
+        return 0
+
+    import qasync
+
+    from app.logs import setup_logging
+
+    setup_logging()
+    starter = start(app, folder, open_path=open_path,
+                    exit_after_first_paint=exit_after_first_paint)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
     with loop:
-        # Rebuilds a previous session left waiting resume once the window is up.
-        loop.call_soon(cairn.scheduler.resume)
+        loop.call_soon(starter.begin)
+        if exit_after_first_paint:
+            starter.window.sig_ready.connect(lambda: QTimer.singleShot(0, app.quit))
         loop.run_until_complete(closed.wait())
-        # At quit, a bounded wait for rebuilds in flight; what is left resumes next start.
-        loop.run_until_complete(cairn.scheduler.drain(timeout=QUIT_WAIT_SECONDS))
-    cairn.close()
-    return 0
+        loop.run_until_complete(starter.finish())
+    return starter.exit_code
+
+
+def _file_open_filter_base() -> type:
+    from PySide6.QtCore import QObject
+
+    return QObject
+
+
+def start(app: Any, folder: Path, *, open_path: str | None = None,
+          exit_after_first_paint: bool = False, dark: bool | None = None) -> Starter:
+    """Show the window at once and get ready to open the core (``starter.begin()`` on the
+    running loop)."""
+    from PySide6.QtGui import QIcon
+
+    from ui.theme import apply_theme
+    from ui.window import MainWindow
+
+    apply_theme(app, dark=dark)
+    app.setWindowIcon(QIcon(str(RESOURCES / "icons" / "cairn.svg")))
+    window = MainWindow(folder)
+    starter = Starter(app, window, folder, open_path=open_path,
+                      exit_after_first_paint=exit_after_first_paint)
+    starter.file_open_filter = FileOpenFilter(starter)  # macOS: folders dropped on the Dock
+    app.installEventFilter(starter.file_open_filter)
+    window.show()
+    return starter
+
+
+class FileOpenFilter(_file_open_filter_base()):  # type: ignore[misc]
+    """macOS sends a folder dropped on the Dock icon as a ``QFileOpenEvent``: handled like a
+    later `cairn PATH`."""
+
+    def __init__(self, starter: Starter) -> None:
+        super().__init__()
+        self.starter = starter
+
+    def eventFilter(self, watched: Any, event: Any) -> bool:
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.FileOpen:
+            path = event.file()
+            if path:
+                self.starter.open_file_event(path)
+            return True
+        return False
+
+
+class Starter:
+    """Opens the core off the GUI thread and wires it to the window; ends it at quit."""
+
+    def __init__(self, app: Any, window: Any, folder: Path, *, open_path: str | None,
+                 exit_after_first_paint: bool) -> None:
+        from ui.instance import InstanceServer
+
+        self.app = app
+        self.window = window
+        self.folder = folder
+        self.open_path = open_path
+        self.headless = exit_after_first_paint  # nothing modal may block a timed start
+        self.exit_code = 0
+        self.cairn: Any = None
+        self.ops: Any = None
+        self._timer: Any = None
+        self._warm_timer: Any = None
+        self._busy_catching_up = False
+        self._board: Any = None
+        self.file_open_filter: Any = None
+        self.server = InstanceServer(folder, self._request, parent=window)
+        self.server.listen()
+
+    def begin(self) -> None:
+        self.window.run_task(self._open())
+
+    async def _open(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        from app.cairn import Cairn
+        from app.ops import Operations
+        from ui.bridge import EventBridge
+
+        loop = asyncio.get_running_loop()
+        try:
+            self.cairn = await loop.run_in_executor(None, Cairn.open, self.folder)
+        except CairnError as error:
+            self._refuse_start(str(error))
+            return
+        self.ops = Operations(self.cairn)
+        bridge = EventBridge(self.cairn.registry, self.window)
+        self.window.attach(self.cairn, self.ops, bridge)
+        self.window.sig_board_requested.connect(self.show_board)
+        self.window.sig_settings_requested.connect(self.show_settings)
+        if self.open_path:
+            await self.window.open_folder(self.open_path)
+        # The slow things, in the background, after the window is filled in.
+        self.cairn.scheduler.resume()
+        self.window.run_task(self.ops.check_folders())
+        if not self.headless:  # a timed start quits before it would matter
+            self._warm_timer = QTimer(self.window, singleShot=True, interval=WARM_UP_AFTER_MS)
+            self._warm_timer.timeout.connect(lambda: self.window.run_task(self.ops.warm_up()))
+            self._warm_timer.start()
+        self._timer = QTimer(self.window)
+        self._timer.setInterval(CATCH_UP_MS)
+        self._timer.timeout.connect(self._catch_up)
+        self._timer.start()
+
+    def _refuse_start(self, sentence: str) -> None:
+        """A start-up inconsistency or a newer database: say so, name the data folder, open
+        nothing else."""
+        from PySide6.QtWidgets import QMessageBox
+
+        self.exit_code = 1
+        message = f"{sentence}\n\nData folder: {self.folder}"
+        sys.stderr.write(sentence + "\n")
+        if not self.headless:
+            box = QMessageBox(QMessageBox.Icon.Critical, "Cairn cannot start", message,
+                              QMessageBox.StandardButton.Close, self.window)
+            box.setObjectName("startup-problem")
+            box.setAccessibleName("Cairn cannot start")
+            box.finished.connect(lambda _: self.app.quit())
+            box.open()
+        else:
+            self.app.quit()
+
+    def _catch_up(self) -> None:
+        """Another process (the command line) may have written: the registry catches up on
+        the writer thread, and its Reset reaches the sidebar through the bridge."""
+        if self._busy_catching_up or self.ops is None:
+            return
+        self._busy_catching_up = True
+
+        async def sync() -> None:
+            try:
+                await self.ops.run(self.cairn.registry.sync)
+            finally:
+                self._busy_catching_up = False
+
+        self.window.run_task(sync())
+
+    def _request(self, request: dict[str, Any], answer: Any) -> None:
+        """A later `cairn PATH` (or a macOS file-open event): add it, select it, come forward."""
+        self.window.bring_forward()
+        path = request.get("open")
+        if not isinstance(path, str) or not path:
+            answer({"ok": True})
+            return
+
+        async def add() -> None:
+            sentence = await self.window.open_folder(path)
+            answer({"error": sentence} if sentence else {"ok": True})
+
+        self.window.run_task(add())
+
+    def open_file_event(self, path: str) -> None:
+        if self.ops is None:  # at launch, before the core is attached: open it then
+            self.open_path = path
+            return
+        self._request({"open": path}, lambda reply: None)
+
+    def show_board(self) -> None:
+        from ui.board import Board
+
+        if self._board is None:
+            self._board = Board(self.cairn.registry, self.window.bridge, self.ops)
+            self._board.setWindowTitle("Status board — Cairn")
+            self._board.sig_workspace_opened.connect(self._open_from_board)
+            self._board.resize(980, 560)
+        self._board.show()
+        self._board.raise_()
+        self._board.activateWindow()
+
+    def _open_from_board(self, ws_id: str) -> None:
+        self.window.select_workspace(ws_id)
+        self.window.bring_forward()
+
+    def show_settings(self) -> None:
+        from ui.settings import SettingsDialog
+
+        dialog = SettingsDialog(self.cairn, self.ops)
+        dialog.setParent(self.window, dialog.windowFlags())
+        dialog.open()
+
+    async def finish(self) -> None:
+        """At quit: stop watching, park pending rebuilds within a bounded wait, close."""
+        for timer in (self._timer, self._warm_timer):
+            if timer is not None:
+                timer.stop()
+        self.server.close()
+        if self.file_open_filter is not None:
+            self.app.removeEventFilter(self.file_open_filter)
+        if self.cairn is None:
+            return
+        try:
+            await self.cairn.scheduler.drain(timeout=QUIT_WAIT_SECONDS)
+        except Exception:
+            log.exception("pending rebuilds could not be parked")
+        self.cairn.close()

@@ -31,6 +31,13 @@ def _wants_cli(argv: Sequence[str]) -> bool:
     return False
 
 
+def _looks_like_a_path(word: str) -> bool:
+    """A word names a folder when it exists, or when it is written as a path."""
+    separators = [os.sep] + ([os.altsep] if os.altsep else [])
+    return (os.path.exists(word) or any(s in word for s in separators)
+            or word in (".", "..") or word.startswith("~"))
+
+
 def _window_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cairn", add_help=False)
     parser.add_argument("--data-dir", type=Path)
@@ -50,8 +57,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(words) > 1:
         sys.stderr.write("usage: cairn [open] [PATH]  (or: cairn COMMAND --help)\n")
         return 2
+    if words and not _looks_like_a_path(words[0]):
+        # `cairn wokspace`: a typo, not a folder to open.
+        sys.stderr.write(f"cairn: '{words[0]}' is not a command, and there is no folder of that "
+                         f"name here; the commands are {', '.join(cli.SUBCOMMANDS)} "
+                         "(cairn --help)\n")
+        return 2
     # `cairn PATH` / `cairn open PATH`: a path typed in a shell means "relative to here".
-    open_path = os.path.abspath(words[0]) if words else None
+    open_path = os.path.abspath(os.path.expanduser(words[0])) if words else None
     from ui.app import run  # Qt loads only now
 
     return run(data_dir=args.data_dir, open_path=open_path,

@@ -1,143 +1,450 @@
-"""The main window (for now): the sidebar with Pinned, the workspace tree and Ungrouped."""
+"""The main window: toolbar, the sidebar, the chat area and the side panel.
+
+It paints first and fills in: the window shows at once with a quiet skeleton, and
+:meth:`MainWindow.attach` puts the sidebar and the rest in once the core has opened on a
+worker thread.  Everything the person does goes through :class:`app.ops.Operations`, awaited
+on the qasync loop, so no click waits on the disk or the network.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QPaintEvent
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QIcon,
+    QKeySequence,
+    QPaintEvent,
+)
 from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
     QLabel,
     QMainWindow,
+    QSizePolicy,
     QSplitter,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QStackedWidget,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
 )
 
-from app.records import Chat, Workspace
-from app.registry import Registry
-from ui.bridge import EventBridge
+from app.errors import CairnError
 
-ID_ROLE = Qt.ItemDataRole.UserRole
+if TYPE_CHECKING:
+    from app.cairn import Cairn
+    from app.ops import Operations
+    from ui.bridge import EventBridge
+    from ui.sidebar import Sidebar
+
+log = logging.getLogger(__name__)
+
+ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
+STATE_FILE = "window.ini"
+
+
+def icon(name: str) -> QIcon:
+    path = ICONS / f"{name}.svg"
+    return QIcon(str(path)) if path.exists() else QIcon()
+
+
+class Notice(QFrame):
+    """A quiet banner for one sentence (a refusal, a warning), dismissed by the person."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("notice")
+        self.setAccessibleName("Notice")
+        self.setStyleSheet("#notice { background: palette(alternate-base);"
+                           " border: 1px solid palette(mid); border-radius: 6px; }")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 8, 8, 8)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAccessibleName("Dismiss")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.hide)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def say(self, sentence: str) -> None:
+        self.label.setText(sentence)
+        self.label.setAccessibleDescription(sentence)
+        self.show()
 
 
 class MainWindow(QMainWindow):
-    sig_first_paint = Signal()
+    """Cairn's one window per data folder."""
 
-    def __init__(self, registry: Registry) -> None:
+    sig_first_paint = Signal()  # the window has painted, skeleton or not
+    sig_ready = Signal()  # the core is attached and the filled window has painted
+    sig_board_requested = Signal()
+    sig_settings_requested = Signal()
+
+    def __init__(self, data_folder: Path) -> None:
         super().__init__()
-        self._registry = registry
+        self.data_folder = data_folder
+        self.cairn: Cairn | None = None
+        self.ops: Operations | None = None
+        self.bridge: EventBridge | None = None
+        self.sidebar: Sidebar | None = None
         self._painted = False
+        self._ready_pending = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._chat_id: str | None = None
+        self._workspace_id: str | None = None
         self.setWindowTitle("Cairn")
-        self.resize(1100, 720)
+        self.setWindowIcon(icon("cairn"))
+        self.setAcceptDrops(True)  # a folder dropped anywhere on the window is added
+        self.resize(1180, 760)
+        self._build_toolbar()
+        self._build_body()
+        self._build_shortcuts()
+        self._restore_geometry()
 
-        self.sidebar = QTreeWidget()
-        self.sidebar.setHeaderHidden(True)
-        self.sidebar.setUniformRowHeights(True)  # lays out only what is visible
-        self.sidebar.setIndentation(14)
-        self.sidebar.setStyleSheet("QTreeWidget { border: none; } QTreeWidget::item { padding: 3px 2px; }")
-        self.placeholder = QLabel(
-            "The chat view comes in the next version of Cairn.\n"
-            'Until then, chat from a terminal: cairn ask --folder PATH "your message"')
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.placeholder.setStyleSheet("color: palette(placeholder-text);")
-        split = QSplitter()
-        split.addWidget(self.sidebar)
-        split.addWidget(self.placeholder)
-        split.setSizes([300, 800])
-        self.setCentralWidget(split)
+    # ----------------------------------------------------------------- building
 
-        # Many changes in a row (a drag, another process catching up) repaint once.
-        self._refresh_soon = QTimer(self, singleShot=True, interval=0)
-        self._refresh_soon.timeout.connect(self.refresh)
-        self._bridge = EventBridge(registry, self)
-        self._bridge.sig_event.connect(self._refresh_soon.start)  # the placeholder re-reads all
-        self.refresh()
+    def _build_toolbar(self) -> None:
+        bar = QToolBar("Main")
+        bar.setObjectName("main-toolbar")
+        bar.setMovable(False)
+        bar.setFloatable(False)
+        bar.setIconSize(QSize(18, 18))
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.addToolBar(bar)
 
-    # ----------------------------------------------------------------- public
+        def action(name: str, text: str, tip: str, slot: Callable[[], object],
+                   icon_name: str) -> QAction:
+            act = QAction(icon(icon_name), text, self)
+            act.setToolTip(tip)
+            act.triggered.connect(slot)
+            bar.addAction(act)
+            button = bar.widgetForAction(act)
+            button.setAccessibleName(name)
+            button.setObjectName(name)
+            return act
 
-    def refresh(self) -> None:
-        current = self.sidebar.currentItem()
-        selected = current.data(0, ID_ROLE) if current is not None else None
-        listing = self._registry.chat_listing()
-        chats_by_ws = {ws.id: chats for ws, chats in listing.workspaces}
-        inside = self._registry.tree()
-        self.sidebar.clear()
+        self.add_action = action("Add workspace", "Workspace", "Add a folder as a workspace "
+                                 "(Ctrl+Shift+N)", self.choose_folder, "add")
+        self.new_chat_action = action("New chat", "New chat", "A new chat in the selected "
+                                      "workspace (Ctrl+N)", self.new_chat, "chat")
+        self.board_action = action("Board", "Board", "The status board: workspaces by build "
+                                   "status", self.sig_board_requested.emit, "board")
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        bar.addWidget(spacer)
+        self.settings_action = action("Settings", "Settings", "API key, models, memory "
+                                      "(Ctrl+,)", self.sig_settings_requested.emit, "settings")
+        for act in (self.add_action, self.new_chat_action, self.board_action,
+                    self.settings_action):
+            act.setEnabled(False)  # until the core is attached
 
-        def section(title: str) -> QTreeWidgetItem:
-            item = QTreeWidgetItem([title])
-            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
-            font = item.font(0)
-            font.setBold(True)
-            font.setPointSizeF(font.pointSizeF() * 0.85)
-            item.setFont(0, font)
-            item.setForeground(0, self.palette().placeholderText())
-            self.sidebar.addTopLevelItem(item)
-            item.setExpanded(True)
-            return item
+    def _build_body(self) -> None:
+        self.split = QSplitter()
+        self.split.setObjectName("main-split")
+        self.split.setChildrenCollapsible(False)
+        self.sidebar_slot = QStackedWidget()
+        self.sidebar_slot.setMinimumWidth(220)
+        loading = QLabel("Opening your workspaces…")
+        loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        loading.setStyleSheet("color: palette(placeholder-text);")
+        self.sidebar_slot.addWidget(loading)
 
-        def add_chats(parent: QTreeWidgetItem, chats: list[Chat]) -> None:
-            for chat in chats:
-                child = QTreeWidgetItem(parent, [chat.title])
-                child.setData(0, ID_ROLE, chat.id)
+        center = QWidget()
+        center_layout = QVBoxLayout(center)
+        center_layout.setContentsMargins(24, 16, 24, 16)
+        self.notice = Notice()
+        center_layout.addWidget(self.notice)
+        self.header = QLabel("")
+        self.header.setObjectName("chat-header")
+        self.header.setAccessibleName("Chat title")
+        self.header.setStyleSheet("#chat-header { font-size: 15px; font-weight: 600; }")
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        center_layout.addWidget(self.header)
+        self.center_text = QLabel("")
+        self.center_text.setObjectName("center-text")
+        self.center_text.setAccessibleName("Conversation")
+        self.center_text.setWordWrap(True)
+        self.center_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.center_text.setStyleSheet("#center-text { color: palette(placeholder-text); }")
+        center_layout.addWidget(self.center_text, 1)
 
-        def add_workspace(parent: QTreeWidgetItem, ws: Workspace) -> None:
-            label = ws.title if ws.status == "ok" else f"{ws.title}  ⚠ missing"
-            item = QTreeWidgetItem(parent, [label])
-            item.setData(0, ID_ROLE, ws.id)
-            item.setToolTip(0, ws.path)
-            for child in inside.get(ws.id, []):
-                add_workspace(item, child)
-            add_chats(item, chats_by_ws.get(ws.id, []))
-            item.setExpanded(True)
+        self.panel = QLabel("")
+        self.panel.setObjectName("side-panel")
+        self.panel.setAccessibleName("Workspace details")
+        self.panel.setWordWrap(True)
+        self.panel.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.panel.setMinimumWidth(220)
+        self.panel.setContentsMargins(16, 16, 16, 16)
+        self.panel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        if listing.pinned:
-            pinned = section("PINNED")
-            for chat in listing.pinned:
-                item = QTreeWidgetItem(pinned, [f"★ {chat.title}"])
-                item.setData(0, ID_ROLE, chat.id)
-        spaces = section("WORKSPACES")
-        for ws in inside.get(None, []):
-            add_workspace(spaces, ws)
-        if spaces.childCount() == 0:
-            hint = QTreeWidgetItem(spaces, ["No workspaces yet"])
-            hint.setToolTip(0, "Add a folder with: cairn PATH")
-            hint.setFlags(Qt.ItemFlag.NoItemFlags)
-        if listing.ungrouped:
-            add_chats(section("UNGROUPED"), listing.ungrouped)
-        if selected is not None:
-            self.select_workspace(selected)  # a refresh keeps what the person selected
+        self.split.addWidget(self.sidebar_slot)
+        self.split.addWidget(center)
+        self.split.addWidget(self.panel)
+        self.split.setStretchFactor(0, 0)
+        self.split.setStretchFactor(1, 1)
+        self.split.setStretchFactor(2, 0)
+        self.split.setSizes([290, 620, 270])
+        self.setCentralWidget(self.split)
+        self._show_welcome()
+
+    def _build_shortcuts(self) -> None:
+        def shortcut(keys: QKeySequence | str, slot: Callable[[], object]) -> None:
+            act = QAction(self)
+            act.setShortcut(QKeySequence(keys))
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            act.triggered.connect(slot)
+            self.addAction(act)
+
+        # "Ctrl" is Cmd on macOS: Qt maps it.  One action per key, or Qt calls it ambiguous.
+        self.add_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
+        self.new_chat_action.setShortcut(QKeySequence("Ctrl+N"))
+        self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        shortcut("Ctrl+F", self.focus_filter)
+        shortcut("Ctrl+Q", self.close)
+
+    # ----------------------------------------------------------------- the core
+
+    def attach(self, cairn: Cairn, ops: Operations, bridge: EventBridge) -> None:
+        """Fill the window in once the core has opened."""
+        from ui.sidebar import Sidebar
+
+        self.cairn, self.ops, self.bridge = cairn, ops, bridge
+        self.sidebar = Sidebar(cairn.registry, bridge, ops)
+        self.sidebar.sig_chat_selected.connect(self._chat_selected)
+        self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
+        self.sidebar.sig_error.connect(self.notice.say)
+        self.sidebar_slot.addWidget(self.sidebar)
+        self.sidebar_slot.setCurrentWidget(self.sidebar)
+        for act in (self.add_action, self.new_chat_action, self.board_action,
+                    self.settings_action):
+            act.setEnabled(True)
+        bridge.sig_event.connect(self._core_changed)
+        state = self._state()
+        expanded = state.value("expanded", [])
+        if isinstance(expanded, str):
+            expanded = [expanded]
+        self.sidebar.set_expanded_ids([str(i) for i in expanded or []])
+        chat = state.value("chat")
+        workspace = state.value("workspace")
+        if chat and cairn.registry.chat(str(chat)) is not None:
+            self.select_chat(str(chat))
+        elif workspace and cairn.registry.workspace(str(workspace)) is not None:
+            self.select_workspace(str(workspace))
+        self._show_welcome()
+        self._ready_pending = True
+        self.update()
+
+    def run_task(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Start work on the loop, keep it referenced, and say its refusal as a notice."""
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if isinstance(error, CairnError):
+            self.notice.say(str(error))
+        elif error is not None:
+            log.error("a window task failed", exc_info=error)
+            self.notice.say(f"Something went wrong ({type(error).__name__}); nothing was "
+                            "changed. The log folder has the details.")
+
+    # ----------------------------------------------------------------- actions
+
+    async def open_folder(self, path: str) -> str | None:
+        """Add *path* (or find its workspace) and select it; the refusal sentence, or None."""
+        if self.ops is None or self.sidebar is None:
+            return "Cairn is still opening; try again in a moment."
+        try:
+            (ws, _), _ = await self.ops.add_workspace(path)
+        except CairnError as error:
+            self.notice.say(str(error))
+            return str(error)
+        self.select_workspace(ws.id)
+        self.notice.hide()
+        return None
+
+    def choose_folder(self) -> None:
+        folder = self.ask_folder()
+        if folder:
+            self.run_task(self.open_folder(folder))
+
+    def ask_folder(self) -> str:
+        """The folder dialog (a hook: tests replace it)."""
+        return QFileDialog.getExistingDirectory(self, "Add a folder as a workspace")
+
+    def new_chat(self) -> None:
+        if self.ops is None or self.cairn is None:
+            return
+        folder: str | None = None
+        ws_id = self._workspace_id
+        if ws_id is None and self._chat_id is not None:
+            chat = self.cairn.registry.chat(self._chat_id)
+            ws_id = chat.workspace_id if chat is not None else None
+        if ws_id is not None:
+            ws = self.cairn.registry.workspace(ws_id)
+            folder = ws.path if ws is not None else None
+        self.run_task(self._new_chat(folder))
+
+    async def _new_chat(self, folder: str | None) -> None:
+        assert self.ops is not None and self.sidebar is not None
+        chat, _ = await self.ops.new_chat(folder=folder)
+        self.select_chat(chat.id)
+
+    def focus_filter(self) -> None:
+        if self.sidebar is not None:
+            self.sidebar.focus_filter()
+
+    def select_workspace(self, ws_id: str) -> None:
+        """Select and show a workspace (the sidebar's own selection emits nothing)."""
+        if self.sidebar is not None:
+            self.sidebar.select_workspace(ws_id)
+        self._workspace_selected(ws_id)
+
+    def select_chat(self, chat_id: str) -> None:
+        if self.sidebar is not None:
+            self.sidebar.select_chat(chat_id)
+        self._chat_selected(chat_id)
+
+    def bring_forward(self) -> None:
+        """A later start asked for this window: show it in front."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    # ----------------------------------------------------------------- what is shown
+
+    def _chat_selected(self, chat_id: str) -> None:
+        self._chat_id, self._workspace_id = chat_id, None
+        self._show_selection()
+
+    def _workspace_selected(self, ws_id: str) -> None:
+        self._workspace_id, self._chat_id = ws_id, None
+        self._show_selection()
+
+    def _core_changed(self, _event: object) -> None:
+        self._show_selection()
+
+    def _show_welcome(self) -> None:
+        if self.cairn is None:
+            self.header.setText("")
+            self.center_text.setText("")
+            self.panel.setText("")
+            return
+        self._show_selection()
+
+    def _show_selection(self) -> None:
+        if self.cairn is None:
+            return
+        registry = self.cairn.registry
+        chat = registry.chat(self._chat_id) if self._chat_id else None
+        ws_id = chat.workspace_id if chat is not None else self._workspace_id
+        ws = registry.workspace(ws_id) if ws_id else None
+        if chat is None and ws is None:
+            self.header.setText("")
+            self.center_text.setText(
+                "Pick a chat on the left, or start one with New chat (Ctrl+N).\n\n"
+                "Add a folder with Workspace (Ctrl+Shift+N), by dropping it here, or from a "
+                "terminal with: cairn PATH")
+            self.panel.setText("")
+            return
+        trail = []
+        if ws is not None:
+            chain = []
+            node: str | None = ws.id
+            while node is not None:
+                found = registry.workspace(node)
+                if found is None:
+                    break
+                chain.append(found.title)
+                node = registry.parent_of(node)
+            trail = list(reversed(chain))
+        if chat is not None:
+            trail.append(chat.title)
+        self.header.setText(" › ".join(trail))
+        self.setWindowTitle(f"{trail[-1]} — Cairn" if trail else "Cairn")
+        if chat is not None:
+            self.center_text.setText(
+                "The chat view arrives in the next version of Cairn.\n\nUntil then, continue "
+                f"this chat from a terminal:\ncairn ask --chat {chat.id} \"your message\"")
         else:
-            self.sidebar.setCurrentIndex(QModelIndex())
+            self.center_text.setText("Start a chat in this workspace with New chat (Ctrl+N).")
+        if ws is not None:
+            status = "⚠ folder missing — use “Move to folder…”" if ws.status != "ok" else ""
+            lines = [f"<b>{_escape(ws.title)}</b>", f"<small>{_escape(ws.path)}</small>",
+                     f"Build status: {ws.build_status}"]
+            if status:
+                lines.append(status)
+            if ws.description:
+                lines.append(_escape(ws.description))
+            self.panel.setText("<br>".join(lines))
+        else:
+            self.panel.setText("Ungrouped chat: no workspace knowledge.")
 
-    def select_workspace(self, item_id: str) -> None:
-        """Select the row of a workspace (or chat) by id."""
-        for item in self._iter_items():
-            if item.data(0, ID_ROLE) == item_id:
-                self.sidebar.setCurrentItem(item)
-                return
+    # ----------------------------------------------------------------- state
 
-    # ----------------------------------------------------------------- private
+    def _state(self) -> QSettings:
+        return QSettings(str(self.data_folder / STATE_FILE), QSettings.Format.IniFormat)
 
-    def _iter_items(self) -> list[QTreeWidgetItem]:
-        items: list[QTreeWidgetItem] = []
-        stack = [self.sidebar.topLevelItem(i) for i in range(self.sidebar.topLevelItemCount())]
-        while stack:
-            item = stack.pop()
-            items.append(item)
-            stack.extend(item.child(i) for i in range(item.childCount()))
-        return items
+    def _restore_geometry(self) -> None:
+        state = self._state()
+        geometry = state.value("geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        sizes = state.value("splitter")
+        if isinstance(sizes, QByteArray) and not sizes.isEmpty():
+            self.split.restoreState(sizes)
+
+    def save_state(self) -> None:
+        state = self._state()
+        state.setValue("geometry", self.saveGeometry())
+        state.setValue("splitter", self.split.saveState())
+        if self.sidebar is not None:
+            state.setValue("expanded", self.sidebar.expanded_ids())
+        state.setValue("chat", self._chat_id or "")
+        state.setValue("workspace", self._workspace_id or "")
+        state.sync()
 
     # ----------------------------------------------------------------- Qt overrides
 
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
-            # Back from elsewhere: a folder may have gone, the command line may have written.
-            self._registry.sync()
-            self._registry.refresh_status()
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        folders = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        for folder in folders:
+            self.run_task(self.open_folder(folder))
+        event.acceptProposedAction()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self._bridge.detach()
+        try:
+            self.save_state()
+        except Exception:  # the window state is a comfort: never a reason not to quit
+            log.warning("the window state could not be saved", exc_info=True)
+        if self.bridge is not None:
+            self.bridge.detach()
         super().closeEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:
@@ -145,3 +452,14 @@ class MainWindow(QMainWindow):
         if not self._painted:
             self._painted = True
             self.sig_first_paint.emit()
+        if self._ready_pending:
+            self._ready_pending = False
+            # The filled window has been laid out and painted: say so after this paint.
+            QTimer.singleShot(0, self.sig_ready.emit)
+
+
+def _escape(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+__all__ = ["MainWindow", "Notice", "icon"]
