@@ -1,51 +1,143 @@
-"""Renders the window offscreen with sample data into docs/*.png.
+"""Renders the window, the status board and Settings offscreen, light and dark, with
+realistic data, into docs/screenshots/*.png.
 
-Run: QT_QPA_PLATFORM=offscreen uv run python docs/screenshots.py
+Run: uv run python docs/screenshots.py
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "docs" / "screenshots"
+
+KNOWLEDGE = """## Working style & preferences
+- Formal but warm tone; no exclamation marks in customer copy
+- British spelling (colour, organise)
+
+## Facts
+- Launch date is 2027-04-15 (updated 2026-11-30)
+- Accent colour is orange #FF5500; secondary is charcoal #2B2B2B
+- Pricing page lives at acme.com/pricing
+
+## Decisions
+- Logo uses the stacked mark on dark backgrounds
+- Never recommend competitor Globex
+
+## People & contacts
+- Dana Ruiz (dana@acme.com) signs off contracts
+- Sam Lee is the designer for the launch
+
+## Open questions
+- Do we ship the German site at launch?
+"""
+
+
+def make_data(root: Path) -> None:
+    """Folders and a registry a person might have after a few weeks."""
+    from app.cairn import Cairn
+
+    for name in ("Acme Inc/Brand", "Acme Inc/Q3 planning", "Acme Inc/Website",
+                 "Thesis", "Personal site", "Recipes"):
+        (root / name).mkdir(parents=True, exist_ok=True)
+    cairn = Cairn.open(Path(os.environ["CAIRN_DATA_DIR"]))
+    reg = cairn.registry
+    first = reg.first_use_workspace_id
+    if first:
+        reg.remove_workspace(first)
+    recipes, _ = reg.add_workspace(str(root / "Recipes"))
+    thesis, _ = reg.add_workspace(str(root / "Thesis"))
+    site, _ = reg.add_workspace(str(root / "Personal site"))
+    acme, _ = reg.add_workspace(str(root / "Acme Inc"))
+    brand, _ = reg.add_workspace(str(root / "Acme Inc" / "Brand"), at_end=True)
+    reg.add_workspace(str(root / "Acme Inc" / "Q3 planning"), at_end=True)
+    web, _ = reg.add_workspace(str(root / "Acme Inc" / "Website"), at_end=True)
+    reg.update_workspace(acme.id, description="B2B analytics start-up; launch in April 2027",
+                         build_status="building")
+    reg.update_workspace(thesis.id, build_status="planning")
+    reg.update_workspace(site.id, build_status="shipped")
+    reg.update_workspace(web.id, build_status="planning")
+    for title in ("Logo ideas", "Colour palette review", "Launch copy"):
+        chat = reg.new_chat(folder=str(root / "Acme Inc" / "Brand"), title=title)
+    reg.pin_chat(chat.id)
+    for title in ("Pricing questions", "Investor update draft"):
+        reg.new_chat(folder=str(root / "Acme Inc"), title=title)
+    reg.new_chat(folder=str(root / "Acme Inc" / "Website"), title="Homepage hero text")
+    methods = reg.new_chat(folder=str(root / "Thesis"), title="Methods chapter outline")
+    reg.pin_chat(methods.id)
+    reg.new_chat(folder=str(root / "Recipes"), title="Sourdough timings")
+    reg.new_chat(title="Scratch: regex for dates")
+    reg.new_chat(title="Trip to Lisbon")
+    cairn.knowledge.save(acme.id, KNOWLEDGE, source="user")
+    cairn.knowledge.save(brand.id, "## Assets & links\n- Logo files in Brand/logo/\n",
+                         source="user")
+    (root / "Thesis").rename(root / "Thesis (moved)")  # shows as missing
+    reg.refresh_status()
+    cairn.close()
 
 
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="cairn-shots-"))
     os.environ["CAIRN_DATA_DIR"] = str(root / "data")
     os.environ["CAIRN_FIRST_USE_DIR"] = str(root / "Documents" / "Cairn")
-    for name in ("Acme Inc/Brand", "Acme Inc/Q3 planning", "Thesis"):
-        (root / name).mkdir(parents=True)
+    make_data(root)
 
+    import qasync
     from PySide6.QtWidgets import QApplication
 
-    from app.registry import Registry
-    from ui.window import MainWindow
+    from ui.app import start
 
     app = QApplication([])
-    app.setStyle("Fusion")
-    reg = Registry.open()
-    thesis, _ = reg.add_workspace(str(root / "Thesis"))
-    acme, _ = reg.add_workspace(str(root / "Acme Inc"))
-    reg.add_workspace(str(root / "Acme Inc" / "Brand"), at_end=True)
-    reg.add_workspace(str(root / "Acme Inc" / "Q3 planning"), at_end=True)
-    reg.new_chat(folder=str(root / "Acme Inc" / "Brand"), title="Logo ideas")
-    launch = reg.new_chat(folder=str(root / "Acme Inc" / "Brand"), title="Launch copy")
-    reg.new_chat(folder=str(root / "Acme Inc"), title="Pricing questions")
-    reg.new_chat(title="Scratch chat")
-    reg.pin_chat(launch.id)
-    (root / "Thesis").rmdir()
-    reg.refresh_status()
-    window = MainWindow(reg)
-    window.resize(1000, 560)
-    window.show()
-    app.processEvents()
-    out = Path(__file__).resolve().parent / "window.png"
-    window.grab().save(str(out))
-    print(out)
-    reg.close()
+    OUT.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        starter = start(app, Path(os.environ["CAIRN_DATA_DIR"]), dark=scheme == "dark")
+        window = starter.window
+        window.resize(1180, 720)
+
+        async def shoot() -> None:
+            starter.begin()
+            while starter.ops is None:
+                await asyncio.sleep(0.02)
+            reg = starter.cairn.registry
+            acme = next(w for w in reg.top_level() if w.title == "Acme Inc")
+            brand = next(w for w in reg.children(acme.id) if w.title == "Brand")
+            window.sidebar.set_expanded_ids([acme.id, brand.id])
+            launch = next(c for c in reg.chats_of(brand.id) if c.title == "Launch copy")
+            window.select_chat(launch.id)
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline:  # let it lay out and settle
+                await asyncio.sleep(0.05)
+            window.grab().save(str(OUT / f"window-{scheme}.png"))
+            starter.show_board()
+            board = starter._board
+            board.resize(1000, 520)
+            await asyncio.sleep(0.5)
+            board.grab().save(str(OUT / f"board-{scheme}.png"))
+            board.close()
+            from ui.settings import SettingsDialog
+
+            dialog = SettingsDialog(starter.cairn, starter.ops)
+            dialog.resize(640, 720)
+            dialog.show()
+            await asyncio.sleep(0.8)
+            dialog.grab().save(str(OUT / f"settings-{scheme}.png"))
+            dialog.close()
+
+        with loop:
+            loop.run_until_complete(shoot())
+            window.close()
+            loop.run_until_complete(starter.finish())
+    for path in sorted(OUT.glob("*.png")):
+        print(path)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -53,9 +53,14 @@ ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
 STATE_FILE = "window.ini"
 
 
-def icon(name: str) -> QIcon:
-    path = ICONS / f"{name}.svg"
-    return QIcon(str(path)) if path.exists() else QIcon()
+def icon(name: str, colour: str | None = None) -> QIcon:
+    """An icon of the one SVG set, tinted in *colour* (the set draws in ``currentColor``)."""
+    if colour is None:
+        path = ICONS / f"{name}.svg"
+        return QIcon(str(path)) if path.exists() else QIcon()
+    from ui.sidebar.delegate import icon as tinted
+
+    return tinted(name, colour, 18, 2.0)
 
 
 class Notice(QFrame):
@@ -129,7 +134,8 @@ class MainWindow(QMainWindow):
 
         def action(name: str, text: str, tip: str, slot: Callable[[], object],
                    icon_name: str) -> QAction:
-            act = QAction(icon(icon_name), text, self)
+            act = QAction(text, self)
+            act.setData(icon_name)
             act.setToolTip(tip)
             act.triggered.connect(slot)
             bar.addAction(act)
@@ -138,7 +144,7 @@ class MainWindow(QMainWindow):
             button.setObjectName(name)
             return act
 
-        self.add_action = action("Add workspace", "Workspace", "Add a folder as a workspace "
+        self.add_action = action("Add workspace", "Add workspace", "Add a folder as a workspace "
                                  "(Ctrl+Shift+N)", self.choose_folder, "add")
         self.new_chat_action = action("New chat", "New chat", "A new chat in the selected "
                                       "workspace (Ctrl+N)", self.new_chat, "chat")
@@ -152,6 +158,14 @@ class MainWindow(QMainWindow):
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action):
             act.setEnabled(False)  # until the core is attached
+        self._tint_icons()
+
+    def _tint_icons(self) -> None:
+        """Toolbar icons in the text colour of the current palette (light or dark)."""
+        colour = self.palette().color(self.foregroundRole()).name()
+        for act in (self.add_action, self.new_chat_action, self.board_action,
+                    self.settings_action):
+            act.setIcon(icon(str(act.data()), colour))
 
     def _build_body(self) -> None:
         self.split = QSplitter()
@@ -246,6 +260,7 @@ class MainWindow(QMainWindow):
         elif workspace and cairn.registry.workspace(str(workspace)) is not None:
             self.select_workspace(str(workspace))
         self._show_welcome()
+        self.sidebar.tree.setFocus()  # keyboard first: arrows move in the tree at once
         self._ready_pending = True
         self.update()
 
@@ -427,6 +442,11 @@ class MainWindow(QMainWindow):
         state.sync()
 
     # ----------------------------------------------------------------- Qt overrides
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # the system switched light/dark
+            self._tint_icons()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
