@@ -137,6 +137,8 @@ def test_the_keyboard_advances_moves_back_opens_and_walks_the_columns(qtbot, boa
     qtbot.keyClick(planning, Qt.Key.Key_Left, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: board.workspace_ids("idea") == [acme.id])
     assert registry.workspace(acme.id).build_status == "idea"
+    qtbot.waitUntil(lambda: board.column("idea").hasFocus()
+                    and board.column("idea").currentIndex().row() == 0)
 
     with qtbot.waitSignal(board.sig_workspace_opened) as opened:
         qtbot.keyClick(board.column("idea"), Qt.Key.Key_Return)
