@@ -116,29 +116,3 @@ def test_the_command_line_says_one_sentence_for_an_empty_database(isolated, caps
     err = capsys.readouterr().err.strip()
     assert "is empty (0 bytes)" in err and len(err.splitlines()) == 1
     assert (isolated / DB_NAME).stat().st_size == 0
-
-
-def test_an_integrity_failure_names_only_backups_that_exist(isolated, monkeypatch):
-    Database.open(isolated).close()
-    real_connect = sqlite3.connect
-
-    class Damaged:
-        def __init__(self, conn: sqlite3.Connection) -> None:
-            self.conn = conn
-
-        def execute(self, sql: str, *args):
-            if sql == "PRAGMA quick_check":
-                return iter([("row 3 missing from index workspace_path_key",)])
-            return self.conn.execute(sql, *args)
-
-        def close(self) -> None:
-            self.conn.close()
-
-    monkeypatch.setattr(dbmod.sqlite3, "connect", lambda *a, **k: Damaged(real_connect(*a, **k)))
-    with pytest.raises(StartupError) as refused:
-        Database.open(isolated)
-    assert "backup" not in str(refused.value) and "\n" not in str(refused.value)
-    (isolated / "cairn-v3-20261101T000000Z-1-abc.db.bak").write_bytes(b"x")
-    with pytest.raises(StartupError, match="cairn-v3-20261101T000000Z-1-abc.db.bak"):
-        Database.open(isolated)
-    assert os.path.exists(isolated / DB_NAME)

@@ -108,7 +108,12 @@ def test_quick_check_failure_stops_the_start(isolated, monkeypatch):
             self.conn.close()
 
     monkeypatch.setattr(dbmod.sqlite3, "connect", lambda *a, **k: Damaged(real_connect(*a, **k)))
-    with pytest.raises(StartupError, match="failed its integrity check \\(row 3 missing"):
+    with pytest.raises(StartupError, match="failed its integrity check \\(row 3 missing") as refused:
+        Database.open(isolated)
+    # One line, and it names only backups that exist.
+    assert "backup" not in str(refused.value) and "\n" not in str(refused.value)
+    (isolated / "cairn-v3-20261101T000000Z-1-abc.db.bak").write_bytes(b"x")
+    with pytest.raises(StartupError, match="cairn-v3-20261101T000000Z-1-abc.db.bak"):
         Database.open(isolated)
 
 
