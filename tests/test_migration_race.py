@@ -5,7 +5,6 @@ says one sentence), one backup per migration, nothing left behind."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import subprocess
