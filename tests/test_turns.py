@@ -5,7 +5,6 @@ stale events dropped after Stop, stop-and-archive, retry and edit-and-resend wit
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 
 import pytest
@@ -22,7 +21,7 @@ from app.turns import (
     TurnFinished,
     TurnStopped,
 )
-from tests.test_rebuild import LONG, add_op, hold_knowledge_calls, watermark
+from tests.test_rebuild import LONG, add_op, watermark
 
 
 @pytest.fixture
