@@ -127,7 +127,8 @@ def test_without_a_usable_keychain_it_says_so_and_points_to_the_variable(qtbot, 
     keyring.set_keyring(fail.Keyring())  # the conftest fixture puts the test keyring back
     dialog = open_dialog()
     state = named(dialog, QLabel, "API key status").text()
-    assert "no usable system keychain" in state and "ANTHROPIC_API_KEY" in state
+    assert state.startswith("Cairn cannot keep a key here: ") and "keychain" in state
+    assert "Set ANTHROPIC_API_KEY in your environment instead" in state
     assert not named(dialog, QLineEdit, "API key").isEnabled()
 
 

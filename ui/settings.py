@@ -530,10 +530,10 @@ class SettingsDialog(QDialog):
                     "overrides any key saved here.")
             placeholder = "Using ANTHROPIC_API_KEY"
         elif problem:
-            where = (" (on Linux, install and unlock GNOME Keyring or KWallet)"
-                     if sys.platform.startswith("linux") else "")
-            text = (f"Cairn cannot keep a key here: {problem}{where}. Set ANTHROPIC_API_KEY "
-                    "in your environment instead.")
+            also = (", or install and unlock GNOME Keyring or KWallet"
+                    if sys.platform.startswith("linux") else "")
+            text = (f"Cairn cannot keep a key here: {problem.rstrip('.')}. Set "
+                    f"ANTHROPIC_API_KEY in your environment instead{also}.")
             placeholder = "No keychain: set ANTHROPIC_API_KEY"
         elif has_key:
             text = "A key is saved in your system keychain."
