@@ -29,7 +29,7 @@ from app.catalog import ModelInfo
 from app.errors import CairnError
 from app.knowledge.store import PERSONAL, Conflict, Document
 from app.ops import Operations
-from app.settings import CHOICES
+from app.settings import CHOICES, MAX_IDLE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,6 @@ EFFORT_NAMES = {"": "Model's default", "low": "Low", "medium": "Medium", "high":
                 "xhigh": "Extra high", "max": "Max"}
 PURPOSES = (("chat", "model.chat", "model.chat_effort", "Chat"),
             ("knowledge", "model.knowledge", "model.knowledge_effort", "Knowledge"))
-MAX_IDLE_SECONDS = 86_400
 
 
 def model_label(info: ModelInfo) -> str:
