@@ -22,6 +22,11 @@ from ui.app import Starter, start
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# Closed loops stay referenced: freed later by the collector on another thread, qasync's Qt
+# timers would be stopped from the wrong thread and the run could crash.
+_CLOSED_LOOPS: list[asyncio.AbstractEventLoop] = []
+
+
 @pytest.fixture
 def loop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     import qasync
@@ -31,6 +36,7 @@ def loop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     yield event_loop
     event_loop.close()
     asyncio.set_event_loop(None)
+    _CLOSED_LOOPS.append(event_loop)
 
 
 def wait_for(loop: asyncio.AbstractEventLoop, condition: Callable[[], object],

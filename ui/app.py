@@ -255,10 +255,12 @@ class Starter:
         self.window.bring_forward()
 
     def show_settings(self) -> None:
+        from PySide6.QtCore import Qt
+
         from ui.settings import SettingsDialog
 
-        dialog = SettingsDialog(self.cairn, self.ops)
-        dialog.setParent(self.window, dialog.windowFlags())
+        dialog = SettingsDialog(self.cairn, self.ops, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a fresh one each time
         dialog.open()
 
     async def finish(self) -> None:
