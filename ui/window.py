@@ -58,7 +58,7 @@ def icon(name: str, colour: str | None = None) -> QIcon:
     if colour is None:
         path = ICONS / f"{name}.svg"
         return QIcon(str(path)) if path.exists() else QIcon()
-    from ui.sidebar.delegate import icon as tinted
+    from ui.icons import tinted
 
     return tinted(name, colour, 18, 2.0)
 
