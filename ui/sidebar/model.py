@@ -63,6 +63,15 @@ CHAT_SECTIONS = (PINNED, UNGROUPED, ARCHIVED)
 MIME_TYPE = "application/x-cairn-sidebar-item"
 URI_LIST = "text/uri-list"
 
+_DROP = Qt.ItemFlag.ItemIsDropEnabled
+_SECTION_FLAGS = Qt.ItemFlag.ItemIsEnabled | _DROP
+_WORKSPACE_FLAGS = _SECTION_FLAGS | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled
+_LISTED_CHAT_FLAGS = (_SECTION_FLAGS | Qt.ItemFlag.ItemIsSelectable  # Pinned, Archived: no order
+                      | Qt.ItemFlag.ItemNeverHasChildren)
+_CHAT_FLAGS = _LISTED_CHAT_FLAGS | Qt.ItemFlag.ItemIsDragEnabled
+
+READ_ATTEMPTS = 8  # first reads tried before taking one that changes landed during
+
 _ROOT = ""  # the container of the sections
 _FIXED_NUMBERS = {key: n for n, key in enumerate((_ROOT, *SECTIONS), start=1)}
 _NO_ROWS = Rows()
@@ -93,6 +102,7 @@ class SidebarModel(QAbstractItemModel):
         self._home: dict[str, str] = {}  # chat -> the workspace list (or Ungrouped) showing it
         self._wanted: set[str] = set()  # lists to read once no event is in flight
         self._busy = False  # a change is under way: its signals must not start another
+        self._verify = False  # the rows may have drifted: compare them at the next pause
         self._cid: dict[str, int] = {}  # container -> the internal id of its children's indexes
         self._container: dict[int, str] = {}
         self._next_cid = len(_FIXED_NUMBERS) + 1
@@ -118,7 +128,7 @@ class SidebarModel(QAbstractItemModel):
 
     def is_settled(self) -> bool:
         """True when every event heard is applied and no wanted list waits to be read."""
-        return not self._pending and not self._wanted
+        return not self._pending and not self._wanted and not self._verify
 
     def is_fetched(self, place: str) -> bool:
         """Whether the chats of *place* (a workspace id, or a chat section) have been read."""
@@ -129,6 +139,18 @@ class SidebarModel(QAbstractItemModel):
         done = self._fetch(place)
         self._drain()  # lists asked for from inside this one's insert
         return done
+
+    def key_at(self, row: int, parent: Index) -> str | None:
+        """The id (a section's name) of *parent*'s child at *row*, without making an index."""
+        container = self._children_key(parent)
+        if container is None:
+            return None
+        return self._key_in(container, row)
+
+    def item(self, index: Index) -> tuple[str, str, str] | None:
+        """(kind, id, place) of a row in one call: *place* is the section or workspace id
+        whose rows hold it."""
+        return self._item(index)
 
     def workspace(self, ws_id: str) -> Workspace | None:
         return self._ws.get(ws_id)
@@ -278,20 +300,19 @@ class SidebarModel(QAbstractItemModel):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        item = self._item(index)
-        if item is None:
-            return Qt.ItemFlag.ItemIsDropEnabled  # the empty space: a folder can land there
-        kind, _, place = item
-        enabled = Qt.ItemFlag.ItemIsEnabled
-        if kind == SECTION:
-            return enabled | Qt.ItemFlag.ItemIsDropEnabled
-        flags = enabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDropEnabled
-        if kind == CHAT:
-            flags |= Qt.ItemFlag.ItemNeverHasChildren
-            if place not in (PINNED, ARCHIVED):
-                flags |= Qt.ItemFlag.ItemIsDragEnabled
-            return flags
-        return flags | Qt.ItemFlag.ItemIsDragEnabled
+        # Called for every row the tree lays out: from the container alone, and constants.
+        container = self._container.get(index.internalId()) if index.isValid() else None
+        if container is None:
+            return _DROP  # the empty space: a folder can land there
+        if container == _ROOT:
+            return _SECTION_FLAGS
+        if container == WORKSPACES:
+            return _WORKSPACE_FLAGS
+        if container == PINNED or container == ARCHIVED:
+            return _LISTED_CHAT_FLAGS
+        if container == UNGROUPED or index.row() >= len(self._kids.get(container, _NO_ROWS)):
+            return _CHAT_FLAGS
+        return _WORKSPACE_FLAGS
 
     # ================================================================= Qt: drag and drop
 
@@ -338,13 +359,15 @@ class SidebarModel(QAbstractItemModel):
 
     def _load_consistently(self) -> None:
         """The tree and Pinned, read while no change lands; the events they cover are skipped."""
-        while True:
+        for _attempt in range(READ_ATTEMPTS):
             heard = len(self._pending)
             tree = self._registry.tree()
             pinned = [self._registry.pinned_at(r).id for r in range(self._registry.pinned_count())]
             self._barrier()
             if len(self._pending) == heard:
                 break
+        else:  # changes keep landing (a writer in a loop): take this read, check it later
+            self._drifted("changes landed during every first read")
         self._skip = heard
         self._install_tree(tree)
         self._lists = {ws_id: None for ws_id in self._ws}
@@ -451,10 +474,14 @@ class SidebarModel(QAbstractItemModel):
         """The container whose rows are *parent*'s children; None for a chat (no children)."""
         if not parent.isValid():
             return _ROOT
-        item = self._item(parent)
-        if item is None or item[0] == CHAT:
-            return None
-        return item[1]
+        container = self._container.get(parent.internalId())
+        if container is None or container in CHAT_SECTIONS:
+            return None  # a chat of Pinned, Ungrouped or Archived
+        if container == _ROOT or container == WORKSPACES:
+            return self._key_in(container, parent.row())
+        folders = self._kids.get(container, _NO_ROWS)
+        row = parent.row()
+        return folders.at(row) if 0 <= row < len(folders) else None  # else a chat
 
     def _item(self, index: Index) -> tuple[str, str, str] | None:
         """(kind, id, place) of a row: place is the container it sits in."""
@@ -463,20 +490,27 @@ class SidebarModel(QAbstractItemModel):
         container = self._container.get(index.internalId())
         if container is None:
             return None
-        row = index.row()
+        key = self._key_in(container, index.row())
+        if key is None:
+            return None
+        if container == _ROOT:
+            return SECTION, key, _ROOT
+        if container == WORKSPACES or key in self._ws and self._parent.get(key) == container:
+            return WORKSPACE, key, container
+        return CHAT, key, container
+
+    def _key_in(self, container: str, row: int) -> str | None:
         try:
             if container == _ROOT:
-                return SECTION, SECTIONS[row], _ROOT
+                return SECTIONS[row]
             if container == WORKSPACES:
-                return WORKSPACE, self._kids[None].at(row), WORKSPACES
-            if container in CHAT_SECTIONS:
-                rows = self._lists[container]
-                return (CHAT, rows.at(row), container) if rows is not None else None
-            folders = self._kids.get(container, _NO_ROWS)
+                return self._kids[None].at(row)
+            folders = (_NO_ROWS if container in CHAT_SECTIONS
+                       else self._kids.get(container, _NO_ROWS))
             if row < len(folders):
-                return WORKSPACE, folders.at(row), container
+                return folders.at(row)
             rows = self._lists.get(container)
-            return (CHAT, rows.at(row - len(folders)), container) if rows is not None else None
+            return rows.at(row - len(folders)) if rows is not None else None
         except (IndexError, KeyError):  # an index kept from before a change
             return None
 
@@ -515,6 +549,9 @@ class SidebarModel(QAbstractItemModel):
         rows = self._lists.get(place)
         if rows is None:
             return  # not read yet: it will be, whole, when someone looks
+        if chat_id in rows or not 0 <= row <= len(rows):
+            self._drifted(f"chat {chat_id} cannot go to row {row} of {place}")
+            return
         first = self._offset(place) + row
         self.beginInsertRows(self._container_index(place), first, first)
         rows.insert(row, chat_id)
@@ -527,7 +564,7 @@ class SidebarModel(QAbstractItemModel):
         if rows is None:
             return
         if chat_id not in rows:
-            log.warning("sidebar: chat %s is not in %s; ignoring its removal", chat_id, place)
+            self._drifted(f"chat {chat_id} is not in {place}")
             return
         row = rows.row_of(chat_id)  # the event's row; read back so a drift cannot crash
         first = self._offset(place) + row
@@ -578,14 +615,56 @@ class SidebarModel(QAbstractItemModel):
 
     def _after_event(self) -> None:
         self._drain()
+        if self._verify and not self._pending and not self._busy:
+            self._check_rows()
         if self.is_settled():
             self.sig_settled.emit()
+
+    def _drifted(self, why: str) -> None:
+        """Something did not fit (it never should): compare with the registry when it pauses."""
+        if not self._verify:
+            log.warning("sidebar: %s; the rows are compared with the registry at its next pause",
+                        why)
+        self._verify = True
+
+    def _check_rows(self) -> None:
+        """Compare every row with a fresh read; re-read everything (a reset) if they differ."""
+        snapshot = Snapshot(tree=self._registry.tree(), chats=self._registry.chat_listing())
+        self._barrier()
+        if self._pending:
+            return  # a change landed meanwhile: at the next pause
+        self._verify = False
+        listing = snapshot.chats
+        lists: dict[str, list[str]] = {ws.id: [c.id for c in chats]
+                                       for ws, chats in listing.workspaces}
+        lists.update({PINNED: [c.id for c in listing.pinned],
+                      UNGROUPED: [c.id for c in listing.ungrouped],
+                      ARCHIVED: [c.id for c in listing.archived]})
+        same = (
+            {p: [w.id for w in kids] for p, kids in snapshot.tree.items() if kids}
+            == {p: list(kids) for p, kids in self._kids.items() if kids}
+            and self._ws == {w.id: w for kids in snapshot.tree.values() for w in kids}
+            and all(list(rows) == lists.get(place) for place, rows in self._lists.items()
+                    if rows is not None)
+        )
+        if same:
+            return
+        log.warning("sidebar: the rows drifted from the registry; reading everything again")
+        self._busy = True
+        try:
+            self._reset_to(snapshot)
+        finally:
+            self._busy = False
 
     # ----------------------------------------------------------------- workspaces
 
     def _on_workspace_added(self, e: ev.WorkspaceAdded) -> None:
-        self._number(e.id)
         kids = self._kids.setdefault(e.parent, Rows())
+        if e.id in self._ws or not 0 <= e.row <= len(kids) or (
+                e.parent is not None and e.parent not in self._ws):
+            self._drifted(f"workspace {e.id} cannot be added at row {e.row} of {e.parent}")
+            return
+        self._number(e.id)
         container = self._container_index(e.parent)
         self.beginInsertRows(container, e.row, e.row)
         kids.insert(e.row, e.id)
@@ -597,7 +676,7 @@ class SidebarModel(QAbstractItemModel):
     def _on_workspace_removed(self, e: ev.WorkspaceRemoved) -> None:
         kids = self._kids.get(e.parent)
         if kids is None or e.id not in kids:
-            log.warning("sidebar: workspace %s is not under %s", e.id, e.parent)
+            self._drifted(f"workspace {e.id} is not under {e.parent}")
             return
         row = kids.row_of(e.id)
         self.beginRemoveRows(self._container_index(e.parent), row, row)
@@ -618,8 +697,12 @@ class SidebarModel(QAbstractItemModel):
     def _on_workspace_moved(self, e: ev.WorkspaceMoved) -> None:
         if e.old_parent == e.new_parent and e.row == e.old_row:
             return  # moved past workspaces of other parents: the tree is the same
-        source = self._kids[e.old_parent]
+        source = self._kids.get(e.old_parent, _NO_ROWS)
         target = self._kids.setdefault(e.new_parent, Rows())
+        if e.id not in source or not 0 <= e.row <= len(target) - (target is source) or (
+                e.new_parent is not None and e.new_parent not in self._ws):
+            self._drifted(f"workspace {e.id} cannot move from {e.old_parent} to {e.new_parent}")
+            return
 
         def put() -> None:
             target.insert(e.row, e.id)
@@ -656,7 +739,10 @@ class SidebarModel(QAbstractItemModel):
 
     def _on_chat_moved(self, e: ev.ChatMoved) -> None:
         rows = self._lists.get(e.workspace)
-        if rows is None or e.id not in rows or e.new_row == rows.row_of(e.id):
+        if rows is None or e.new_row == (rows.row_of(e.id) if e.id in rows else -1):
+            return
+        if e.id not in rows or not 0 <= e.new_row < len(rows):
+            self._drifted(f"chat {e.id} cannot move to row {e.new_row} of {e.workspace}")
             return
         first = self._offset(e.workspace)
         container = self._container_index(e.workspace)

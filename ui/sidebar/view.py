@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QLineEdit,
     QMenu,
     QMessageBox,
@@ -61,10 +62,10 @@ from ui.sidebar.delegate import SidebarDelegate, icon, quiet_colour
 from ui.sidebar.model import (
     ARCHIVED,
     CHAT,
+    CHAT_SECTIONS,
     ID_ROLE,
     KIND_ROLE,
     PINNED,
-    PLACE_ROLE,
     SECTION,
     SECTIONS,
     UNGROUPED,
@@ -77,35 +78,34 @@ log = logging.getLogger(__name__)
 
 Index = QModelIndex | QPersistentModelIndex
 FILTER_DELAY_MS = 120  # typing pauses this long before the tree filters
+MAX_MATCHES = 300  # chats the filter shows at most: type more to narrow
 DEFAULT_OPEN = (PINNED, WORKSPACES, UNGROUPED)
+OPEN_UNGROUPED_UP_TO = 200  # a longer Ungrouped starts folded
 
 
 class FilterProxy(QSortFilterProxyModel):
-    """Rows whose title holds the filter text (any case), with the rows they sit in."""
+    """The rows the filter found, with the sections and workspaces that hold them.
+
+    The sidebar finds the matches in the registry's memory and hands over every key to show
+    (section names, workspace and chat ids), so a row is accepted by one set lookup and a
+    collapsed branch is never looked at.  Attached to the model only while a filter is set.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setRecursiveFilteringEnabled(True)
-        self._needle = ""
-        self._archived = False
+        self._shown: frozenset[str] = frozenset()
 
-    def set_needle(self, needle: str, *, archived: bool) -> None:
+    def show_only(self, keys: frozenset[str]) -> None:
         if hasattr(self, "beginFilterChange"):  # Qt 6.9 and later
             self.beginFilterChange()
-            self._needle, self._archived = needle.casefold(), archived
+            self._shown = keys
             self.endFilterChange()
         else:
-            self._needle, self._archived = needle.casefold(), archived
+            self._shown = keys
             self.invalidateFilter()
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        index = self.sourceModel().index(source_row, 0, source_parent)
-        kind = index.data(KIND_ROLE)
-        if kind == SECTION:
-            return False  # shown when something inside matches
-        if index.data(PLACE_ROLE) == ARCHIVED and not self._archived:
-            return False
-        return self._needle in str(index.data() or "").casefold()
+        return self.sourceModel().key_at(source_row, source_parent) in self._shown
 
 
 class SidebarTree(QTreeView):
@@ -221,7 +221,6 @@ class Sidebar(QWidget):
 
         self.model = SidebarModel(registry, bridge, self)
         self.proxy = FilterProxy(self)
-        self.proxy.setSourceModel(self.model)
 
         self.filter = QLineEdit()
         self.filter.setObjectName("sidebarFilter")
@@ -243,6 +242,13 @@ class Sidebar(QWidget):
         self.archived_button.setAutoRaise(True)
         self.archived_button.toggled.connect(self.set_show_archived)
 
+        self.capped_note = QLabel(f"Showing the first {MAX_MATCHES} chats that match: "
+                                  "type more to narrow.")
+        self.capped_note.setWordWrap(True)
+        self.capped_note.setContentsMargins(12, 0, 12, 4)
+        self.capped_note.setStyleSheet("color: palette(placeholder-text);")
+        self.capped_note.hide()
+
         self.tree = SidebarTree(self)
         self.tree.setModel(self.model)
         self.tree.clicked.connect(lambda index: self._open(index, by_keyboard=False))
@@ -256,6 +262,7 @@ class Sidebar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(top)
+        layout.addWidget(self.capped_note)
         layout.addWidget(self.tree, 1)
         self._style_icons()
 
@@ -270,6 +277,8 @@ class Sidebar(QWidget):
         model.modelAboutToBeReset.connect(self._before_reset)
         model.modelReset.connect(self._after_reset)
         for section in DEFAULT_OPEN:
+            if section == UNGROUPED and registry.chat_count(None) > OPEN_UNGROUPED_UP_TO:
+                continue  # thousands of loose chats: listed when the person opens them
             self.tree.expand(model.section_index(section))
         self._update_sections()
 
@@ -281,24 +290,31 @@ class Sidebar(QWidget):
         self.filter.selectAll()
 
     def set_filter(self, text: str) -> None:
-        """Show only workspaces and chats whose title holds *text* (any case); '' shows all."""
+        """Show only workspaces and chats whose title holds *text* (any case), with what
+        holds them; '' shows everything again.  At most ``MAX_MATCHES`` chats are shown."""
         self._filter_soon.stop()
         if self.filter.text() != text:
             self.filter.blockSignals(True)
             self.filter.setText(text)
             self.filter.blockSignals(False)
-        needle = text.strip()
+        needle = text.strip().casefold()
         if not needle:
             self._end_filter()
             return
-        self._fetch_matches(needle.casefold())
-        self.proxy.set_needle(needle, archived=self._show_archived)
+        shown, places, capped = self._matches(needle)
+        for place in places:  # the lists the matches are in (only those)
+            self.model.fetch(place)
         if self.tree.model() is not self.proxy:
             self._saved_open = self.expanded_ids()
             current = self._current_source()
+            self.proxy.setSourceModel(self.model)
+            self.proxy.show_only(shown)
             self.tree.setModel(self.proxy)
             self.tree.setDragEnabled(False)  # rows out of context: no reordering
             self._select_source(current, scroll=False)
+        else:
+            self.proxy.show_only(shown)
+        self.capped_note.setVisible(capped)
         self._expand_matches()
 
     def filter_text(self) -> str:
@@ -355,6 +371,8 @@ class Sidebar(QWidget):
             return
         wanted = set(ids)
         tree, model = self.tree, self.model
+        # One layout for all of them, not one per expansion (each walks every shown row).
+        tree.scheduleDelayedItemsLayout()
         if wanted & set(SECTIONS):
             for section in SECTIONS:
                 tree.setExpanded(model.section_index(section), section in wanted)
@@ -629,8 +647,8 @@ class Sidebar(QWidget):
     def _settled(self) -> None:
         self._update_sections()
         self._fulfil_wish()
-        if self.tree.model() is self.proxy:
-            self._expand_matches()
+        if self.tree.model() is self.proxy and not self._filter_soon.isActive():
+            self._filter_soon.start()  # the filter looks again at what changed
 
     def _before_reset(self) -> None:
         self._reset_state = (self.expanded_ids(), self.current_id())
@@ -688,17 +706,47 @@ class Sidebar(QWidget):
             return QModelIndex()
         return model.chat_index(item_id, place)
 
-    def _fetch_matches(self, needle: str) -> None:
-        """Read the lists that hold a matching chat, so the filter can show it."""
-        listing = self._registry.chat_listing()
-        model = self.model
-        for ws, chats in listing.workspaces:
-            if any(needle in c.title.casefold() for c in chats):
-                model.fetch(ws.id)
-        if any(needle in c.title.casefold() for c in listing.ungrouped):
-            model.fetch(UNGROUPED)
-        if self._show_archived and any(needle in c.title.casefold() for c in listing.archived):
-            model.fetch(ARCHIVED)
+    def _matches(self, needle: str) -> tuple[frozenset[str], list[str], bool]:
+        """What the filter shows, from the registry's memory: the keys of the rows to show
+        (matching workspaces, matching chats in tree order up to ``MAX_MATCHES``, and every
+        section and workspace holding one), the lists those chats are in, and whether the
+        chats were capped."""
+        registry, model = self._registry, self.model
+        shown: set[str] = set()
+
+        def with_holders(place: str) -> None:
+            if place in (PINNED, UNGROUPED, ARCHIVED):
+                shown.add(place)
+                return
+            shown.add(WORKSPACES)
+            ws_id: str | None = place
+            while ws_id is not None and ws_id not in shown:
+                shown.add(ws_id)
+                ws_id = model.parent_of(ws_id)
+
+        for ws in registry.workspaces():
+            if needle in ws.title.casefold() and model.workspace(ws.id) is not None:
+                with_holders(ws.id)
+        listing = registry.chat_listing()
+        lists = [(PINNED, listing.pinned), *((ws.id, chats) for ws, chats in listing.workspaces),
+                 (UNGROUPED, listing.ungrouped)]
+        if self._show_archived:
+            lists.append((ARCHIVED, listing.archived))
+        places: list[str] = []
+        found = 0
+        for at, (place, chats) in enumerate(lists):
+            hits = [c.id for c in chats if needle in c.title.casefold()]
+            if not hits or (place not in CHAT_SECTIONS and model.workspace(place) is None):
+                continue
+            places.append(place)
+            with_holders(place)
+            shown.update(hits[:MAX_MATCHES - found])
+            found += len(hits)
+            if found >= MAX_MATCHES:
+                more = found > MAX_MATCHES or any(
+                    needle in c.title.casefold() for _, rest in lists[at + 1:] for c in rest)
+                return frozenset(shown), places, more
+        return frozenset(shown), places, False
 
     def _expand_matches(self) -> None:
         def expand(parent: QModelIndex) -> None:
@@ -717,10 +765,12 @@ class Sidebar(QWidget):
             self.tree.setFocus()
 
     def _end_filter(self) -> None:
+        self.capped_note.hide()
         if self.tree.model() is self.model:
             return
         current = self._current_source()
         self.tree.setModel(self.model)
+        self.proxy.setSourceModel(None)  # unfiltered, changes go to the tree alone
         self.tree.setDragEnabled(True)
         self.set_expanded_ids(self._saved_open or list(DEFAULT_OPEN))
         self._saved_open = None
