@@ -678,7 +678,7 @@ def test_remove_asks_what_goes_and_what_stays_then_removes(qtbot, sidebar, regis
     assert "forgets this workspace" in text
     assert f"The folder {acme['path']} and everything in it stay untouched." in text
     assert "Its 1 chat stay, under Ungrouped." in text
-    assert "Its folder Brand moves up a level." in text
+    assert "Its folder Brand becomes a top-level workspace." in text
     assert registry.workspace(acme["ws"].id) is not None  # declined: nothing happened
     answer = True
     trigger(sidebar.context_menu(sidebar.model.workspace_index(acme["ws"].id)), "Remove…")
@@ -687,6 +687,14 @@ def test_remove_asks_what_goes_and_what_stays_then_removes(qtbot, sidebar, regis
     assert sidebar.model.folders_of(None) == [acme["folder"].id]  # the folder lifted
     sidebar.model.fetch(UNGROUPED)
     assert sidebar.model.chats_in(UNGROUPED) == [acme["chat"].id]
+
+
+def test_the_removal_question_of_a_folder_names_where_its_folders_go(acme):
+    from ui.sidebar.menus import removal_question
+
+    text = removal_question(acme["folder"], chats=0, folders=["Logo", "Copy"], parent="Acme Inc")
+    assert "Its folders Logo, Copy move up into Acme Inc." in text
+    assert "chat" not in text.split("\n\n")[1]
 
 
 def test_new_chat_description_status_and_move_to_folder(qtbot, sidebar, registry, acme, folders):

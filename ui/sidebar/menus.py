@@ -94,20 +94,28 @@ def chat_menu(actions: Actions, chat: Chat, *, working: bool,
 # ----------------------------------------------------------------- questions
 
 
-def removal_question(ws: Workspace, *, chats: int, folders: list[str]) -> str:
-    """What removing a workspace takes away and what it leaves, in plain words."""
+def removal_question(ws: Workspace, *, chats: int, folders: list[str],
+                     parent: str | None) -> str:
+    """What removing a workspace takes away and what it leaves, in plain words.
+
+    *folders* are the titles of its folders; *parent* the title of the workspace it is a
+    folder of (None: it is a top-level workspace).
+    """
     gone = ("Cairn forgets this workspace: its title, description, instructions, "
             "knowledge document and uploaded knowledge files.")
     kept = [f"The folder {ws.path} and everything in it stay untouched."]
     if chats:
         kept.append(f"Its {chats} chat{'s' if chats != 1 else ''} stay, under Ungrouped.")
-    else:
-        kept.append("It has no chats.")
     if folders:
         names = ", ".join(folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3
                                            else "")
-        kept.append(f"Its folder{'s' if len(folders) != 1 else ''} {names} "
-                    f"{'move' if len(folders) != 1 else 'moves'} up a level.")
+        one = len(folders) == 1
+        where = ("become top-level workspaces" if parent is None
+                 else f"move up into {parent}")
+        if one:
+            where = ("becomes a top-level workspace" if parent is None
+                     else f"moves up into {parent}")
+        kept.append(f"Its folder{'' if one else 's'} {names} {where}.")
     return f"{gone}\n\n{' '.join(kept)}"
 
 

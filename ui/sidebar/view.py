@@ -171,7 +171,7 @@ class SidebarTree(QTreeView):
         index = self.currentIndex()
         key = event.key()
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and index.isValid():
-            self._sidebar._open(index, by_keyboard=True)
+            self._sidebar._open(index)
         elif key == Qt.Key.Key_F2 and index.isValid():
             self._sidebar._rename(index)
         elif (event.matches(QKeySequence.StandardKey.Delete) or key == Qt.Key.Key_Backspace) \
@@ -251,7 +251,7 @@ class Sidebar(QWidget):
 
         self.tree = SidebarTree(self)
         self.tree.setModel(self.model)
-        self.tree.clicked.connect(lambda index: self._open(index, by_keyboard=False))
+        self.tree.clicked.connect(self._open)
 
         top = QHBoxLayout()
         top.setContentsMargins(8, 8, 6, 4)
@@ -454,9 +454,12 @@ class Sidebar(QWidget):
         ws = self._registry.workspace(ws_id)
         if ws is None:
             return
+        parent_id = self._registry.parent_of(ws_id)
+        parent = self._registry.workspace(parent_id) if parent_id is not None else None
         question = menus.removal_question(
             ws, chats=self._registry.chat_count(ws_id),
-            folders=[w.title for w in self._registry.children(ws_id)])
+            folders=[w.title for w in self._registry.children(ws_id)],
+            parent=parent.title if parent is not None else None)
         if self.confirm(f"Remove “{ws.title}” from Cairn?", question, "Remove"):
             self._run(self._ops.remove_workspace(ws_id))
 
@@ -532,7 +535,7 @@ class Sidebar(QWidget):
 
     # ================================================================= private: the person
 
-    def _open(self, index: QModelIndex, *, by_keyboard: bool) -> None:
+    def _open(self, index: QModelIndex) -> None:
         self._wish = None  # the person chose: forget a selection waiting for its row
         kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
         if kind == SECTION:
