@@ -1,20 +1,23 @@
 """How a sidebar row looks: quiet section headers, rows with one icon set, a warning for a
 workspace whose folder is gone, and a dot on a chat that has work running.
 
-Icons come from ``resources/icons/*.svg``, drawn with ``currentColor`` and tinted here from
-the palette, so one set serves the light and the dark look.
+Icons come from the one SVG set (``ui.icons``), tinted from the palette, so the set serves
+the light and the dark look.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeView,
+    QWidget,
+)
 
-from PySide6.QtCore import QByteArray, QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette, QPixmap
-from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView, QWidget
-
+from ui.icons import tinted
 from ui.sidebar.model import (
     ICON_ROLE,
     KIND_ROLE,
@@ -23,30 +26,10 @@ from ui.sidebar.model import (
     WORKING_ROLE,
 )
 
-ICONS = Path(__file__).resolve().parent.parent.parent / "resources" / "icons"
 ROW_HEIGHT = 30  # every row: the tree lays out uniform rows in constant time
 ICON = 16
 RADIUS = 6
 Index = QModelIndex | QPersistentModelIndex
-
-
-@lru_cache(maxsize=256)
-def icon(name: str, colour: str, size: int = ICON, ratio: float = 1.0) -> QIcon:
-    """An icon of the set, drawn in *colour* (a ``#rrggbb`` name) at *size* device-independent
-    pixels; an empty icon when the set has no such name."""
-    path = ICONS / f"{name}.svg"
-    if not path.exists():
-        return QIcon()
-    svg = path.read_text(encoding="utf-8").replace("currentColor", colour)
-    renderer = QSvgRenderer(QByteArray(svg.encode()))
-    pixels = round(size * ratio)
-    pixmap = QPixmap(pixels, pixels)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    renderer.render(painter, QRectF(0, 0, pixels, pixels))
-    painter.end()
-    pixmap.setDevicePixelRatio(ratio)
-    return QIcon(pixmap)
 
 
 def is_dark(palette: QPalette) -> bool:
@@ -115,7 +98,7 @@ class SidebarDelegate(QStyledItemDelegate):
         size = 12
         chevron = QRect(text_rect.right() + 4, rect.bottom() - metrics.ascent() + 1, size, size)
         ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
-        icon(name, quiet_colour(palette).name(), size, ratio).paint(painter, chevron)
+        tinted(name, quiet_colour(palette).name(), size, ratio).paint(painter, chevron)
 
     def _paint_item(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         palette = option.palette
@@ -147,7 +130,7 @@ class SidebarDelegate(QStyledItemDelegate):
         name = index.data(ICON_ROLE)
         if name:
             glyph = QRect(left, band.center().y() - ICON // 2 + 1, ICON, ICON)
-            icon(str(name), icon_colour.name(), ICON, ratio).paint(painter, glyph)
+            tinted(str(name), icon_colour.name(), ICON, ratio).paint(painter, glyph)
             left += ICON + 8
 
         right = band.right() - 8

@@ -57,8 +57,9 @@ from app.ops import Operations
 from app.records import Workspace
 from app.registry import Registry
 from ui.bridge import EventBridge
+from ui.icons import tinted
 from ui.sidebar import menus
-from ui.sidebar.delegate import SidebarDelegate, icon, quiet_colour
+from ui.sidebar.delegate import SidebarDelegate, quiet_colour
 from ui.sidebar.model import (
     ARCHIVED,
     CHAT,
@@ -148,7 +149,7 @@ class SidebarTree(QTreeView):
                        size, size)
         name = "chevron-down" if self.isExpanded(QModelIndex(index)) else "chevron-right"
         ratio = self.devicePixelRatioF()
-        icon(name, quiet_colour(self.palette()).name(), size, ratio).paint(painter, target)
+        tinted(name, quiet_colour(self.palette()).name(), size, ratio).paint(painter, target)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
@@ -784,8 +785,8 @@ class Sidebar(QWidget):
     def _style_icons(self) -> None:
         colour = quiet_colour(self.palette()).name()
         ratio = self.devicePixelRatioF()
-        self._search_action.setIcon(icon("search", colour, 16, ratio))
-        self.archived_button.setIcon(icon("archive", colour, 16, ratio))
+        self._search_action.setIcon(tinted("search", colour, 16, ratio))
+        self.archived_button.setIcon(tinted("archive", colour, 16, ratio))
 
     # ================================================================= Qt overrides
 
