@@ -84,6 +84,12 @@ def make_data(root: Path) -> None:
 
 
 def main() -> None:
+    import keyring
+
+    from tests.memory_keyring import MemoryKeyring
+
+    keyring.set_keyring(MemoryKeyring())  # as on a desktop with a keychain, never the real one
+    keyring.set_password("Cairn", "anthropic-api-key", "sk-ant-screenshot-0000")
     root = Path(tempfile.mkdtemp(prefix="cairn-shots-"))
     os.environ["CAIRN_DATA_DIR"] = str(root / "data")
     os.environ["CAIRN_FIRST_USE_DIR"] = str(root / "Documents" / "Cairn")

@@ -136,10 +136,14 @@ def main() -> None:
     env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
                CAIRN_DATA_DIR=str(data), CAIRN_FIRST_USE_DIR=str(root / "first-use"),
                PYTHONPATH=str(ROOT))
+    # As a person's Python runs (and the installers' bundles): with compiled bytecode.  Some
+    # development machines set PYTHONDONTWRITEBYTECODE, which makes every start recompile
+    # every module; the warm-up runs below write the .pyc files for both sides.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     bare_args = [sys.executable, "-c", BARE]
     cairn_args = [sys.executable, "-c", CAIRN]
     whole_args = [sys.executable, "-m", "ui.main", "--exit-after-first-paint"]
-    for warm in (bare_args, cairn_args, whole_args):  # the file cache, for all alike
+    for warm in (bare_args, cairn_args, whole_args):  # file cache and bytecode, for all alike
         run(warm, env)
     bare, first, filled, whole = [], [], [], []
     for _ in range(args.runs):  # interleaved: the machine's noise hits both alike
