@@ -12,7 +12,7 @@ from app.files import FileStore
 from app.knowledge.rebuild import Rebuilder
 from app.knowledge.scheduler import KnowledgeScheduler
 from app.knowledge.store import KnowledgeStore
-from app.live import StorageThread
+from app.live import NetworkThread, StorageThread
 from app.registry import Registry
 from app.settings import Settings
 from app.turns import TurnResult
@@ -33,13 +33,17 @@ class Cairn:
         # ``writer``): their writes never hold up the event loop, and land one at a time.
         self.storage = StorageThread()
         self.writer = self.storage.executor
+        # One network thread for every model call (turns, rebuilds, the models list): the SDK
+        # builds, encodes and parses there, never on the event loop.
+        self.network = NetworkThread()
         self.engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                  files=self.files, settings=self.settings, catalog=self.catalog,
-                                 storage=self.storage)
+                                 storage=self.storage, network=self.network)
         self.rebuilder = Rebuilder(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                    settings=self.settings, client=self.engine.client,
                                    chain=self.engine.chain, catalog=self.catalog,
-                                   models_ready=self.engine.models_ready, storage=self.storage)
+                                   models_ready=self.engine.models_ready, storage=self.storage,
+                                   network=self.network)
         self._scheduler: KnowledgeScheduler | None = None
         if background_rebuilds:  # the window; the command line rebuilds before it exits
             self.engine.knowledge_waiting = self._knowledge_waiting
@@ -72,5 +76,6 @@ class Cairn:
         return cls(Registry.open(data_folder), background_rebuilds=background_rebuilds)
 
     def close(self) -> None:
+        self.network.close()  # a model call still running is cancelled
         self.storage.close()  # what was asked for is stored first
         self.registry.close()

@@ -13,6 +13,7 @@ its successor, a deprecated one is announced once.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -137,6 +138,8 @@ class Catalog:
     """The cached models list of one data folder, and what Cairn learnt per model.
 
     Thread-safe; the file is small and replaced atomically, so a crash never leaves half of it.
+    The methods that write it (``deprecation_notice``, ``remember_shape``) are for a worker
+    thread; ``refresh`` writes it on one of its own, so no event loop waits on the disk.
     """
 
     def __init__(self, folder: Path, *, now: Any = None) -> None:
@@ -221,7 +224,7 @@ class Catalog:
             log.info("the models endpoint did not answer: %s", type(error).__name__)
             self._tried = (server, self._now())
             return False
-        self._replace(raw, server)
+        await asyncio.to_thread(self._replace, raw, server)  # it writes the file
         return True
 
     async def ensure_fresh(self, client: Any, server: str, *, force: bool = False) -> None:

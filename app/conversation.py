@@ -23,7 +23,7 @@ from app.context import Layer, system_blocks
 from app.errors import CairnError, Refused
 from app.files import READ_TOOL, FileStore
 from app.knowledge.store import PERSONAL, KnowledgeStore
-from app.live import TURN, StorageThread, Work
+from app.live import TURN, NetworkThread, StorageThread, Work, settle_interpreter
 from app.records import Chat
 from app.registry import DEFAULT_CHAT_TITLE, Registry
 from app.settings import Settings
@@ -53,7 +53,8 @@ class ChatEngine:
     def __init__(self, *, registry: Registry, chats: ChatStore, knowledge: KnowledgeStore,
                  files: FileStore, settings: Settings, catalog: Catalog | None = None,
                  client_factory: Callable[[Settings], Any] | None = None,
-                 storage: StorageThread | None = None) -> None:
+                 storage: StorageThread | None = None,
+                 network: NetworkThread | None = None) -> None:
         self.registry = registry
         self.catalog = catalog or Catalog(registry.db.path.parent)
         self.chats = chats
@@ -61,6 +62,8 @@ class ChatEngine:
         self.files = files
         self.settings = settings
         self.storage = storage or StorageThread()
+        # Every use of the client runs here: its connections belong to this thread's loop.
+        self.network = network or NetworkThread()
         self._client_factory = client_factory
         self._client: tuple[tuple[str | None, str | None], Any] | None = None
         self._client_lock = threading.Lock()  # made on a worker thread, asked for on others
@@ -74,13 +77,17 @@ class ChatEngine:
         self.knowledge_waiting: Callable[[str], bool] | None = None
 
     def client(self) -> Any:
-        """One client per key and base URL: its connection pool is reused across turns."""
+        """One client per key and base URL: its connection pool is reused across turns.
+
+        Use it only through :attr:`network` (``network.run``): its connections belong to the
+        network thread's loop."""
         from app.model import make_client
 
         with self._client_lock:
             wanted = (self.settings.api_key(), self.settings.base_url())
             if self._client is None or self._client[0] != wanted:
                 self._client = (wanted, (self._client_factory or make_client)(self.settings))
+                settle_interpreter()  # start-up is over: the SDK is loaded (see app.live)
             return self._client[1]
 
     async def client_async(self) -> Any:
@@ -105,14 +112,16 @@ class ChatEngine:
         except CairnError:  # (not ModelError: importing app.model here would load the SDK)
             return None  # no key yet: the turn itself says so
         server = self.server()
-        if not self.catalog.has_list(server):
-            await self.catalog.ensure_fresh(client, server)  # the first time: needed to decide
+        if not self.catalog.has_list(server):  # the first time: needed to decide
+            await self.network.run(lambda: self.catalog.ensure_fresh(client, server))
         elif self.catalog.stale(server) and self._refreshing is None:
             # A day-old list still decides this turn; the fresh one arrives in the background.
-            self._refreshing = asyncio.ensure_future(self.catalog.ensure_fresh(client, server))
+            self._refreshing = asyncio.ensure_future(
+                self.network.run(lambda: self.catalog.ensure_fresh(client, server)))
             self._refreshing.add_done_callback(self._refreshed)
         self.catalog.check_usable(model, purpose)
-        return self.catalog.deprecation_notice(model, purpose)
+        # (Announcing a deprecation writes the models file: not on the caller's loop.)
+        return await asyncio.to_thread(self.catalog.deprecation_notice, model, purpose)
 
     # ----------------------------------------------------------------- the context
 

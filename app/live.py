@@ -1,5 +1,6 @@
 """Live work on chats: what is running right now, so that archiving can refuse or stop it,
-and the one storage thread that running work stores on.
+the one storage thread that running work stores on, and the one network thread where every
+model call runs.
 
 The chat engine registers a ``turn`` while a reply streams; the rebuild registers a
 ``background job`` while it rebuilds for a chat.  Nothing here is stored: live work dies with
@@ -10,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import itertools
 import logging
+import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +150,34 @@ class Stopper:
             self._step.cancel()
 
 
+SWITCH_INTERVAL = 0.001  # seconds a thread may keep the interpreter lock when another asks
+_settled = False
+_settled_lock = threading.Lock()
+
+
+def settle_interpreter() -> None:
+    """Start-up is over (the registry read, the SDK imported): make the interpreter fair to
+    the event loop while model calls, rebuilds and storage run on threads beside it.  Once
+    per process; the chat engine calls it when it makes its first client.
+
+    - ``gc.freeze()``: what start-up made (the SDK's modules alone are ~150,000 objects) is
+      taken out of the cyclic collector's sight.  A full collection walks every tracked
+      object holding the interpreter lock, on whichever thread it happens to run, and took
+      100–200 ms with the SDK loaded on a 2-core machine: the loop waited as long.  Frozen
+      objects are still freed by reference counting; only cycles among them stay.
+    - ``sys.setswitchinterval(0.001)``: a thread running Python (validating a rebuild,
+      parsing a stream) hands the lock over within about 1 ms of the loop asking, not 5 ms;
+      the loop asks after every wait, so this bounds most of its lateness.
+    """
+    global _settled
+    with _settled_lock:
+        if _settled:
+            return
+        _settled = True
+    gc.freeze()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+
+
 class StorageThread:
     """One thread for the storage work of turns and rebuilds (Anki's collection thread).
 
@@ -173,3 +204,78 @@ class StorageThread:
     def close(self) -> None:
         """Finish what was asked for, then let the thread go."""
         self._executor.shutdown(wait=True)
+
+
+class NetworkThread:
+    """One thread with an event loop of its own, where every model call runs: the SDK builds,
+    checks and JSON-encodes a request there (tens of milliseconds for a long chat), streams
+    the reply and parses each event, so none of it holds up the caller's loop (the window's).
+
+    The SDK's async client keeps its connections on the loop that opened them, so one client
+    must only ever be used here: every call of Cairn's client goes through :meth:`run`.
+    Started on first use (``cairn workspace list`` never starts it); a daemon thread, so an
+    engine nobody closed never holds up the interpreter's exit.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    async def run(self, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """``await work()`` on the network thread, awaited here.
+
+        *work* is called there, so the coroutine and everything it creates belong to that
+        loop.  Cancelling the caller cancels the call there (closing a stream); the caller
+        goes on at once, while the call winds down on its own thread.
+        """
+        loop = self._started()
+
+        async def call() -> T:
+            return await work()
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(), loop))
+
+    def close(self) -> None:
+        """Cancel what still runs there and let the thread go."""
+        with self._lock:
+            self._closed = True
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+
+    def _started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the network thread is closed")
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=_serve, args=(loop,), name="cairn-network",
+                                          daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """The network thread: its loop runs until closed, then what is left is cancelled."""
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        try:
+            left = asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        except Exception:  # closing down: nothing left to tell
+            log.debug("the network thread did not close cleanly", exc_info=True)
+        finally:
+            loop.close()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -321,7 +322,9 @@ class TurnRun:
     """The task behind a :class:`Turn`: rounds of streaming, storing and tool calls.
 
     Storage work (the context, the conversation, every message, file reads for the tool) runs
-    on the engine's storage thread; the event loop only streams.  What belongs to a write
+    on the engine's storage thread, the model call (building and encoding the request,
+    streaming, parsing) on its network thread; the event loop only takes what arrives and
+    publishes it, so a long chat never stalls it.  What belongs to a write
     (``_Progress`` after a stored round) changes inside the same call on that thread, so a
     cancel arriving mid-write never leaves the two apart.
     """
@@ -372,7 +375,7 @@ class TurnRun:
             return FAILED, await self._explain(failure)
 
     async def _rounds(self) -> None:
-        from app.model import ModelError, usage_of
+        from app.model import ModelError
 
         engine, turn, state, stopper = self.engine, self.turn, self.state, self.turn.stopper
         storage = engine.storage
@@ -383,10 +386,7 @@ class TurnRun:
             messages = await storage.run(engine.conversation, self.chat.id)
             request = context.request(messages, last_round=round_number == MAX_TOOL_ROUNDS)
             final = await stopper.step(self._stream(client, request))
-            round_usage = usage_of(final.usage)
-            # Stored exactly as received: thinking blocks keep their text and signature.
-            blocks = [block.model_dump(exclude_none=True) for block in final.content]
-            stop_reason = final.stop_reason
+            blocks, stop_reason, round_usage = final.blocks, final.stop_reason, final.usage
             if stop_reason in _STOPPED_BY_MODEL:
                 state.round_usage = round_usage
                 raise ModelError(_STOPPED_BY_MODEL[stop_reason], kind=stop_reason)
@@ -410,22 +410,26 @@ class TurnRun:
                                 "content": output, **({"is_error": True} if is_error else {})})
             await storage.run(self._store, "user", results)
 
-    async def _stream(self, client: Any, request: dict[str, Any]) -> Any:
-        from app.model import usage_of
+    async def _stream(self, client: Any, request: dict[str, Any]) -> _Round:
+        """One round, streamed on the network thread (the SDK builds and encodes a long chat's
+        request there, and parses every event); what arrives comes back here, in order."""
+        relay = _Relay(self._take, self.turn.stopper)
+        try:
+            return await self.engine.network.run(lambda: _read_stream(client, request, relay.post))
+        finally:
+            relay.close()  # stopped or failed: nothing that is still on its way is taken
 
+    def _take(self, kind: str, value: Any) -> None:
+        """What a round's stream brought (on the event loop): kept, then published."""
         state, turn = self.state, self.turn
-        async with client.messages.stream(**request) as stream:
-            async for event in stream:
-                if event.type == "message_start":
-                    state.round_usage = usage_of(event.message.usage)
-                elif event.type == "text":
-                    state.partial += event.text
-                    self._publish(TextDelta(turn.id, event.text, generation=turn.generation))
-                elif event.type == "thinking":
-                    state.partial_thinking += event.thinking
-                    self._publish(ThinkingDelta(turn.id, event.thinking,
-                                                generation=turn.generation))
-            return await stream.get_final_message()
+        if kind == "usage":
+            state.round_usage = value
+        elif kind == "text":
+            state.partial += value
+            self._publish(TextDelta(turn.id, value, generation=turn.generation))
+        elif kind == "thinking":
+            state.partial_thinking += value
+            self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
 
     def _publish(self, event: TurnEvent) -> None:
         self.turn.publish(event)
@@ -440,8 +444,9 @@ class TurnRun:
             # The model may have retired since the list was fetched: ask again, then say
             # which model succeeds it.
             try:
-                await engine.catalog.ensure_fresh(await engine.client_async(), engine.server(),
-                                                  force=True)
+                client, server = await engine.client_async(), engine.server()
+                await engine.network.run(
+                    lambda: engine.catalog.ensure_fresh(client, server, force=True))
             except Exception:
                 log.info("the models list could not be refreshed after a 404")
         log.warning("turn in %s failed: %s", self.chat.id, type(failure).__name__)
@@ -519,6 +524,99 @@ class TurnRun:
         if call.get("name") == READ_TOOL["name"]:
             return self.engine.files.read_for_model(chain_ids, call.get("input") or {})
         return [{"type": "text", "text": f"No tool named {call.get('name')}."}], True
+
+
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """A round's final message, as plain data."""
+
+    blocks: list[dict[str, Any]]  # stored exactly as received (thinking keeps its signature)
+    stop_reason: str | None
+    usage: Usage
+
+
+async def _read_stream(client: Any, request: dict[str, Any],
+                       post: Callable[[str, Any], None]) -> _Round:
+    """On the network thread: stream one round, posting usage, text and thinking as they
+    arrive; the final message is turned into plain data here too.
+
+    The body is encoded here a message at a time (``request_body``) and handed to the SDK's
+    own stream helper, which streams and parses exactly as ``messages.stream`` does.
+    """
+    from anthropic import AsyncStream
+    from anthropic.lib.streaming import AsyncMessageStreamManager
+    from anthropic.types import Message as APIMessage
+    from anthropic.types import RawMessageStreamEvent
+
+    from app.model import usage_of
+
+    sent = client.post("/v1/messages", cast_to=APIMessage, content=request_body(request),
+                       stream=True, stream_cls=AsyncStream[RawMessageStreamEvent])
+    async with AsyncMessageStreamManager(sent) as stream:
+        async for event in stream:
+            if event.type == "message_start":
+                post("usage", usage_of(event.message.usage))
+            elif event.type == "text":
+                post("text", event.text)
+            elif event.type == "thinking":
+                post("thinking", event.thinking)
+        final = await stream.get_final_message()
+    return _Round([block.model_dump(exclude_none=True) for block in final.content],
+                  final.stop_reason, usage_of(final.usage))
+
+
+def request_body(request: dict[str, Any]) -> bytes:
+    """A streaming request as the API takes it (the SDK's JSON: compact, UTF-8), encoded one
+    message at a time.
+
+    Encoding a 5,000-message chat (3 MB) in one ``json.dumps`` is one C call that holds the
+    interpreter lock for 20–50 ms, so the event loop on its own thread would wait as long;
+    between two messages' calls it gets its turn.
+    """
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
+                              allow_nan=False).encode
+    head = encode({**{k: v for k, v in request.items() if k != "messages"}, "stream": True})
+    messages = ",".join(encode(message) for message in request.get("messages", ()))
+    return f'{head[:-1]},"messages":[{messages}]}}'.encode()
+
+
+class _Relay:
+    """Carries a round's stream from the network thread to the turn on its event loop.
+
+    What arrives is queued; one callback on the loop takes everything queued so far, in
+    order, so a burst of deltas costs the loop one wake-up.  Once Stop was asked for, or the
+    round ended, nothing more is taken: the reply is what the loop had taken by then.
+    """
+
+    def __init__(self, take: Callable[[str, Any], None], stopper: Stopper) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._take = take
+        self._stopper = stopper
+        self._lock = threading.Lock()
+        self._queued: list[tuple[str, Any]] = []
+        self._open = True
+
+    def post(self, kind: str, value: Any) -> None:
+        """From the network thread."""
+        with self._lock:
+            self._queued.append((kind, value))
+            if len(self._queued) > 1:
+                return  # a callback is on its way, and takes this one too
+        try:
+            self._loop.call_soon_threadsafe(self._flush)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            pass
+
+    def close(self) -> None:
+        self._open = False
+
+    def _flush(self) -> None:
+        with self._lock:
+            taken, self._queued = self._queued, []
+        for kind, value in taken:
+            if not self._open or self._stopper.stopped:
+                return
+            self._take(kind, value)
 
 
 def _summary(output: list[dict[str, Any]]) -> str:

@@ -37,7 +37,11 @@ def add_op(text: str, evidence: str, section: str = "Facts", target: str = "proj
 
 
 def hold_knowledge_calls(cairn):
-    """Knowledge-model calls wait at a gate until the test opens it: (gate, entered, calls)."""
+    """Knowledge-model calls wait at a gate until the test opens it: (gate, entered, calls).
+
+    The call runs on Cairn's network thread; the gate and ``entered`` belong to the test's
+    loop, so the held call reaches them through it."""
+    loop = asyncio.get_running_loop()
     gate, entered, calls = asyncio.Event(), asyncio.Event(), []
     real_client = cairn.rebuilder._client
 
@@ -47,8 +51,8 @@ def hold_knowledge_calls(cairn):
 
         async def create(self, **kwargs):
             calls.append(kwargs)
-            entered.set()
-            await gate.wait()
+            loop.call_soon_threadsafe(entered.set)
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(gate.wait(), loop))
             return await real_client().messages.create(**kwargs)
 
     cairn.rebuilder._client = Held

@@ -1,6 +1,6 @@
 """Turns as handles, against the fake Anthropic server: one turn per chat, events in order,
 stale events dropped after Stop, stop-and-archive, retry and edit-and-resend with nothing lost
-(and nothing replaced learned), and no write on the event-loop thread."""
+(and nothing replaced learned), and no write or model call on the event-loop thread."""
 
 from __future__ import annotations
 
@@ -376,3 +376,55 @@ async def test_turn_and_rebuild_writes_never_run_on_the_event_loop_thread(
         cairn.registry.db.set_trace(None)
     assert writes and [sql for thread, sql in writes if thread == loop_thread] == []
     assert cairn.registry.chat(chat.id).title == "When do we launch?"  # renamed off the loop
+
+
+async def test_stop_closes_the_stream_on_the_network_thread(cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.hang(text_before="Half of it")
+    turn = await cairn.engine.start_turn(chat.id, "Go")
+    _events, first_text = collect(turn)
+    await asyncio.wait_for(first_text.wait(), timeout=10)
+    turn.cancel()
+    assert (await asyncio.wait_for(turn.result(), timeout=10)).text == "Half of it"
+    assert await asyncio.to_thread(fake.disconnected.wait, 10)  # the server saw it hang up
+
+
+async def test_no_model_call_runs_on_the_event_loop_thread(cairn, fake, workspace,
+                                                           monkeypatch):
+    """The SDK builds, encodes, sends and parses every request on the network thread; the
+    models file is written, and a rebuild labelled and validated, off the loop too."""
+    import anthropic
+
+    import app.catalog
+    import app.knowledge.rebuild as rebuild
+
+    where: list[tuple[str, str]] = []
+
+    def traced(what, real):
+        def call(*args, **kwargs):
+            where.append((what, threading.current_thread().name))
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(anthropic.AsyncAnthropic, "request",
+                        traced("request", anthropic.AsyncAnthropic.request))
+    monkeypatch.setattr(app.catalog.Catalog, "_save", traced("save", app.catalog.Catalog._save))
+    monkeypatch.setattr(rebuild, "apply_ops", traced("apply_ops", rebuild.apply_ops))
+    monkeypatch.setattr(rebuild, "labelled", traced("labelled", rebuild.labelled))
+    entry = fake.model("claude-haiku-4-5")  # announcing a deprecation writes the models file
+    entry.update(lifecycle="deprecated", retires_at="2027-02-01T00:00:00Z")
+    cairn.settings.set("model.chat", "claude-haiku-4-5")
+    cairn.settings.set("model.knowledge", "claude-haiku-4-5")
+    fake.refuse_structured.add("claude-haiku-4-5")  # so the shape that worked is remembered
+    cairn.knowledge.save(workspace.id, "## Facts\n- The budget is 45,000 EUR\n", source="user")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_text(LONG)
+    result = await cairn.engine.send(chat.id, "When do we launch?")
+    assert result.status == "complete" and "deprecated" in result.notice
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15",
+                                                       "launch date is 2027-04-15")]})
+    assert (await cairn.rebuilder.rebuild(chat.id)).status == "applied"
+    loop = threading.current_thread().name
+    assert {what for what, _ in where} == {"request", "save", "apply_ops", "labelled"}
+    assert [what for what, thread in where if thread == loop] == []
+    assert {thread for what, thread in where if what == "request"} == {"cairn-network"}

@@ -28,7 +28,7 @@ from app.db import utc_now
 from app.knowledge.document import SECTIONS, labelled
 from app.knowledge.ops import Layer, Refusal, apply_ops
 from app.knowledge.store import PERSONAL, Change, KnowledgeStore
-from app.live import BACKGROUND_JOB, StorageThread, Stopped, Stopper
+from app.live import BACKGROUND_JOB, NetworkThread, StorageThread, Stopped, Stopper
 from app.registry import Registry
 from app.settings import Settings
 
@@ -160,9 +160,12 @@ class Rebuilder:
                  chain: Callable[[Any], list[Any]], today: Callable[[], date] = date.today,
                  catalog: Catalog | None = None,
                  models_ready: Callable[[str, str], Awaitable[str | None]] | None = None,
-                 storage: StorageThread | None = None) -> None:
+                 storage: StorageThread | None = None,
+                 network: NetworkThread | None = None) -> None:
         self.registry = registry
         self._storage = storage or StorageThread()
+        # The model call runs there; share the chat engine's when sharing its client.
+        self._network = network or NetworkThread()
         self.catalog = catalog or Catalog(registry.db.path.parent)
         self._models_ready = models_ready
         self.chats = chats
@@ -298,9 +301,13 @@ class Rebuilder:
             log.warning("rebuild for %s failed: %s", chat_id, report.error)
             await storage.run(self._record_error, list(owners.values()), report.error)
             return report
-        outcome = apply_ops(tool_input, layers=layers, exchanges=said,
-                            today=self._today().isoformat(),
-                            qualifying_exchanges=report.exchanges, chain_texts=chain_texts)
+        # Validating against 30,000-character documents takes a while: never on the loop.
+        outcome = await asyncio.to_thread(
+            apply_ops, tool_input, layers=layers, exchanges=said, today=self._today().isoformat(),
+            qualifying_exchanges=report.exchanges, chain_texts=chain_texts)
+        if stopper.stopped:  # stopped while validating: nothing of it is saved
+            report.status = "stopped"
+            return report
         report.applied, report.refused = list(outcome.applied), list(outcome.refused)
         changes = [Change(owners[key], new_text, versions[key])
                    for key, new_text in outcome.texts.items()]
@@ -359,6 +366,29 @@ class Rebuilder:
 
     async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: str,
                          template: str) -> tuple[object, int]:
+        model = self.settings.get("model.knowledge")
+        # Labelling every entry of 30,000-character documents takes a while: not on the loop.
+        request = await asyncio.to_thread(self._request, model, layers, chain, exchanges,
+                                          template)
+        shape = self.catalog.knowledge_shape(model)
+        try:
+            response = await self._call(request, shape)
+        except Exception as error:
+            import anthropic
+
+            if not (isinstance(error, anthropic.BadRequestError) and _invalid_request(error)):
+                raise
+            # The server refused this shape: the other one, once, and remember what worked.
+            other = "tool" if shape == "structured" else "structured"
+            log.info("the knowledge model refused %s output; trying %s", shape, other)
+            response = await self._call(request, other)
+            await asyncio.to_thread(self.catalog.remember_shape, model, other)  # writes a file
+            shape = other
+        return _answer(response, shape)
+
+    def _request(self, model: str, layers: list[Layer], chain: list[Any], exchanges: str,
+                 template: str) -> dict[str, Any]:
+        """The knowledge call's system prompt and message (on a worker thread)."""
         names = {"project": "PROJECT DOCUMENT", "folder": "FOLDER DOCUMENT",
                  "personal": "PERSONAL MEMORY"}
         parts = [f"Today is {self._today().isoformat()}."]
@@ -374,50 +404,12 @@ class Rebuilder:
         parts.append(f"NEW EXCHANGES:\n{exchanges}")
         size = max((len(layer.text) for layer in layers), default=0)
         system = template.replace("{length_guidance}", length_guidance(size))
-        model = self.settings.get("model.knowledge")
-        request = {"model": model, "system": system,
-                   "messages": [{"role": "user", "content": "\n\n".join(parts)}]}
-        shape = self.catalog.knowledge_shape(model)
-        try:
-            response = await self._call(request, shape)
-        except Exception as error:
-            import anthropic
-
-            if not (isinstance(error, anthropic.BadRequestError) and _invalid_request(error)):
-                raise
-            # The server refused this shape: the other one, once, and remember what worked.
-            other = "tool" if shape == "structured" else "structured"
-            log.info("the knowledge model refused %s output; trying %s", shape, other)
-            response = await self._call(request, other)
-            self.catalog.remember_shape(model, other)
-            shape = other
-        if getattr(response, "stop_reason", None) == "refusal":
-            raise _NoToolCall("The knowledge model declined to record anything; the documents "
-                              "are unchanged and the next turn tries again.")
-        if shape == "structured":
-            answer: object = _json_answer(response)
-        else:
-            call = next((b for b in response.content if getattr(b, "type", "") == "tool_use"
-                         and b.name == "update_knowledge"), None)
-            if call is None:
-                raise _NoToolCall("The knowledge model answered without recording anything; "
-                                  "the documents are unchanged and the next turn tries again.")
-            answer = call.input
-        if getattr(response, "stop_reason", None) == "max_tokens":
-            raise _NoToolCall("The knowledge model's answer was cut off before it ended; the "
-                              "documents are unchanged and the next turn tries again.")
-        if isinstance(answer, str):  # some compatible servers send the JSON as text
-            try:
-                answer = json.loads(answer)
-            except json.JSONDecodeError:
-                answer = None
-        if not isinstance(answer, dict) or not isinstance(answer.get("ops"), list):
-            raise _NoToolCall("The knowledge model's answer was malformed; the documents are "
-                              "unchanged and the next turn tries again.")
-        return answer, int(getattr(response.usage, "output_tokens", 0) or 0)
+        return {"model": model, "system": system,
+                "messages": [{"role": "user", "content": "\n\n".join(parts)}]}
 
     async def _call(self, request: dict[str, Any], shape: str) -> Any:
-        """One knowledge call, in the shape the model takes: structured output or forced tool."""
+        """One knowledge call, in the shape the model takes: structured output or forced tool.
+        The SDK builds, sends and parses it on the network thread."""
         from app.model import request_options
 
         info = self.catalog.info(request["model"])
@@ -433,7 +425,7 @@ class Rebuilder:
             options["tools"] = [UPDATE_TOOL]
             options["tool_choice"] = {"type": "tool", "name": "update_knowledge"}
         client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
-        return await client.messages.create(**request, **options)
+        return await self._network.run(lambda: client.messages.create(**request, **options))
 
     def _set_watermark(self, chat_id: str, message_id: int) -> None:
         with self.registry.db.write() as conn:
@@ -476,6 +468,35 @@ class Rebuilder:
 
 class _NoToolCall(Exception):
     """The model answered, but not with the ops (no tool call, no JSON, malformed input)."""
+
+
+def _answer(response: Any, shape: str) -> tuple[object, int]:
+    """The ops the knowledge model answered, and its output tokens; :class:`_NoToolCall`
+    when it answered anything else."""
+    if getattr(response, "stop_reason", None) == "refusal":
+        raise _NoToolCall("The knowledge model declined to record anything; the documents "
+                          "are unchanged and the next turn tries again.")
+    if shape == "structured":
+        answer: object = _json_answer(response)
+    else:
+        call = next((b for b in response.content if getattr(b, "type", "") == "tool_use"
+                     and b.name == "update_knowledge"), None)
+        if call is None:
+            raise _NoToolCall("The knowledge model answered without recording anything; "
+                              "the documents are unchanged and the next turn tries again.")
+        answer = call.input
+    if getattr(response, "stop_reason", None) == "max_tokens":
+        raise _NoToolCall("The knowledge model's answer was cut off before it ended; the "
+                          "documents are unchanged and the next turn tries again.")
+    if isinstance(answer, str):  # some compatible servers send the JSON as text
+        try:
+            answer = json.loads(answer)
+        except json.JSONDecodeError:
+            answer = None
+    if not isinstance(answer, dict) or not isinstance(answer.get("ops"), list):
+        raise _NoToolCall("The knowledge model's answer was malformed; the documents are "
+                          "unchanged and the next turn tries again.")
+    return answer, int(getattr(response.usage, "output_tokens", 0) or 0)
 
 
 def _invalid_request(error: Any) -> bool:
