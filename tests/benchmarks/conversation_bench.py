@@ -51,6 +51,7 @@ async def main() -> int:
     os.environ["CAIRN_DATA_DIR"] = str(base / "data")
     os.environ["CAIRN_FIRST_USE_DIR"] = str(base / "Documents" / "Cairn")
     from app.cairn import Cairn
+    from app.settings import CHAT_MODEL  # the default the turn through Cairn uses too
 
     (base / "Acme" / "Brand").mkdir(parents=True)
     cairn = Cairn.open()
@@ -89,7 +90,7 @@ async def main() -> int:
             started = time.perf_counter()
             first: list[float] = []
             async with direct.messages.stream(
-                model="claude-sonnet-4-5", max_tokens=100, system=blocks,
+                model=CHAT_MODEL, max_tokens=100, system=blocks,
                 messages=[{"role": "user", "content": "hi"}],
             ) as stream:
                 async for _text in stream.text_stream:
