@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cairn",
         description="Chat with Claude inside local folders that keep their own knowledge. "
         "Without a command, Cairn opens its window.",
+        epilog="the window: `cairn` opens it; `cairn PATH` or `cairn open PATH` opens it with "
+               "PATH (relative to the current folder) added and selected, or hands PATH to the "
+               "window already running on this data folder; `--exit-after-first-paint` opens "
+               "it and quits once it has painted (for timing start-up). Every COMMAND works "
+               "without a window: `cairn COMMAND --help` says more.",
     )
     parser.add_argument("--version", action="version", version=f"Cairn {version()}")
     parser.add_argument("--data-dir", type=_folder, help="use this data folder (or set CAIRN_DATA_DIR)")
@@ -97,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="create, list, archive and pin chats")
     chat_cmds = chat.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = json_flag(chat_cmds.add_parser("new", help="start a chat"))
-    p.add_argument("--folder", metavar="PATH", help="the folder it runs in (recorded as given)")
+    p.add_argument("--folder", metavar="PATH", help="the folder it runs in (relative to the current folder; recorded even if missing)")
     p.add_argument("--title", metavar="T", default="")
     json_flag(chat_cmds.add_parser("list", help="pinned, by workspace, ungrouped, archived"))
     for action, text in (
@@ -310,7 +315,14 @@ def _run_chat(registry: Any, args: argparse.Namespace, out: _Out) -> int:
     chat: Chat
     if action == "new":
         _check_title(args.title, "cannot create a chat")
-        chat = registry.new_chat(folder=args.folder, title=args.title)
+        folder = args.folder
+        if folder is not None:
+            # One rule with ask and context: a folder typed in a shell is relative to here.
+            if not folder.strip():
+                raise Refused("cannot create a chat: --folder is empty; give a folder, or leave "
+                              "--folder out for an Ungrouped chat")
+            folder = os.path.abspath(os.path.expanduser(folder))
+        chat = registry.new_chat(folder=folder, title=args.title)
     elif action == "show":
         from app.chats import ChatStore
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import os
 import sys
@@ -248,23 +249,43 @@ def _chat_for(cairn: Any, args: argparse.Namespace, *, create: bool) -> Any:
 
 def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
     as_json = getattr(args, "json", False)
+    closed = [False]  # stdout went away (`cairn ask … | head`): the turn goes on regardless
 
     def stream(text: str) -> None:
-        if not as_json:
+        if as_json or closed[0]:
+            return
+        try:
             stdout.write(text)
             stdout.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            closed[0] = True
+            _silence(stdout)
 
     async def turn_then_rebuild() -> tuple[Any, str | None, Any, Any]:
         # One event loop for the whole command: the client's connections belong to it.
-        # A retired model is refused before anything is stored, the new chat included.
+        # A retired model, an empty message or a file that cannot be sent is refused before
+        # anything is stored, the new chat included.
         notice = await cairn.engine.models_ready(cairn.settings.get("model.chat"), "chat")
+        if args.chat is None:
+            if not args.message.strip() and not args.attach:
+                raise Refused("cannot send an empty message")
+            for path in args.attach:  # the same checks the turn makes; blobs are shared
+                await cairn.storage.run(cairn.files.attach, Path(path))
         chat = _chat_for(cairn, args, create=True)
+        _stop_on_sigterm()
         result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
                                          on_text=stream)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
         return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
 
-    chat, notice, result, rebuilt = asyncio.run(turn_then_rebuild())
+    try:
+        chat, notice, result, rebuilt = asyncio.run(turn_then_rebuild())
+    except (KeyboardInterrupt, asyncio.CancelledError) as stopped:
+        # Ctrl-C or SIGTERM: the turn kept what had arrived, marked stopped.
+        stderr.write("\nStopped; the partial reply is kept.\n")
+        return 130 if isinstance(stopped, KeyboardInterrupt) else 143
+    if closed[0]:
+        stdout = io.StringIO()  # nothing more goes to a closed pipe
     if not as_json:
         if result.text and not result.text.endswith("\n"):
             stdout.write("\n")
@@ -295,6 +316,30 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
         stderr.write("Stopped; the partial reply is kept.\n")
         return 1
     return 0
+
+
+def _silence(stream: Any) -> None:
+    """Point a closed stdout at the null device, so that Python's own flush at exit does not
+    complain about the broken pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops the turn like Ctrl-C does (the partial reply is kept, marked stopped)."""
+    import signal
+
+    task = asyncio.current_task()
+    if task is None or not hasattr(signal, "SIGTERM"):
+        return
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+        pass
 
 
 def _models(cairn: Any, emit: Callable[[Any, Callable[[], str]], None], stderr: Any) -> int:

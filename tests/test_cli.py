@@ -104,7 +104,9 @@ def test_chat_commands(empty, capsys, folders):
     first = run_json(capsys, "chat", "new", "--folder", acme, "--title", "Launch copy")
     second = run_json(capsys, "chat", "new", "--folder", acme)
     loose = run_json(capsys, "chat", "new", "--folder", "not/qualified")
-    assert (first["workspace"], loose["workspace"], loose["folder"]) == (ws["id"], None, "not/qualified")
+    # DESIGN §8: resolved against the current directory, recorded even if missing.
+    assert (first["workspace"], loose["workspace"], loose["folder"]) == (
+        ws["id"], None, os.path.abspath("not/qualified"))
     assert second["title"] == "New chat"
     assert run_json(capsys, "chat", "pin", first["id"])["pinned"] is True
     assert run_json(capsys, "chat", "move", first["id"], "--to", "1")["id"] == first["id"]
