@@ -31,6 +31,7 @@ from app.live import Work
 from app.nesting import Rows
 from app.records import Chat, ChatListing, Workspace
 from app.registry_state import RegistryState, attach_at_top
+from app.titles import visible
 
 DEFAULT_CHAT_TITLE = "New chat"
 
@@ -140,6 +141,8 @@ class ChatList(RegistryState):
         The folder must resolve to a directory whose canonical path is a registered
         workspace's; anything else (none, missing, a file, no workspace) stays Ungrouped.
         """
+        if title.strip() and not visible(title):
+            raise Refused("cannot create a chat: the title has only invisible characters")
         resolved = paths.try_resolve_folder(folder)
         with self._changing() as events:
             with self._writing() as conn:
@@ -218,6 +221,9 @@ class ChatList(RegistryState):
         def rename(chat: Chat) -> dict[str, Any] | None:
             if not clean:
                 raise Refused(f"cannot rename session '{chat_id}': the title is empty")
+            if not visible(clean):
+                raise Refused(f"cannot rename session '{chat_id}': the title has only "
+                              "invisible characters")
             return {"title": clean} if chat.title != clean else None
 
         return self._change_chat(chat_id, "rename", rename)

@@ -11,12 +11,12 @@ import json
 import logging
 import os
 import sys
-import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from app.errors import CairnError, Refused
+from app.titles import visible
 from app.paths import shown
 from app.records import BUILD_STATUSES, Chat, Workspace
 
@@ -148,20 +148,6 @@ def text_of(value: str) -> str:
 
 
 # Letters that draw nothing (Hangul fillers, the blank Braille pattern).
-_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-
-
-def visible(text: str) -> bool:
-    """Does *text* show anything?  Spaces, controls, format characters (zero-width ones),
-    lone combining marks and blank letters do not; private-use characters (icons) do."""
-    return any(_shows(char) for char in text)
-
-
-def _shows(char: str) -> bool:
-    kind = unicodedata.category(char)
-    return kind == "Co" or (kind[0] not in "CZM" and char not in _BLANK_LETTERS)
-
-
 def _check_title(title: str, refusal: str) -> None:
     if title.strip() and not visible(title):
         raise Refused(f"{refusal}: the title has only invisible characters")

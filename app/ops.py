@@ -99,6 +99,10 @@ class Operations:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
 
+        def finished() -> None:
+            if not done.done():
+                done.set_result(None)
+
         def warm() -> None:
             try:
                 import anthropic  # noqa: F401 - loaded once, here, off the GUI thread
@@ -107,7 +111,7 @@ class Operations:
             except Exception:  # the turn will say what is wrong with the keychain
                 log.info("warming up failed", exc_info=True)
             finally:
-                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+                loop.call_soon_threadsafe(finished)
 
         threading.Thread(target=warm, name="cairn-warm-up", daemon=True).start()
         await done

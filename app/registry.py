@@ -25,6 +25,7 @@ from app.events import Hub, WorkspaceChanged
 from app.first_start import FirstStart
 from app.records import BUILD_STATUSES, OK, Workspace
 from app.registry_state import Cleanup, read_stored
+from app.titles import visible
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,9 @@ class Registry(ChatList, FirstStart):
         def rename(ws: Workspace) -> dict[str, Any]:
             if not clean:
                 raise Refused(f"cannot rename workspace '{ws_id}': the title is empty")
+            if not visible(clean):
+                raise Refused(f"cannot rename workspace '{ws_id}': the title has only "
+                              "invisible characters")
             return {"title": clean}
 
         return self._change_workspace(ws_id, "rename", rename)
