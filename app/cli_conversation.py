@@ -418,11 +418,13 @@ def _report_rebuild(report: Any, stderr: Any) -> None:
         return
     stderr.write(f"Knowledge: {len(report.applied)} change{'s' if len(report.applied) != 1 else ''}"
                  f" applied, {len(report.refused)} refused.\n")
+    # The knowledge model wrote these: an escape sequence in them must not drive the terminal.
     for op in report.applied:
-        stderr.write(f"  + {op.get('op')} {op.get('ref') or op.get('refs') or op.get('target')}:"
-                     f" {op.get('text', '')}\n")
+        where = op.get('ref') or op.get('refs') or op.get('target')
+        stderr.write(f"  + {shown(str(op.get('op')))} {shown(str(where))}:"
+                     f" {shown(str(op.get('text', '')))}\n")
     for refusal in report.refused:
-        stderr.write(f"  - refused: {refusal.reason}\n")
+        stderr.write(f"  - refused: {shown(str(refusal.reason))}\n")
 
 
 def _settings(cairn: Any, args: argparse.Namespace,

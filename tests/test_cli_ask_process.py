@@ -125,3 +125,16 @@ def test_a_refused_path_never_blocks_a_timed_start(isolated, tmp_path):
                            "--exit-after-first-paint"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr  # the window opened; the notice is not modal
+
+
+def test_what_the_knowledge_model_wrote_is_printed_escaped(online, fake, workspace, capsys):
+    from app import cli
+
+    online.close()
+    fake.reply_text(LONG)
+    fake.reply_json("update_knowledge", {"ops": [{
+        "op": "add", "target": "project", "section": "Facts",
+        "text": "Launch 2027-04-15 \x1b[31mred\x1b[0m", "evidence": "launch date is 2027-04-15"}]})
+    assert cli.main(["ask", "--folder", workspace.path, "When?"]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
