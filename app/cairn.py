@@ -24,10 +24,11 @@ class Cairn:
     def __init__(self, registry: Registry, *, background_rebuilds: bool = True) -> None:
         self.registry = registry
         db = registry.db
-        self.settings = Settings(db)
-        self.chats = ChatStore(db)
-        self.knowledge = KnowledgeStore(db)
-        self.files = FileStore(db, BlobStore(db.path.parent / "files"))
+        hub = registry.hub  # every store announces its changes there, after commit
+        self.settings = Settings(db, hub=hub)
+        self.chats = ChatStore(db, hub=hub)
+        self.knowledge = KnowledgeStore(db, hub=hub)
+        self.files = FileStore(db, BlobStore(db.path.parent / "files"), hub=hub)
         self.catalog = Catalog(db.path.parent)
         # One storage thread for turns, rebuilds and the window's operations (``ops`` takes
         # ``writer``): their writes never hold up the event loop, and land one at a time.

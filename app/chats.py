@@ -18,6 +18,7 @@ from typing import Any
 
 from app.db import Database, utc_now
 from app.errors import Refused
+from app.events import Hub, MessageStored, MessagesSuperseded
 
 COMPLETE, STOPPED, FAILED = "complete", "stopped", "failed"
 
@@ -70,15 +71,22 @@ class Message:
 
 
 class ChatStore:
-    def __init__(self, db: Database) -> None:
+    """What was said in each chat.  With a *hub*, every change is announced there after its
+    commit, on the committing thread: ``MessageStored``, ``MessagesSuperseded``."""
+
+    def __init__(self, db: Database, *, hub: Hub | None = None) -> None:
         self._db = db
+        self._hub = hub
 
     def append(self, chat_id: str, role: str, content: list[dict[str, Any]], *,
                status: str = COMPLETE, error: str | None = None, model: str | None = None,
                usage: Usage | None = None, cost_usd: float | None = None) -> Message:
         with self._db.write() as conn:
-            return _insert(conn, chat_id, role, content, status=status, error=error,
-                           model=model, usage=usage, cost_usd=cost_usd)
+            message = _insert(conn, chat_id, role, content, status=status, error=error,
+                              model=model, usage=usage, cost_usd=cost_usd)
+        if self._hub is not None:
+            self._hub.emit(MessageStored(chat_id, message.id, role))
+        return message
 
     def messages(self, chat_id: str, *, before: int | None = None, after: int | None = None,
                  limit: int | None = None, superseded: bool = False) -> list[Message]:
@@ -150,8 +158,9 @@ class ChatStore:
             if last.role == "assistant" and last.status == COMPLETE:
                 raise Refused(f"cannot retry in session '{chat_id}': the last reply is "
                               "complete; edit your message to send it again")
-            conn.execute("UPDATE message SET superseded_by = ? WHERE chat_id = ? AND id > ?"
-                         " AND superseded_by IS NULL", (person.id, chat_id, person.id))
+            replaced = _supersede(conn, chat_id, by=person.id, first=person.id + 1)
+        if self._hub is not None and replaced:
+            self._hub.emit(MessagesSuperseded(chat_id, replaced, person.id))
         return person
 
     def resend(self, chat_id: str, message_id: int, text: str) -> Message:
@@ -174,9 +183,10 @@ class ChatStore:
             if not content:
                 raise Refused("cannot send an empty message")
             new = _insert(conn, chat_id, "user", content)
-            conn.execute("UPDATE message SET superseded_by = ? WHERE chat_id = ? AND id >= ?"
-                         " AND id < ? AND superseded_by IS NULL",
-                         (new.id, chat_id, message_id, new.id))
+            replaced = _supersede(conn, chat_id, by=new.id, first=message_id, before=new.id)
+        if self._hub is not None:
+            self._hub.emit(MessagesSuperseded(chat_id, replaced, new.id),
+                           MessageStored(chat_id, new.id, "user"))
         return new
 
     # ----------------------------------------------------------------- drafts
@@ -216,6 +226,21 @@ def _insert(conn: sqlite3.Connection, chat_id: str, role: str, content: list[dic
     conn.execute("UPDATE chat SET updated_at = ? WHERE id = ?", (now, chat_id))
     assert row_id is not None
     return Message(row_id, chat_id, role, content, status, error, model, usage, cost_usd, now)
+
+
+def _supersede(conn: sqlite3.Connection, chat_id: str, *, by: int, first: int,
+               before: int | None = None) -> tuple[int, ...]:
+    """Take the conversation's messages from id *first* on (those before *before* only, when
+    given) out of it, superseded by message *by*; returns their ids, oldest first."""
+    where = "chat_id = ? AND id >= ? AND superseded_by IS NULL"
+    params: tuple[object, ...] = (chat_id, first)
+    if before is not None:
+        where += " AND id < ?"
+        params += (before,)
+    ids = tuple(r[0] for r in conn.execute(f"SELECT id FROM message WHERE {where} ORDER BY id",
+                                           params))
+    conn.execute(f"UPDATE message SET superseded_by = ? WHERE {where}", (by, *params))
+    return ids
 
 
 def _tail(conn: sqlite3.Connection, chat_id: str) -> list[Message]:

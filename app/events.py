@@ -14,7 +14,9 @@ its lock: a listener that reads the registry during delivery sees the state afte
 change.  ``Reset`` replaces the other events of its change: re-read everything.
 
 Another module emits through the registry's hub (``registry.hub.emit(KnowledgeSaved(...))``),
-after its own commit.
+after its own commit, on the thread that committed: the storage thread for a turn's messages
+and a rebuild's result, the operations' writer for what the window saves.  What is not
+stored (live work, a rebuild queued or started) is emitted on the thread that began it.
 """
 
 from __future__ import annotations
@@ -173,13 +175,28 @@ class Reset(Event):
 
 @dataclass(frozen=True, slots=True)
 class MessageStored(Event):
+    """A message was stored in *chat* (``ChatStore``): the person's, a reply, tool results."""
+
     chat: str
-    message_id: str
+    message_id: int  # ``Message.id``
     role: str
 
 
 @dataclass(frozen=True, slots=True)
+class MessagesSuperseded(Event):
+    """A retry or an edit took *message_ids* out of *chat*'s conversation (they stay stored,
+    ``superseded_by`` message *by*).  For an edit, *by* is the new message: its
+    ``MessageStored`` follows."""
+
+    chat: str
+    message_ids: tuple[int, ...]
+    by: int
+
+
+@dataclass(frozen=True, slots=True)
 class KnowledgeSaved(Event):
+    """A new version of *owner*'s document (a workspace id, or ``personal``)."""
+
     owner: str
     version: int
     source: str  # user, rebuild, import, restore
@@ -193,27 +210,41 @@ class FileAdded(Event):
 
 @dataclass(frozen=True, slots=True)
 class SettingChanged(Event):
+    """A setting (a key of ``app.settings.DEFAULTS``) was saved."""
+
     key: str
 
 
 @dataclass(frozen=True, slots=True)
 class RebuildQueued(Event):
+    """A rebuild of what *chat* taught will run: after the idle delay, or when one that is
+    running ends.  Not stored: emitted on the event loop's thread."""
+
     chat: str
 
 
 @dataclass(frozen=True, slots=True)
 class RebuildStarted(Event):
+    """A rebuild with something to learn began (its ``WorkStarted`` follows); on the thread
+    that runs rebuilds (the event loop's)."""
+
     chat: str
 
 
 @dataclass(frozen=True, slots=True)
 class RebuildApplied(Event):
+    """A rebuild's result (one chunk of a backlog) is saved, the chat's watermark moved; after
+    the ``KnowledgeSaved`` of each document it changed."""
+
     chat: str
-    owners: tuple[str, ...]  # the knowledge documents that changed
+    owners: tuple[str, ...]  # the knowledge documents that changed (maybe none)
 
 
 @dataclass(frozen=True, slots=True)
 class RebuildFailed(Event):
+    """The documents stay as they were; *sentence* says why (also kept as the owners' last
+    error)."""
+
     chat: str
     sentence: str
 

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 from app.blobs import CHUNK, BlobStore, TooLarge
 from app.db import Database, utc_now
 from app.errors import Refused, os_reason
+from app.events import FileAdded, Hub
 from app.ids import new_id
 from app.paths import shown
 
@@ -93,9 +94,13 @@ def media_type_of(path: Path) -> str:
 
 
 class FileStore:
-    def __init__(self, db: Database, blobs: BlobStore) -> None:
+    """Knowledge files and attachments.  With a *hub*, a new knowledge file is announced
+    there (``FileAdded``) after its commit, on the committing thread."""
+
+    def __init__(self, db: Database, blobs: BlobStore, *, hub: Hub | None = None) -> None:
         self._db = db
         self.blobs = blobs
+        self._hub = hub
 
     # ----------------------------------------------------------------- knowledge files
 
@@ -121,6 +126,8 @@ class FileStore:
                 (record.id, record.workspace_id, record.name, record.media_type, record.size,
                  record.sha256, record.description, record.created_at),
             )
+        if self._hub is not None:
+            self._hub.emit(FileAdded(workspace_id, record.id))
         return record
 
     def readable(self, record: KnowledgeFile) -> bool:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from app.db import Database
 from app.errors import Refused
+from app.events import Hub, SettingChanged
 from app.paths import shown
 
 log = logging.getLogger(__name__)
@@ -90,8 +91,12 @@ def _shown(value: str) -> str:
 
 
 class Settings:
-    def __init__(self, db: Database) -> None:
+    """Settings, read once and then served from memory.  With a *hub*, each saved setting is
+    announced there (``SettingChanged``) after its commit, on the committing thread."""
+
+    def __init__(self, db: Database, *, hub: Hub | None = None) -> None:
         self._db = db
+        self._hub = hub
         self._keychain: object = _UNREAD  # the key as last read from (or saved to) the keychain
         # Why the keychain could not be read, when it could not: "the system keychain is not
         # available (…)"; the sentence for a missing key says it instead of "no key".
@@ -125,6 +130,8 @@ class Settings:
             conn.execute("INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)",
                          (key, json.dumps(value)))
         self._values[key] = value
+        if self._hub is not None:
+            self._hub.emit(SettingChanged(key))
 
     # ----------------------------------------------------------------- the API key
 

@@ -25,6 +25,7 @@ from typing import Any
 from app.catalog import Catalog
 from app.chats import COMPLETE, ChatStore, Message
 from app.db import utc_now
+from app.events import RebuildApplied, RebuildFailed, RebuildStarted, WorkEnded, WorkStarted
 from app.knowledge.document import SECTIONS, labelled
 from app.knowledge.ops import Layer, Refusal, apply_ops
 from app.knowledge.store import PERSONAL, Change, KnowledgeStore
@@ -235,6 +236,11 @@ class Rebuilder:
         cancelled, nothing of it is saved, the watermark stays, and the report says
         ``stopped``.  (It registers with ``live.begin``, not ``begin_work``: an archived
         chat's exchanges are still learned, at the next trigger.)
+
+        Says so through the registry's hub: ``RebuildStarted`` and ``WorkStarted`` when it
+        needs the model, ``WorkEnded`` when it is over (here, on the loop's thread);
+        ``RebuildApplied`` after each saved result and ``RebuildFailed`` after a failure is
+        recorded (on the storage thread, after their commits).
         """
         report = Report(chat_id)
         storage = self._storage
@@ -245,6 +251,8 @@ class Rebuilder:
             return report
         stopper = Stopper(asyncio.get_running_loop())
         work = self.registry.live.begin(chat_id, BACKGROUND_JOB, stop=stopper.stop)
+        hub = self.registry.hub
+        hub.emit(RebuildStarted(chat_id), WorkStarted(chat_id, BACKGROUND_JOB))
         try:
             while backlog:
                 if stopper.stopped:
@@ -268,6 +276,7 @@ class Rebuilder:
                     report.status = "applied"
         finally:
             self.registry.live.end(work)
+            hub.emit(WorkEnded(chat_id, BACKGROUND_JOB))
         return report
 
     async def _rebuild_chunk(self, chat_id: str, chunk: list[Exchange], stopper: Stopper
@@ -299,7 +308,8 @@ class Rebuilder:
                                         purpose="knowledge"))
                             if not isinstance(failure, _NoToolCall) else str(failure))
             log.warning("rebuild for %s failed: %s", chat_id, report.error)
-            await storage.run(self._record_error, list(owners.values()), report.error)
+            await storage.run(self._record_error, list(owners.values()), report.error,
+                              chat_id=chat_id)
             return report
         # Validating against 30,000-character documents takes a while: never on the loop.
         outcome = await asyncio.to_thread(
@@ -311,16 +321,8 @@ class Rebuilder:
         report.applied, report.refused = list(outcome.applied), list(outcome.refused)
         changes = [Change(owners[key], new_text, versions[key])
                    for key, new_text in outcome.texts.items()]
-        now = utc_now()
-        saved = await storage.run(
-            self.knowledge.save_if_unchanged,
-            changes, source="rebuild", chat_id=chat_id,
-            also=[("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?) WHERE id = ?",
-                   (chunk[-1].last_message, chat_id)),
-                  *(("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)"
-                     " ON CONFLICT (owner) DO UPDATE SET last_success = excluded.last_success",
-                     (owner, now)) for owner in owners.values())],
-        )
+        saved = await storage.run(self._save_result, chat_id, changes, list(owners.values()),
+                                  chunk[-1].last_message)
         if not saved:
             report.status = "superseded"  # a hand edit landed meanwhile: it wins, run again
             report.applied = []
@@ -427,12 +429,28 @@ class Rebuilder:
         client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
         return await self._network.run(lambda: client.messages.create(**request, **options))
 
+    def _save_result(self, chat_id: str, changes: list[Change], owners: list[str],
+                     watermark: int) -> bool:
+        """The changed documents, the watermark and the owners' last success in one
+        transaction, if no document moved on meanwhile (storage thread)."""
+        now = utc_now()
+        saved = self.knowledge.save_if_unchanged(
+            changes, source="rebuild", chat_id=chat_id,
+            also=[("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?) WHERE id = ?",
+                   (watermark, chat_id)),
+                  *(("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)"
+                     " ON CONFLICT (owner) DO UPDATE SET last_success = excluded.last_success",
+                     (owner, now)) for owner in owners)])
+        if saved:
+            self.registry.hub.emit(RebuildApplied(chat_id, tuple(c.owner for c in changes)))
+        return saved
+
     def _set_watermark(self, chat_id: str, message_id: int) -> None:
         with self.registry.db.write() as conn:
             conn.execute("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?)"
                          " WHERE id = ?", (message_id, chat_id))
 
-    def _record_error(self, owners: Iterable[str], sentence: str) -> None:
+    def _record_error(self, owners: Iterable[str], sentence: str, *, chat_id: str) -> None:
         now = utc_now()
         with self.registry.db.write() as conn:
             for owner in owners:
@@ -441,6 +459,7 @@ class Rebuilder:
                     " VALUES (?, ?, ?) ON CONFLICT (owner) DO UPDATE SET"
                     " last_error = excluded.last_error, last_error_at = excluded.last_error_at",
                     (owner, sentence, now))
+        self.registry.hub.emit(RebuildFailed(chat_id, sentence))
 
     def status(self, owner: str) -> dict[str, Any]:
         rows = self.registry.db.query(

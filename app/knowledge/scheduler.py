@@ -6,6 +6,9 @@ across projects.  A rebuild that lost to a hand edit runs again at once, on top 
 failed one waits for the next turn (never a retry loop), and so does a stopped one
 (stop-and-archive): a stop is never undone behind the person's back.  Nothing here ever holds
 up a reply.
+
+It says ``RebuildQueued`` when a rebuild is armed or asked for, and ``RebuildFailed`` when one
+ended with an error of its own (the rebuilder says the model's failures); on the loop's thread.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from app.errors import CairnError
+from app.events import RebuildFailed, RebuildQueued
 from app.knowledge.rebuild import Rebuilder, Report
 from app.live import TURN
 from app.registry import Registry
@@ -49,6 +54,7 @@ class KnowledgeScheduler:
         delay = float(self._settings.get("knowledge.idle_seconds"))
         loop = asyncio.get_running_loop()
         self._timers[chat_id] = loop.call_later(delay, self.run_now, chat_id)
+        self._registry.hub.emit(RebuildQueued(chat_id))
 
     def chat_left(self, chat_id: str) -> None:
         """The person moved to another chat: no reason to wait."""
@@ -56,15 +62,16 @@ class KnowledgeScheduler:
             self.run_now(chat_id)
 
     def run_now(self, chat_id: str) -> asyncio.Task[Report]:
-        self._cancel_timer(chat_id)
+        timed = self._cancel_timer(chat_id)  # (its RebuildQueued was said when it was armed)
         running = self._tasks.get(chat_id)
         if running is not None and not running.done():
-            self._again.add(chat_id)  # it may have read the chat before this exchange
+            if chat_id not in self._again:
+                self._again.add(chat_id)  # it may have read the chat before this exchange
+                self._registry.hub.emit(RebuildQueued(chat_id))
             return running
-        task = asyncio.get_running_loop().create_task(self._run(chat_id))
-        self._tasks[chat_id] = task
-        task.add_done_callback(lambda done: self._finished(chat_id, done))
-        return task
+        if not timed:
+            self._registry.hub.emit(RebuildQueued(chat_id))
+        return self._start(chat_id)
 
     def resume(self) -> None:
         """At start: chats whose exchanges no rebuild covered yet (the app quit first)."""
@@ -107,6 +114,12 @@ class KnowledgeScheduler:
                 log.exception("a rebuild listener failed")
         return report
 
+    def _start(self, chat_id: str) -> asyncio.Task[Report]:
+        task = asyncio.get_running_loop().create_task(self._run(chat_id))
+        self._tasks[chat_id] = task
+        task.add_done_callback(lambda done: self._finished(chat_id, done))
+        return task
+
     def _finished(self, chat_id: str, task: asyncio.Task[Report]) -> None:
         if self._tasks.get(chat_id) is task:
             del self._tasks[chat_id]
@@ -115,9 +128,13 @@ class KnowledgeScheduler:
         failure = task.exception()
         if failure is not None:  # never silent: say it, and let the next turn retry
             log.error("rebuild for %s stopped", chat_id, exc_info=failure)
+            sentence = (str(failure) if isinstance(failure, CairnError) else
+                        "The knowledge update failed unexpectedly; the documents are unchanged "
+                        "and the next turn tries again.")
+            self._registry.hub.emit(RebuildFailed(chat_id, sentence))
         if chat_id in self._again and not self._draining:
             self._again.discard(chat_id)
-            self.run_now(chat_id)
+            self._start(chat_id)
 
     def _project_of(self, chat_id: str) -> str:
         chat = self._registry.chat(chat_id)
@@ -126,7 +143,9 @@ class KnowledgeScheduler:
             ws_id = self._registry.parent_of(ws_id)
         return ws_id or "personal"  # Ungrouped chats can only touch personal memory
 
-    def _cancel_timer(self, chat_id: str) -> None:
+    def _cancel_timer(self, chat_id: str) -> bool:
+        """True when a timer was armed."""
         timer = self._timers.pop(chat_id, None)
         if timer is not None:
             timer.cancel()
+        return timer is not None

@@ -20,6 +20,7 @@ from typing import overload
 
 from app.db import Database, utc_now
 from app.errors import Refused
+from app.events import Hub, KnowledgeSaved
 
 PERSONAL = "personal"
 SOURCES = ("user", "rebuild", "import", "restore")
@@ -85,8 +86,12 @@ class Conflict:
 
 
 class KnowledgeStore:
-    def __init__(self, db: Database) -> None:
+    """The documents and their history.  With a *hub*, every new version is announced there
+    (``KnowledgeSaved``) after its commit, on the committing thread."""
+
+    def __init__(self, db: Database, *, hub: Hub | None = None) -> None:
         self._db = db
+        self._hub = hub
 
     # ----------------------------------------------------------------- reading
 
@@ -151,7 +156,9 @@ class KnowledgeStore:
                 return Saved(current)
             if based_on is not None and based_on != current.version:
                 return Conflict(current)
-            return Saved(_write(conn, owner, text, current.version + 1, source, chat_id))
+            saved = _write(conn, owner, text, current.version + 1, source, chat_id)
+        self._announce(saved)
+        return Saved(saved)
 
     def save_if_unchanged(self, changes: Sequence[Change], *, source: str,
                           chat_id: str | None = None,
@@ -164,11 +171,16 @@ class KnowledgeStore:
         with self._db.write() as conn:
             if any(_version(conn, c.owner) != c.based_on for c in changes):
                 return False
-            for change in changes:
-                _write(conn, change.owner, change.text, change.based_on + 1, source, chat_id)
+            saved = [_write(conn, change.owner, change.text, change.based_on + 1, source,
+                            chat_id) for change in changes]
             for sql, params in also:
                 conn.execute(sql, params)
+        self._announce(*saved)
         return True
+
+    def _announce(self, *saved: Document) -> None:
+        if self._hub is not None and saved:
+            self._hub.emit(*(KnowledgeSaved(d.owner, d.version, d.source or "") for d in saved))
 
     def restore(self, owner: str, version: int) -> Document:
         """An old version becomes the newest one (a restore is itself a version, unless its
