@@ -77,6 +77,7 @@ class Cairn:
         return cls(Registry.open(data_folder), background_rebuilds=background_rebuilds)
 
     def close(self) -> None:
-        self.network.close()  # a model call still running is cancelled
+        # The client's connections close on their own loop; a call still running is cancelled.
+        self.network.close(last=self.engine.close_client)
         self.storage.close()  # what was asked for is stored first
         self.registry.close()

@@ -90,6 +90,13 @@ class ChatEngine:
                 settle_interpreter()  # start-up is over: the SDK is loaded (see app.live)
             return self._client[1]
 
+    async def close_client(self) -> None:
+        """Close the client's connections (on the network thread, whose loop owns them)."""
+        with self._client_lock:
+            made, self._client = self._client, None
+        if made is not None:
+            await made[1].close()
+
     async def client_async(self) -> Any:
         """:meth:`client` on a worker thread: the first one imports the SDK (seconds) and asks
         the keychain (which can prompt), neither of which may hold up the event loop."""

@@ -237,14 +237,23 @@ class NetworkThread:
 
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(), loop))
 
-    def close(self) -> None:
-        """Cancel what still runs there and let the thread go."""
+    def close(self, last: Callable[[], Coroutine[Any, Any, object]] | None = None) -> None:
+        """Run *last* there (closing a client's connections on the loop that owns them, for
+        at most a few seconds), cancel what still runs, and let the thread go."""
         with self._lock:
             self._closed = True
             loop, thread = self._loop, self._thread
             self._loop = self._thread = None
         if loop is None or thread is None:
             return
+        if last is not None:
+            async def call() -> object:
+                return await last()
+
+            try:
+                asyncio.run_coroutine_threadsafe(call(), loop).result(timeout=5)
+            except Exception:  # closing down: a client that will not close is let go
+                log.debug("closing on the network thread failed", exc_info=True)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
 
