@@ -13,6 +13,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -243,7 +244,7 @@ class Database:
                     f"Cairn's database at '{path}' failed its integrity check "
                     f"({problems[0]}); nothing was changed.{hint}"
                 )
-            conn.execute("PRAGMA journal_mode=WAL").fetchall()  # read to the end: no lock kept
+            _enable_wal(conn)
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
             db = cls(conn, path)
@@ -406,6 +407,9 @@ def _create_if_missing(path: Path) -> None:
     try:
         conn = sqlite3.connect(fresh, isolation_level=None)
         try:
+            # WAL is kept in the file's header: the database arrives in WAL mode, so that
+            # several processes starting on it never race to switch it.
+            conn.execute("PRAGMA journal_mode=WAL").fetchall()
             conn.execute("BEGIN IMMEDIATE")
             for script in MIGRATIONS:
                 for statement in _statements(script):
@@ -428,6 +432,25 @@ def _create_if_missing(path: Path) -> None:
             fresh.unlink()
         except FileNotFoundError:
             pass
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL (a database from before WAL, or made elsewhere).  The switch needs the
+    database to itself and SQLite does not wait for it, so another process opening the same
+    file at that moment is waited for here, up to the usual busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            # Read to the end: a statement left unfinished would keep its lock.
+            if conn.execute("PRAGMA journal_mode").fetchall() == [("wal",)]:
+                return
+            conn.execute("PRAGMA journal_mode=WAL").fetchall()
+            return
+        except sqlite3.OperationalError as error:
+            busy = "locked" in str(error) or "busy" in str(error)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _refuse_if_not_a_database(path: Path) -> None:
