@@ -3,41 +3,19 @@ changes made elsewhere (another thread, another process) showing without a reope
 
 from __future__ import annotations
 
-import asyncio
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import qasync
 from PySide6.QtCore import QModelIndex, QPoint, Qt
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QLabel
 
 from app.ops import Operations
 from app.records import BUILD_STATUSES
 from ui.board import Board, ColumnModel
 from ui.bridge import EventBridge
 
-
-_CLOSED_LOOPS: list[asyncio.AbstractEventLoop] = []
-
-
-@pytest.fixture
-def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
-    """The window's qasync loop, running whenever Qt processes events (qtbot's waits)."""
-    loop = qasync.QEventLoop(qapp, already_running=True)
-    asyncio.set_event_loop(loop)
-    yield loop
-    for task in asyncio.all_tasks(loop):
-        task.cancel()
-    qapp.processEvents()
-    asyncio.events._set_running_loop(None)
-    loop._QEventLoop__is_running = False  # type: ignore[attr-defined]  # (stop() quits Qt)
-    loop.close()
-    asyncio.set_event_loop(None)
-    # Kept: its timer object may still hold Qt timers, and a garbage collection on another
-    # thread (the writer's) would destroy it there, which crashes Qt.
-    _CLOSED_LOOPS.append(loop)
+from tests.ui_helpers import loop  # noqa: F401 - a fixture
 
 
 @pytest.fixture

@@ -4,17 +4,15 @@ conflict, and refusals as their sentence.  Nothing here asks the keychain on the
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import keyring
 import pytest
-import qasync
 from keyring.backends import fail
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractButton, QApplication, QCheckBox, QComboBox, QLabel,
+from PySide6.QtWidgets import (QAbstractButton, QCheckBox, QComboBox, QLabel,
                                QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTabWidget,
                                QWidget)
 
@@ -28,26 +26,7 @@ W = TypeVar("W", bound=QWidget)
 NEW_KEY = "sk-ant-api03-NEW-key-4d2e"
 SLOW = 20_000  # ms: for waits that make an SDK client or go over the network
 
-
-_CLOSED_LOOPS: list[asyncio.AbstractEventLoop] = []
-
-
-@pytest.fixture
-def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
-    """The window's qasync loop, running whenever Qt processes events (qtbot's waits)."""
-    loop = qasync.QEventLoop(qapp, already_running=True)
-    asyncio.set_event_loop(loop)
-    yield loop
-    for task in asyncio.all_tasks(loop):
-        task.cancel()
-    qapp.processEvents()
-    asyncio.events._set_running_loop(None)
-    loop._QEventLoop__is_running = False  # type: ignore[attr-defined]  # (stop() quits Qt)
-    loop.close()
-    asyncio.set_event_loop(None)
-    # Kept: its timer object may still hold Qt timers, and a garbage collection on another
-    # thread (the writer's) would destroy it there, which crashes Qt.
-    _CLOSED_LOOPS.append(loop)
+from tests.ui_helpers import loop  # noqa: F401 - a fixture
 
 
 @pytest.fixture

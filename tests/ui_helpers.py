@@ -12,6 +12,11 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex
 from PySide6.QtWidgets import QApplication
 
 
+# Closed loops stay referenced: qasync's timer object may still hold Qt timers, and a garbage
+# collection on another thread (the storage thread's) would destroy it there and crash Qt.
+_CLOSED_LOOPS: list[asyncio.AbstractEventLoop] = []
+
+
 @pytest.fixture
 def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     """The window's qasync loop, counted as running, so that tasks advance whenever Qt
@@ -26,6 +31,7 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     loop._QEventLoop__is_running = False  # type: ignore[attr-defined]  # (stop() quits Qt)
     loop.close()
     asyncio.set_event_loop(None)
+    _CLOSED_LOOPS.append(loop)
 
 
 def walk(model: QAbstractItemModel, parent: QModelIndex = QModelIndex(),  # noqa: B008
