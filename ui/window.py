@@ -23,6 +23,7 @@ from PySide6.QtGui import (
     QIcon,
     QKeySequence,
     QPaintEvent,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -90,6 +91,31 @@ class Notice(QFrame):
         self.label.setText(sentence)
         self.label.setAccessibleDescription(sentence)
         self.show()
+
+
+class ElidedLabel(QLabel):
+    """One line that gives way to the window: a long title ends in "…" (the whole text in the
+    tooltip and for assistive technology) instead of widening the window."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self._full = text
+        self.setToolTip(text)
+        self.setAccessibleDescription(text)
+        self._elide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideLeft,
+                                              max(0, self.width()))
+        super().setText(shown)
 
 
 class MainWindow(QMainWindow):
@@ -183,7 +209,7 @@ class MainWindow(QMainWindow):
         center_layout.setContentsMargins(24, 16, 24, 16)
         self.notice = Notice()
         center_layout.addWidget(self.notice)
-        self.header = QLabel("")
+        self.header = ElidedLabel()
         self.header.setObjectName("chat-header")
         self.header.setAccessibleName("Chat title")
         self.header.setStyleSheet("#chat-header { font-size: 15px; font-weight: 600; }")
@@ -380,8 +406,8 @@ class MainWindow(QMainWindow):
             self.header.setText("")
             self.center_text.setText(
                 "Pick a chat on the left, or start one with New chat (Ctrl+N).\n\n"
-                "Add a folder with Workspace (Ctrl+Shift+N), by dropping it here, or from a "
-                "terminal with: cairn PATH")
+                "Add a folder with Add workspace (Ctrl+Shift+N), by dropping it here, or from "
+                "a terminal with: cairn PATH")
             self.panel.setText("")
             return
         trail = []
