@@ -26,13 +26,6 @@ class ModelError(CairnError):
         self.kind = kind
 
 
-def cost(model: str, usage: Usage) -> float | None:
-    """What one request cost in dollars, or None for a model without a known price."""
-    from app.prices import cost as priced
-
-    return priced(model, usage)
-
-
 def request_options(info: ModelInfo | None, *, effort: str, max_tokens: int) -> dict[str, Any]:
     """What a request to this model may carry beyond the basics, decided from its data.
 

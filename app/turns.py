@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 from app.chats import COMPLETE, FAILED, STOPPED, Message, Usage
 from app.ids import new_id
 from app.live import Stopped, Stopper, Work
+from app.prices import cost as _cost
+from app.prices import total as total_cost
 
 if TYPE_CHECKING:
     from app.conversation import ChatEngine
@@ -476,7 +478,6 @@ class TurnRun:
             return False
 
     def _end(self, status: str, error: str | None, waiting: bool = False) -> TurnResult:
-        from app.prices import total as total_cost
 
         state, model = self.state, self.model
         total = state.usage + state.round_usage
@@ -632,7 +633,3 @@ def _summary(output: list[dict[str, Any]]) -> str:
     return line
 
 
-def _cost(model: str, usage: Usage) -> float | None:
-    from app.model import cost
-
-    return cost(model, usage)

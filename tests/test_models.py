@@ -365,8 +365,6 @@ def test_cairn_models_lists_lifecycle_and_marks_the_ones_in_use(cairn, fake, cap
 
 def _pad_to(cairn, workspace, tokens: int) -> None:
     """Make the chat's system prompt estimate to *tokens* by padding the knowledge."""
-    from app.conversation import place_breakpoints  # noqa: F401 - the code under test
-
     base = "## Facts\n- Padding "
     probe = cairn.registry.new_chat(folder=workspace.path)
     low, high = 0, 20_000  # under the 20,000-character cap: the whole document goes in

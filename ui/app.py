@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QEvent, QObject  # loads no platform plugin: fine without a display
+
 from app import locations
 from app.errors import CairnError
 
@@ -82,12 +84,6 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
     return starter.exit_code
 
 
-def _file_open_filter_base() -> type:
-    from PySide6.QtCore import QObject
-
-    return QObject
-
-
 def start(app: Any, folder: Path, *, open_path: str | None = None,
           exit_after_first_paint: bool = False, dark: bool | None = None) -> Starter:
     """Show the window at once and get ready to open the core (``starter.begin()`` on the
@@ -108,7 +104,7 @@ def start(app: Any, folder: Path, *, open_path: str | None = None,
     return starter
 
 
-class FileOpenFilter(_file_open_filter_base()):  # type: ignore[misc]
+class FileOpenFilter(QObject):
     """macOS sends a folder dropped on the Dock icon as a ``QFileOpenEvent``: handled like a
     later `cairn PATH`."""
 
@@ -116,9 +112,7 @@ class FileOpenFilter(_file_open_filter_base()):  # type: ignore[misc]
         super().__init__()
         self.starter = starter
 
-    def eventFilter(self, watched: Any, event: Any) -> bool:
-        from PySide6.QtCore import QEvent
-
+    def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.FileOpen:
             path = event.file()
             if path:
