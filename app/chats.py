@@ -120,6 +120,26 @@ class ChatStore:
             rows.reverse()
         return [_message(r) for r in rows]
 
+    def page(self, chat_id: str, *, before: int | None = None, limit: int = 50) -> list[Message]:
+        """A page of the conversation that starts where a turn starts: at a message of the
+        person (or the chat's first message), so a reply is never cut in two between pages.
+
+        At least *limit* messages (fewer at the chat's start), oldest first; a page that
+        would open inside a reply reaches back to the person's message that asked for it.
+        """
+        page = self.messages(chat_id, before=before, limit=limit)
+        while len(page) >= limit and page and not page[0].from_person:
+            older = self.messages(chat_id, before=page[0].id, limit=max(8, limit // 4))
+            if not older:
+                break
+            cut = next((i for i in range(len(older) - 1, -1, -1) if older[i].from_person), None)
+            if cut is not None:
+                return older[cut:] + page
+            page = older + page
+            if len(older) < max(8, limit // 4):
+                break  # the chat's start
+        return page
+
     def message(self, chat_id: str, message_id: int) -> Message | None:
         """One message of the chat, superseded or not; None when the chat holds no such id."""
         rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND id = ?",

@@ -18,6 +18,7 @@ from typing import Any
 
 from app.errors import Refused, os_reason
 from app.paths import shown
+from app.prices import usage_line
 
 COMMANDS = ("ask", "context", "files", "memory", "knowledge", "settings", "key", "models")
 
@@ -294,12 +295,8 @@ def _ask(cairn: Any, args: argparse.Namespace, stdout: Any, stderr: Any) -> int:
         for line in notices:
             stderr.write(line + "\n")
     if not as_json and not result.error:
-        u = result.usage
-        price = (f" · ${result.cost_usd:.4f}" if result.cost_usd is not None
-                 else " · cost unknown")
         # On stderr, so that stdout holds the reply alone (cairn ask … > answer.md).
-        stderr.write(f"{u.input:,} in · {u.cache_write:,} cache write · {u.cache_read:,} cached"
-                     f" · {u.output:,} out{price} · {chat.id}\n")
+        stderr.write(f"{usage_line(result.usage, result.cost_usd)} · {chat.id}\n")
     summary = {"chat": chat.id, "status": result.status, "error": result.error,
                "model": result.model, "usage": result.usage.to_json(),
                "cost_usd": result.cost_usd, "text": result.text,

@@ -215,15 +215,34 @@ class FileStore:
 
     # ----------------------------------------------------------------- attachments
 
+    def check_attachment(self, source: Path) -> dict[str, Any]:
+        """What :meth:`attach` would refuse, said now and nothing stored: the window checks a
+        file when it is attached (a chip, or the sentence), long before Send.  Returns the
+        name, media type and size it would be sent with."""
+        media_type = media_type_of(source)
+        limit, too_large = _attachment_limit(media_type)
+        check: _TextProbe | None = None
+        if media_type not in IMAGE_TYPES and media_type != "application/pdf":
+            check = _TextProbe(refuse=f"cannot attach '{shown(source.name)}': Cairn can send "
+                                      "text files, PDFs and images (PNG, JPEG, GIF, WebP)")
+        reader, size = open_source(source, verb="attach")
+        with reader:
+            if size > limit:
+                raise Refused(f"cannot attach '{shown(source.name)}': {too_large}")
+            if check is not None:
+                try:
+                    while chunk := reader.read(CHUNK):
+                        check(chunk)
+                    check(b"")
+                except OSError as error:
+                    raise Refused(f"cannot attach '{shown(source.name)}': it could not be read "
+                                  f"to the end, because {os_reason(error)}") from None
+        return {"name": source.name, "media_type": media_type, "size": size}
+
     def attach(self, source: Path) -> dict[str, Any]:
         """Store a file sent with a message; the message keeps this reference."""
         media_type = media_type_of(source)
-        if media_type in IMAGE_TYPES:
-            limit, too_large = MAX_IMAGE_BYTES, "images can be at most 5 MB"
-        elif media_type == "application/pdf":
-            limit, too_large = MAX_PDF_BYTES, "PDFs can be at most 32 MB"
-        else:
-            limit, too_large = MAX_FILE_BYTES, "text files can be at most 32 MB"
+        limit, too_large = _attachment_limit(media_type)
         check: _TextProbe | None = None
         if media_type not in IMAGE_TYPES and media_type != "application/pdf":
             check = _TextProbe(refuse=f"cannot attach '{shown(source.name)}': Cairn can send "
@@ -247,6 +266,15 @@ class FileStore:
             return _pdf_block(data, reference["name"])
         return {"type": "text",
                 "text": f"<file name=\"{reference['name']}\">\n{_decode(data) or ''}\n</file>"}
+
+
+def _attachment_limit(media_type: str) -> tuple[int, str]:
+    """An attachment's size limit, and the end of the sentence that refuses a larger one."""
+    if media_type in IMAGE_TYPES:
+        return MAX_IMAGE_BYTES, "images can be at most 5 MB"
+    if media_type == "application/pdf":
+        return MAX_PDF_BYTES, "PDFs can be at most 32 MB"
+    return MAX_FILE_BYTES, "text files can be at most 32 MB"
 
 
 def open_source(source: Path, *, verb: str) -> tuple[BinaryIO, int]:

@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from app.cairn import Cairn
     from app.chats import Message
     from app.files import KnowledgeFile
+    from app.knowledge.status import ChatKnowledge
     from app.knowledge.store import Conflict, Document, Saved, Version
     from app.records import Chat, Workspace
+    from app.turns import EngineListener, Subscription, Turn
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +180,80 @@ class Operations:
         """A page of a chat, oldest first: the newest page when *before* is None."""
         return await self.read(
             lambda: self.cairn.chats.messages(chat_id, before=before, limit=limit))
+
+    async def page(self, chat_id: str, *, before: int | None = None, limit: int = 50
+                   ) -> list[Message]:
+        """A page of a chat that starts where a turn starts (``ChatStore.page``)."""
+        return await self.read(
+            lambda: self.cairn.chats.page(chat_id, before=before, limit=limit))
+
+    async def messages_after(self, chat_id: str, after: int) -> list[Message]:
+        """The conversation after message *after* (the end of a chat as it grows)."""
+        return await self.read(lambda: self.cairn.chats.messages(chat_id, after=after))
+
+    def subscribe_turns(self, callback: EngineListener) -> Subscription:
+        """Hear every turn's events on the event loop, as ``callback(turn, event)``."""
+        return self.cairn.engine.subscribe(callback)
+
+    def running(self, chat_id: str) -> Turn | None:
+        return self.cairn.engine.running(chat_id)
+
+    async def message_count(self, chat_id: str) -> int:
+        return await self.read(lambda: self.cairn.chats.message_count(chat_id))
+
+    async def chat_knowledge(self, chat_id: str) -> ChatKnowledge:
+        """What the chat header says about the chat's knowledge (``app.knowledge.status``)."""
+        from app.knowledge.status import chat_knowledge
+
+        def read() -> ChatKnowledge:
+            chat = self.cairn.registry.get_chat(chat_id, verb="show")
+            return chat_knowledge(self.cairn.registry, self.cairn.rebuilder, chat)
+
+        return await self.read(read)
+
+    # ----------------------------------------------------------------- turns
+
+    async def start_turn(self, chat_id: str, text: str, *, attachments: Sequence[Path] = ()
+                         ) -> Turn:
+        """Send: the message is stored, then the reply streams (``ChatEngine.start_turn``)."""
+        return await self.cairn.engine.start_turn(chat_id, text, attachments=attachments)
+
+    async def retry(self, chat_id: str) -> Turn:
+        return await self.cairn.engine.retry(chat_id)
+
+    async def edit_and_resend(self, chat_id: str, message_id: int, text: str) -> Turn:
+        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text)
+
+    def stop(self, chat_id: str) -> bool:
+        """Stop the reply streaming in the chat; False when none is."""
+        turn = self.cairn.engine.running(chat_id)
+        if turn is None:
+            return False
+        turn.cancel()
+        return True
+
+    async def check_attachment(self, path: Path) -> dict[str, Any]:
+        """What Send would refuse about this file, said now (``FileStore.check_attachment``)."""
+        return await self.read(lambda: self.cairn.files.check_attachment(path))
+
+    async def keep_pasted_image(self, data: bytes, suffix: str = ".png") -> Path:
+        """An image pasted into the composer, as a file to attach: kept in the data folder's
+        ``pasted/`` until it is sent (the blob store keeps its own copy then)."""
+        def write() -> Path:
+            from app.db import utc_now
+
+            folder = self.cairn.registry.db.path.parent / "pasted"
+            folder.mkdir(parents=True, exist_ok=True)
+            stamp = utc_now()[:19].replace(":", ".").replace("T", " ")
+            path = folder / f"Pasted image {stamp}{suffix}"
+            n = 1
+            while path.exists():
+                n += 1
+                path = folder / f"Pasted image {stamp} ({n}){suffix}"
+            path.write_bytes(data)
+            return path
+
+        return await self.read(write)
 
     async def draft(self, chat_id: str) -> str:
         return await self.read(lambda: self.cairn.chats.draft(chat_id))

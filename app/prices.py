@@ -92,3 +92,11 @@ def cost(model: str, usage: Usage) -> float | None:
 def total(costs: list[float | None]) -> float | None:
     """The sum of several requests' costs; unknown if any of them is."""
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+def usage_line(usage: Usage, cost_usd: float | None) -> str:
+    """A turn's tokens and cost in one line, as the command line and the window show it:
+    ``1,240 in · 0 cache write · 3,900 cached · 212 out · $0.0123`` (or ``cost unknown``)."""
+    price = f"${cost_usd:.4f}" if cost_usd is not None else "cost unknown"
+    return (f"{usage.input:,} in · {usage.cache_write:,} cache write · {usage.cache_read:,} cached"
+            f" · {usage.output:,} out · {price}")

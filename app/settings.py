@@ -31,6 +31,7 @@ DEFAULTS: dict[str, Any] = {
     "api.base_url": "",  # empty: ANTHROPIC_BASE_URL, else Anthropic's own
     "memory.enabled": True,  # personal memory goes to the model (spec 000: on by default)
     "knowledge.idle_seconds": 20,
+    "chat.enter_sends": True,  # Enter sends and Shift+Enter breaks the line (off: swapped)
 }
 
 

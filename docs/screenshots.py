@@ -40,6 +40,59 @@ KNOWLEDGE = """## Working style & preferences
 """
 
 
+REPLY_1 = """Here is the palette as the brand guidelines define it, with the CSS variables the
+website already uses:
+
+| Role | Colour | Hex | Use |
+|:--|:--|:--|:--|
+| Accent | Orange | `#FF5500` | Buttons, links, highlights |
+| Secondary | Charcoal | `#2B2B2B` | Body text, dark backgrounds |
+| Neutral | Paper | `#F7F5F2` | Page background |
+
+```css
+:root {
+  --acme-accent: #FF5500;
+  --acme-charcoal: #2B2B2B;
+  --acme-paper: #F7F5F2;
+}
+```
+
+Keep orange for **one** action per screen; the guidelines call it the "single spark" rule."""
+
+REPLY_2 = """Three options for the launch headline, in the formal-but-warm tone:
+
+1. **Analytics your whole team can read.** Launching 15 April 2027.
+2. **From data to decisions, without the detour.**
+3. **See the business clearly.** Acme is ready when you are.
+
+- [x] British spelling
+- [x] No exclamation marks
+- [ ] Checked with Dana Ruiz before it goes out"""
+
+
+def add_conversation(cairn: object, chat_id: str) -> None:
+    """A conversation as it is stored after two turns (thinking, a file read, costs)."""
+    from app.chats import Usage
+
+    chats = cairn.chats  # type: ignore[attr-defined]
+    chats.append(chat_id, "user", [{"type": "text", "text": "What are our brand colours? "
+                                    "I need them for the launch page."}])
+    chats.append(chat_id, "assistant", [
+        {"type": "thinking", "thinking": "The knowledge lists orange and charcoal; the brand "
+         "guidelines file has the full palette.", "signature": "sig"},
+        {"type": "tool_use", "id": "toolu_1", "name": "readWorkspaceFile",
+         "input": {"file_id": "wf_1"}}],
+        model="claude-sonnet-5-5", usage=Usage(1240, 0, 3900, 88), cost_usd=0.0042)
+    chats.append(chat_id, "user", [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                    "content": [{"type": "text", "text":
+                                                 "[brand-guidelines.txt — page 1 of 2]\n…"}]}])
+    chats.append(chat_id, "assistant", [{"type": "text", "text": REPLY_1}],
+                 model="claude-sonnet-5-5", usage=Usage(2410, 0, 3900, 212), cost_usd=0.0074)
+    chats.append(chat_id, "user", [{"type": "text", "text": "Draft three launch headlines."}])
+    chats.append(chat_id, "assistant", [{"type": "text", "text": REPLY_2}],
+                 model="claude-sonnet-5-5", usage=Usage(2690, 0, 4100, 164), cost_usd=0.0075)
+
+
 def make_data(root: Path) -> None:
     """Folders and a registry a person might have after a few weeks."""
     from app.cairn import Cairn
@@ -67,6 +120,8 @@ def make_data(root: Path) -> None:
     for title in ("Logo ideas", "Colour palette review", "Launch copy"):
         chat = reg.new_chat(folder=str(root / "Acme Inc" / "Brand"), title=title)
     reg.pin_chat(chat.id)
+    add_conversation(cairn, chat.id)
+    learned = chat.id
     for title in ("Pricing questions", "Investor update draft"):
         reg.new_chat(folder=str(root / "Acme Inc"), title=title)
     reg.new_chat(folder=str(root / "Acme Inc" / "Website"), title="Homepage hero text")
@@ -76,6 +131,13 @@ def make_data(root: Path) -> None:
     reg.new_chat(title="Scratch: regex for dates")
     reg.new_chat(title="Trip to Lisbon")
     cairn.knowledge.save(acme.id, KNOWLEDGE, source="user")
+    cairn.settings.set("knowledge.idle_seconds", 86_400)  # no rebuild while shooting
+    # The conversation was learned a few minutes ago (as a rebuild records it).
+    with reg.db.write() as conn:
+        conn.execute("UPDATE chat SET knowledge_watermark = (SELECT max(id) FROM message"
+                     " WHERE chat_id = ?) WHERE id = ?", (learned, learned))
+        conn.execute("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)",
+                     (acme.id, "2026-11-30T09:12:00.000Z"))
     cairn.knowledge.save(brand.id, "## Assets & links\n- Logo files in Brand/logo/\n",
                          source="user")
     (root / "Thesis").rename(root / "Thesis (moved)")  # shows as missing
@@ -119,6 +181,7 @@ def main() -> None:
             window.sidebar.set_expanded_ids([acme.id, brand.id])
             launch = next(c for c in reg.chats_of(brand.id) if c.title == "Launch copy")
             window.select_chat(launch.id)
+            window.chat_panel.composer.set_text("Now a shorter version for the social posts")
             deadline = time.monotonic() + 3
             while time.monotonic() < deadline:  # let it lay out and settle
                 await asyncio.sleep(0.05)

@@ -268,6 +268,10 @@ class Starter:
         if self.cairn is None:
             return
         try:
+            await self.window.before_quit()
+        except Exception:
+            log.exception("the chat could not be put away")
+        try:
             await self.cairn.scheduler.drain(timeout=QUIT_WAIT_SECONDS)
         except Exception:
             log.exception("pending rebuilds could not be parked")

@@ -23,29 +23,27 @@ from PySide6.QtGui import (
     QIcon,
     QKeySequence,
     QPaintEvent,
-    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QFileDialog,
-    QFrame,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
     QSizePolicy,
     QSplitter,
     QStackedWidget,
     QToolBar,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.errors import CairnError
+from ui.widgets import ElidedLabel, Notice
 
 if TYPE_CHECKING:
     from app.cairn import Cairn
     from app.ops import Operations
     from ui.bridge import EventBridge
+    from ui.chat.panel import ChatPanel
     from ui.sidebar import Sidebar
 
 log = logging.getLogger(__name__)
@@ -62,60 +60,6 @@ def icon(name: str, colour: str | None = None) -> QIcon:
     from ui.icons import tinted
 
     return tinted(name, colour, 18, 2.0)
-
-
-class Notice(QFrame):
-    """A quiet banner for one sentence (a refusal, a warning), dismissed by the person."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("notice")
-        self.setAccessibleName("Notice")
-        self.setStyleSheet("#notice { background: palette(alternate-base);"
-                           " border: 1px solid palette(mid); border-radius: 6px; }")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 8, 8, 8)
-        self.label = QLabel()
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        close = QToolButton()
-        close.setText("✕")
-        close.setAccessibleName("Dismiss")
-        close.setAutoRaise(True)
-        close.clicked.connect(self.hide)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
-        self.hide()
-
-    def say(self, sentence: str) -> None:
-        self.label.setText(sentence)
-        self.label.setAccessibleDescription(sentence)
-        self.show()
-
-
-class ElidedLabel(QLabel):
-    """One line that gives way to the window: a long title ends in "…" (the whole text in the
-    tooltip and for assistive technology) instead of widening the window."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._full = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
-        self._full = text
-        self.setToolTip(text)
-        self.setAccessibleDescription(text)
-        self._elide()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideLeft,
-                                              max(0, self.width()))
-        super().setText(shown)
 
 
 class MainWindow(QMainWindow):
@@ -214,14 +158,22 @@ class MainWindow(QMainWindow):
         self.header.setAccessibleName("Chat title")
         self.header.setStyleSheet("#chat-header { font-size: 15px; font-weight: 600; }")
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        center_layout.addWidget(self.header)
+        overview = QWidget()
+        overview_layout = QVBoxLayout(overview)
+        overview_layout.setContentsMargins(0, 0, 0, 0)
+        overview_layout.addWidget(self.header)
         self.center_text = QLabel("")
         self.center_text.setObjectName("center-text")
         self.center_text.setAccessibleName("Conversation")
         self.center_text.setWordWrap(True)
         self.center_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.center_text.setStyleSheet("#center-text { color: palette(placeholder-text); }")
-        center_layout.addWidget(self.center_text, 1)
+        overview_layout.addWidget(self.center_text, 1)
+        self.center_stack = QStackedWidget()
+        self.center_stack.addWidget(overview)
+        self.overview = overview
+        center_layout.addWidget(self.center_stack, 1)
+        self.chat_panel: ChatPanel | None = None
 
         self.panel = QLabel("")
         self.panel.setObjectName("side-panel")
@@ -268,6 +220,13 @@ class MainWindow(QMainWindow):
         self.sidebar.sig_chat_selected.connect(self._chat_selected)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
+        from ui.chat.panel import ChatPanel
+
+        self.chat_panel = ChatPanel(cairn, ops, bridge, self.run_task)
+        self.chat_panel.sig_error.connect(self.notice.say)
+        self.chat_panel.sig_folders.connect(
+            lambda folders: [self.run_task(self.open_folder(f)) for f in folders])
+        self.center_stack.addWidget(self.chat_panel)
         self.sidebar_slot.addWidget(self.sidebar)
         self.sidebar_slot.setCurrentWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
@@ -403,6 +362,7 @@ class MainWindow(QMainWindow):
         ws_id = chat.workspace_id if chat is not None else self._workspace_id
         ws = registry.workspace(ws_id) if ws_id else None
         if chat is None and ws is None:
+            self._leave_chat()
             self.header.setText("")
             self.center_text.setText(
                 "Pick a chat on the left, or start one with New chat (Ctrl+N).\n\n"
@@ -425,11 +385,11 @@ class MainWindow(QMainWindow):
             trail.append(chat.title)
         self.header.setText(" › ".join(trail))
         self.setWindowTitle(f"{trail[-1]} — Cairn" if trail else "Cairn")
-        if chat is not None:
-            self.center_text.setText(
-                "The chat view arrives in the next version of Cairn.\n\nUntil then, continue "
-                f"this chat from a terminal:\ncairn ask --chat {chat.id} \"your message\"")
+        if chat is not None and self.chat_panel is not None:
+            self.center_stack.setCurrentWidget(self.chat_panel)
+            self.chat_panel.show_chat(chat.id)
         else:
+            self._leave_chat()
             self.center_text.setText("Start a chat in this workspace with New chat (Ctrl+N).")
         if ws is not None:
             status = "⚠ folder missing — use “Move to folder…”" if ws.status != "ok" else ""
@@ -442,6 +402,16 @@ class MainWindow(QMainWindow):
             self.panel.setText("<br>".join(lines))
         else:
             self.panel.setText("Ungrouped chat: no workspace knowledge.")
+
+    def _leave_chat(self) -> None:
+        self.center_stack.setCurrentWidget(self.overview)
+        if self.chat_panel is not None:
+            self.chat_panel.leave()
+
+    async def before_quit(self) -> None:
+        """The draft saved and streaming replies stopped and stored, within a bounded wait."""
+        if self.chat_panel is not None:
+            await self.chat_panel.before_quit()
 
     # ----------------------------------------------------------------- state
 

@@ -1,0 +1,338 @@
+"""Paints the conversation's entries: markdown laid out once, cached, drawn many times.
+
+An entry is laid out as a stack of rich-text documents: its thinking (folded), its text in
+pieces (``ui.chat.markdown``), its file-read lines, and a footer (tokens and cost, status,
+the links Copy, Retry and Edit).  A piece's document is cached by its text, so a reply that
+streams re-lays out only its last piece, and an entry's layout is cached by its version and
+the width, so scrolling and repainting never parse or lay out anything again.
+
+Links inside a document are anchors: ``cairn:copy/N`` (a code block), ``cairn:thinking``,
+``cairn:retry``, ``cairn:edit``, ``cairn:copy-message``, or a web link to open in the browser.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QPainter,
+    QPalette,
+    QTextCursor,
+    QTextDocument,
+    QTextDocumentFragment,
+)
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from app.chats import FAILED, STOPPED
+from app.files import human_size
+from app.prices import usage_line
+from ui.chat.entries import PERSON, Entry
+from ui.chat.markdown import Colours, pieces, plain, render, stable_pieces
+from ui.chat.model import EntryRole
+
+MEASURE = 760  # the widest the text column grows: a readable line of chat text
+SIDE = 24  # space left and right of the column
+PAD_Y = 10  # space above and below an entry
+GAP = 6  # between the documents of one entry
+BUBBLE_PAD = 12  # inside the person's bubble
+STREAMING = "streaming"
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass(slots=True)
+class Block:
+    doc: QTextDocument
+    x: float
+    y: float
+    code: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Layout:
+    width: int
+    version: int
+    hovered: bool
+    height: int
+    blocks: list[Block]
+    column: QRectF  # where the entry's text is (the bubble, for the person)
+    bubble: QRectF | None = None
+
+
+class MessageDelegate(QStyledItemDelegate):
+    """See the module's docstring.  ``hovered_row`` and ``editing_row`` are set by the view."""
+
+    DOCS = 1500  # piece documents kept
+    LAYOUTS = 400  # entry layouts kept
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._widget = parent
+        self._docs: OrderedDict[tuple[str, str], tuple[QTextDocument, list[str]]] = OrderedDict()
+        self._layouts: OrderedDict[str, Layout] = OrderedDict()
+        self._heights: dict[str, tuple[int, int, int]] = {}  # key -> (version, width, height)
+        self.hovered_row = -1
+        self.editing_row = -1
+        self.colours = Colours()
+        self.palette_changed()
+
+    # ----------------------------------------------------------------- the palette
+
+    def palette_changed(self) -> None:
+        """Light or dark: every cached document is made again in the new colours."""
+        palette = self._widget.palette()
+        dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
+        self.colours = Colours(
+            code_background="#27272a" if dark else "#f4f4f5",
+            rule="#3f3f46" if dark else "#d4d4d8",
+            quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
+            link=palette.color(QPalette.ColorRole.Link).name(),
+        )
+        self._docs.clear()
+        self._layouts.clear()
+        self._heights.clear()
+
+    # ----------------------------------------------------------------- Qt
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802
+        entry: Entry | None = index.data(EntryRole)
+        width = self._width(option)
+        if entry is None:
+            return QSize(width, 0)
+        known = self._heights.get(entry.key)
+        if known is not None and known[0] == entry.version and known[1] == width:
+            return QSize(width, known[2])
+        return QSize(width, self.layout(entry, width, index.row()).height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        entry: Entry | None = index.data(EntryRole)
+        if entry is None:
+            return
+        layout = self.layout(entry, option.rect.width(), index.row())
+        painter.save()
+        painter.translate(option.rect.topLeft())
+        palette = option.palette
+        focused = bool(option.state & QStyle.StateFlag.State_HasFocus) and \
+            bool(option.state & QStyle.StateFlag.State_Selected)
+        if layout.bubble is not None:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
+            painter.drawRoundedRect(layout.bubble, 12, 12)
+        if focused:  # keyboard focus on a message: a quiet frame, so arrows show where it is
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(palette.color(QPalette.ColorRole.Highlight))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            frame = (layout.bubble or layout.column).adjusted(-4, -4, 4, 4)
+            painter.drawRoundedRect(frame, 8, 8)
+        if index.row() != self.editing_row:  # the selection editor draws it meanwhile
+            context = QAbstractTextDocumentLayout.PaintContext()
+            context.palette = palette
+            context.palette.setColor(QPalette.ColorRole.Text,
+                                     palette.color(QPalette.ColorRole.WindowText))
+            for block in layout.blocks:
+                painter.save()
+                painter.translate(QPointF(block.x, block.y))
+                block.doc.documentLayout().draw(painter, context)
+                painter.restore()
+        painter.restore()
+
+    # ----------------------------------------------------------------- the layout
+
+    def layout(self, entry: Entry, width: int, row: int = -1) -> Layout:
+        hovered = row == self.hovered_row
+        found = self._layouts.get(entry.key)
+        if found is not None and found.version == entry.version and found.width == width \
+                and found.hovered == hovered:
+            self._layouts.move_to_end(entry.key)
+            return found
+        made = self._lay_out(entry, width, hovered)
+        self._layouts[entry.key] = made
+        self._heights[entry.key] = (entry.version, width, made.height)
+        while len(self._layouts) > self.LAYOUTS:
+            self._layouts.popitem(last=False)
+        return made
+
+    def column(self, width: int) -> tuple[float, float]:
+        """The text column's left edge and width, for a view *width* wide."""
+        column = max(120.0, min(float(MEASURE), width - 2.0 * SIDE))
+        return max(0.0, (width - column) / 2), column
+
+    def _lay_out(self, entry: Entry, width: int, hovered: bool) -> Layout:
+        x0, column = self.column(width)
+        if entry.kind == PERSON:
+            return self._person(entry, width, x0, column, hovered)
+        return self._reply(entry, width, x0, column, hovered)
+
+    def _person(self, entry: Entry, width: int, x0: float, column: float,
+                hovered: bool) -> Layout:
+        widest = column * 0.85 - 2 * BUBBLE_PAD
+        parts = [plain(p.text) for p in entry.parts]
+        if entry.attachments:
+            files = "<br>".join(f"Attached: {html.escape(name)} · {human_size(size)}"
+                                for name, size in entry.attachments)
+            parts.append(f'<p style="color: {self.colours.quiet};">{files}</p>')
+        doc, code = self._doc("person", "".join(parts) or "<p></p>", widest)
+        inner = min(widest, doc.idealWidth())
+        doc.setTextWidth(inner)
+        bubble_w = inner + 2 * BUBBLE_PAD
+        bubble_h = doc.size().height() + 2 * BUBBLE_PAD
+        bubble = QRectF(x0 + column - bubble_w, PAD_Y, bubble_w, bubble_h)
+        blocks = [Block(doc, bubble.x() + BUBBLE_PAD, bubble.y() + BUBBLE_PAD, code)]
+        y = bubble.bottom() + 4
+        links = self._links(entry, hovered)
+        footer, _ = self._doc("footer", f'<p align="right" style="font-size: small;">{links}</p>',
+                              column)
+        blocks.append(Block(footer, x0, y))
+        y += footer.size().height()
+        return Layout(width, entry.version, hovered, int(y + PAD_Y), blocks,
+                      bubble, bubble)
+
+    def _reply(self, entry: Entry, width: int, x0: float, column: float,
+               hovered: bool) -> Layout:
+        quiet = self.colours.quiet
+        blocks: list[Block] = []
+        y = float(PAD_Y)
+
+        def add(kind: str, source: str) -> None:
+            nonlocal y
+            doc, code = self._doc(kind, source, column)
+            blocks.append(Block(doc, x0, y, code))
+            y += doc.size().height() + GAP
+
+        streaming = entry.status == STREAMING
+        if entry.thinking:
+            arrow = "▾" if entry.thinking_open else "▸"
+            label = "Thinking…" if streaming and not entry.parts else "Thinking"
+            add("quiet", f'<p><a href="cairn:thinking" style="color: {quiet};'
+                         f' text-decoration: none;">{arrow} {label}</a></p>')
+            if entry.thinking_open:
+                add("quiet", f'<p style="color: {quiet};">'
+                             f"{html.escape(entry.thinking).replace(chr(10), '<br>')}</p>")
+        elif streaming and not entry.parts:
+            add("quiet", f'<p style="color: {quiet};">…</p>')
+        last_text = max((i for i, p in enumerate(entry.parts) if p.kind == "text"), default=-1)
+        for i, part in enumerate(entry.parts):
+            if part.kind == "tool":
+                add("quiet", f'<p style="color: {quiet};"><i>↳ {html.escape(part.text)}</i></p>')
+                continue
+            if streaming and i == last_text:
+                done, tail = stable_pieces(part.text)
+                for piece in done:
+                    add("md", piece)
+                add("tail", tail)
+            else:
+                for piece in pieces(part.text):
+                    add("md", piece)
+        footer = self._reply_footer(entry, hovered)
+        if footer:
+            add("footer", footer)
+        column_rect = QRectF(x0, PAD_Y, column, max(0.0, y - GAP - PAD_Y))
+        return Layout(width, entry.version, hovered, int(y - GAP + PAD_Y), blocks, column_rect)
+
+    def _reply_footer(self, entry: Entry, hovered: bool) -> str:
+        quiet = self.colours.quiet
+        lines = []
+        if entry.status == FAILED and entry.error:
+            lines.append(f'<p style="color: #dc2626;">⚠ {html.escape(entry.error)}</p>')
+        elif entry.status == STOPPED:
+            lines.append(f'<p style="color: {quiet};">Stopped — what arrived is kept.</p>')
+        if entry.status == STREAMING:
+            return "".join(lines)
+        details = []
+        if entry.usage is not None and (entry.usage.input or entry.usage.output):
+            details.append(html.escape(usage_line(
+                entry.usage, entry.cost_usd if entry.cost_known else None)))
+        links = self._links(entry, hovered)
+        if links:
+            details.append(links)
+        if details:
+            lines.append(f'<p style="color: {quiet}; font-size: small;">'
+                         + " &nbsp;·&nbsp; ".join(details) + "</p>")
+        return "".join(lines)
+
+    def _links(self, entry: Entry, hovered: bool) -> str:
+        quiet = self.colours.quiet
+        names = [("cairn:copy-message", "Copy")] if hovered or entry.actions else []
+        if "retry" in entry.actions:
+            names.append(("cairn:retry", "Retry"))
+        if "edit" in entry.actions:
+            names.append(("cairn:edit", "Edit"))
+        return " &nbsp; ".join(f'<a href="{href}" style="color: {quiet};">{text}</a>'
+                               for href, text in names)
+
+    def _doc(self, kind: str, source: str, width: float) -> tuple[QTextDocument, list[str]]:
+        """The document for one piece: made once per text (and palette), then re-used."""
+        key = (kind, source)
+        found = self._docs.get(key)
+        if found is None:
+            doc = QTextDocument()
+            doc.setDocumentMargin(0)
+            doc.setDefaultFont(self._widget.font())
+            doc.setUndoRedoEnabled(False)
+            code: list[str] = []
+            if kind in ("md", "tail"):
+                rendered = render(source, self.colours)
+                doc.setHtml(rendered.html)
+                code = rendered.code
+            else:
+                doc.setHtml(source)
+            found = (doc, code)
+            if kind != "tail":  # a streaming tail changes with every delta: never kept
+                self._docs[key] = found
+                while len(self._docs) > self.DOCS:
+                    self._docs.popitem(last=False)
+        else:
+            self._docs.move_to_end(key)
+        if found[0].textWidth() != width:
+            found[0].setTextWidth(width)
+        return found
+
+    @staticmethod
+    def _width(option: QStyleOptionViewItem) -> int:
+        return max(1, option.rect.width())
+
+    # ----------------------------------------------------------------- hit testing
+
+    def anchor_at(self, entry: Entry, width: int, row: int, point: QPointF
+                  ) -> tuple[str, str | None]:
+        """The link under *point* (relative to the entry's top left): (href, code block's
+        text for a Copy link) or ("", None)."""
+        layout = self.layout(entry, width, row)
+        for block in layout.blocks:
+            local = point - QPointF(block.x, block.y)
+            size = block.doc.size()
+            if 0 <= local.x() <= size.width() and 0 <= local.y() <= size.height():
+                href = block.doc.documentLayout().anchorAt(local)
+                if href.startswith("cairn:copy/"):
+                    try:
+                        return href, block.code[int(href.rsplit("/", 1)[1])]
+                    except (ValueError, IndexError):
+                        return "", None
+                return href, None
+        return "", None
+
+    def entry_document(self, entry: Entry, width: int, row: int) -> QTextDocument:
+        """The entry's documents as one, for the selection editor (text to select and copy)."""
+        layout = self.layout(entry, width, row)
+        whole = QTextDocument()
+        whole.setDocumentMargin(0)
+        whole.setDefaultFont(self._widget.font())
+        cursor = QTextCursor(whole)
+        for i, block in enumerate(layout.blocks):
+            if i:
+                cursor.insertBlock()
+            cursor.insertFragment(QTextDocumentFragment(block.doc))
+        return whole
+
+    def text_rect(self, entry: Entry, width: int, row: int) -> QRectF:
+        return self.layout(entry, width, row).column
+
+
+def quiet_colour(palette: QPalette) -> QColor:
+    return palette.color(QPalette.ColorRole.PlaceholderText)

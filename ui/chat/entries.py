@@ -1,0 +1,183 @@
+"""What the conversation shows, built from stored messages: one entry per message of the
+person, one per reply (all the rounds of a turn: its thinking, text, file reads, tokens).
+
+Plain Python (no Qt), so the rules are tested on their own:
+
+- a message of the person is an entry with its text and attached files;
+- everything after it up to the next one is its reply: the assistant rounds and the tool
+  results between them.  Text parts keep their order; a tool round is one quiet line, and
+  reads of the same file in a row are one line ("Read notes.md, pages 1–2");
+- a reply's status is its last round's (complete, stopped, failed) and its error sentence;
+  usage and cost are the sum of its rounds (unknown when any round's is).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.chats import COMPLETE, Message, Usage
+from app.files import human_size
+
+PERSON, REPLY = "person", "reply"
+
+_PAGE = re.compile(r"^(?P<name>.+?) — page (?P<page>\d+) of (?P<pages>\d+)$")
+
+
+@dataclass(slots=True)
+class Part:
+    kind: str  # "text" (markdown) | "tool" (a quiet line)
+    text: str
+
+
+@dataclass(slots=True, eq=False)  # rows are compared by identity, never by content
+class Entry:
+    """One row of the conversation."""
+
+    key: str  # stable while the chat is open: "m<first message id>", or "live"
+    kind: str  # PERSON | REPLY
+    message_ids: list[int] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+    thinking: str = ""
+    attachments: list[tuple[str, int]] = field(default_factory=list)  # (name, size)
+    status: str = COMPLETE  # complete | stopped | failed | streaming
+    error: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    cost_known: bool = True
+    thinking_open: bool = False  # the person unfolded the thinking
+    actions: tuple[str, ...] = ()  # "retry", "edit": links on the last exchange only
+    version: int = 0  # bumped on every change: the render cache's key
+
+    @property
+    def text(self) -> str:
+        """The entry's whole text as markdown: what Copy and assistive technology get."""
+        out = []
+        for part in self.parts:
+            out.append(part.text if part.kind == "text" else f"_{part.text}_")
+        text = "\n\n".join(p for p in out if p)
+        if self.attachments:
+            files = "\n".join(f"[attached {name}, {human_size(size)}]"
+                              for name, size in self.attachments)
+            text = f"{text}\n\n{files}" if text else files
+        return text
+
+    def add_text(self, text: str) -> None:
+        if self.parts and self.parts[-1].kind == "text":
+            self.parts[-1].text += text
+        else:
+            self.parts.append(Part("text", text))
+
+    def add_tool_line(self, summary: str, *, is_error: bool = False) -> None:
+        """A file read, as one quiet line; consecutive pages of one file are one line."""
+        line = tool_line(summary, is_error=is_error)
+        if self.parts and self.parts[-1].kind == "tool":
+            merged = _merge_reads(self.parts[-1].text, line)
+            if merged is not None:
+                self.parts[-1].text = merged
+                return
+        self.parts.append(Part("tool", line))
+
+
+def tool_line(summary: str, *, is_error: bool = False) -> str:
+    if is_error:
+        return f"Could not read a file: {summary}" if summary else "Could not read a file"
+    found = _PAGE.match(summary)
+    if found:
+        if found.group("pages") == "1":
+            return f"Read {found.group('name')}"
+        return f"Read {found.group('name')}, page {found.group('page')}"
+    return f"Read {summary}" if summary else "Read a workspace file"
+
+
+_READ = re.compile(r"^Read (?P<name>.+?), pages? (?P<first>\d+)(?:–(?P<last>\d+))?$")
+
+
+def _merge_reads(previous: str, line: str) -> str | None:
+    a, b = _READ.match(previous), _READ.match(line)
+    if a is None or b is None or a.group("name") != b.group("name"):
+        return None
+    first = int(a.group("first"))
+    last = int(b.group("last") or b.group("first"))
+    return f"Read {a.group('name')}, pages {first}–{last}"
+
+
+def build(messages: list[Message]) -> list[Entry]:
+    """The entries of a run of messages (a page starts at a message of the person)."""
+    entries: list[Entry] = []
+    reply: Entry | None = None
+    results: dict[str, tuple[str, bool]] = {}  # tool_use id -> (summary, is_error)
+    for message in messages:
+        if message.role == "user" and not message.from_person:
+            for block in message.content:
+                if block.get("type") == "tool_result":
+                    results[str(block.get("tool_use_id"))] = (
+                        _result_summary(block.get("content")), bool(block.get("is_error")))
+    for message in messages:
+        if message.from_person:
+            reply = None
+            entries.append(_person(message))
+            continue
+        if message.role == "user":
+            continue  # tool results: their lines belong to the round that asked
+        if reply is None:
+            reply = Entry(key=f"m{message.id}", kind=REPLY, usage=Usage())
+            entries.append(reply)
+        _add_round(reply, message, results)
+    return entries
+
+
+def _person(message: Message) -> Entry:
+    entry = Entry(key=f"m{message.id}", kind=PERSON, message_ids=[message.id])
+    text = "".join(b.get("text", "") for b in message.content if b.get("type") == "text")
+    if text:
+        entry.parts.append(Part("text", text))
+    entry.attachments = [(str(b.get("name", "file")), int(b.get("size", 0) or 0))
+                         for b in message.content if b.get("type") == "attachment"]
+    return entry
+
+
+def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, bool]]) -> None:
+    reply.message_ids.append(message.id)
+    for block in message.content:
+        kind = block.get("type")
+        if kind == "thinking" and block.get("thinking"):
+            reply.thinking += ("\n\n" if reply.thinking else "") + str(block["thinking"])
+        elif kind == "text" and block.get("text"):
+            if reply.parts and reply.parts[-1].kind == "text":
+                reply.parts[-1].text += "\n\n" + str(block["text"])
+            else:
+                reply.parts.append(Part("text", str(block["text"])))
+        elif kind == "tool_use":
+            summary, is_error = results.get(str(block.get("id")), ("", False))
+            reply.add_tool_line(summary or _file_of(block), is_error=is_error)
+    reply.status = message.status
+    reply.error = message.error
+    reply.model = message.model or reply.model
+    if message.usage is not None:
+        reply.usage = (reply.usage or Usage()) + message.usage
+    if message.cost_usd is None and message.usage is not None and message.usage != Usage():
+        reply.cost_known = False
+    reply.cost_usd = (reply.cost_usd or 0.0) + (message.cost_usd or 0.0)
+
+
+def _file_of(block: dict[str, Any]) -> str:
+    tool_input = block.get("input") or {}
+    return str(tool_input.get("file_id", "")) if isinstance(tool_input, dict) else ""
+
+
+def _result_summary(content: Any) -> str:
+    """The first line of a tool result, as the turn's ``ToolResult`` summary has it."""
+    if not isinstance(content, list) or not content:
+        return str(content or "")
+    first = content[0]
+    if not isinstance(first, dict):
+        return ""
+    if first.get("type") == "attachment":
+        return str(first.get("name", "a file"))
+    line = str(first.get("text", "")).split("\n", 1)[0]
+    if line.startswith("[") and line.endswith("]"):
+        line = line[1:-1].split(";", 1)[0]
+    return line

@@ -1,0 +1,115 @@
+"""The chat's header: workspace › folder › the chat's title (renamed in place), what the turn
+is doing ("Pulling Acme Inc knowledge…" from Send to the first token, then the model), and
+the chat's knowledge ("2 exchanges waiting to be learned", "learned 2 min ago", a failure)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+
+from ui.widgets import ElidedLabel
+
+
+class TitleEdit(QLineEdit):
+    """The title, flat until it is clicked: Enter renames, Esc puts the old title back."""
+
+    sig_rename = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chat-title")
+        self.setAccessibleName("Chat title")
+        self.setToolTip("Click to rename the chat")
+        self.setFrame(False)
+        self.setStyleSheet("#chat-title { font-size: 15px; font-weight: 600;"
+                           " background: transparent; }"
+                           " #chat-title:focus { background: palette(base); }")
+        self._shown = ""
+        self.returnPressed.connect(self._commit)
+
+    def show_title(self, title: str) -> None:
+        self._shown = title
+        if not self.hasFocus():
+            self.setText(title)
+            self.setCursorPosition(0)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Escape:
+            self.setText(self._shown)
+            self.clearFocus()
+            return
+        super().keyPressEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        super().focusOutEvent(event)
+        self._commit()
+
+    def _commit(self) -> None:
+        text = self.text().strip()
+        if text and text != self._shown:
+            self.sig_rename.emit(text)
+        elif not text:
+            self.setText(self._shown)
+        self.clearFocus()
+
+
+class ChatHeader(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        top = QHBoxLayout()
+        top.setSpacing(4)
+        self.trail = QLabel()
+        self.trail.setObjectName("chat-trail")
+        self.trail.setAccessibleName("Chat location")
+        self.trail.setStyleSheet("#chat-trail { font-size: 15px; color: palette(placeholder-text); }")
+        self.title = TitleEdit()
+        top.addWidget(self.trail, 0)
+        top.addWidget(self.title, 1)
+        layout.addLayout(top)
+        bottom = QHBoxLayout()
+        self.status = QLabel("")
+        self.status.setObjectName("chat-status")
+        self.status.setAccessibleName("Chat status")
+        self.status.setStyleSheet("#chat-status { color: palette(placeholder-text); }")
+        self.knowledge = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
+        self.knowledge.setObjectName("chat-knowledge")
+        self.knowledge.setAccessibleName("Chat knowledge")
+        self.knowledge.setStyleSheet("#chat-knowledge { color: palette(placeholder-text); }")
+        self.knowledge.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        bottom.addWidget(self.status, 1)
+        bottom.addWidget(self.knowledge, 1)
+        layout.addLayout(bottom)
+        self._trail = ""
+
+    def show_chat(self, trail: list[str], title: str) -> None:
+        text = " › ".join(trail) + " ›" if trail else ""
+        self._trail = text
+        self.trail.setToolTip(text)
+        self.trail.setAccessibleDescription(text)
+        self.trail.setVisible(bool(text))
+        self._fit_trail()
+        self.title.show_title(title)
+
+    def _fit_trail(self) -> None:
+        """The trail takes what it needs, up to half the header; the rest is the title's."""
+        metrics = self.trail.fontMetrics()
+        room = min(metrics.horizontalAdvance(self._trail) + 4, max(80, self.width() // 2))
+        self.trail.setText(metrics.elidedText(self._trail, Qt.TextElideMode.ElideLeft, room))
+        self.trail.setFixedWidth(room)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit_trail()
+
+    def say_status(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setAccessibleDescription(text)
+
+    def say_knowledge(self, text: str, *, failing: bool = False) -> None:
+        self.knowledge.setText(text)  # one line; the whole sentence in its tooltip
+        colour = "#dc2626" if failing else "palette(placeholder-text)"
+        self.knowledge.setStyleSheet(f"#chat-knowledge {{ color: {colour}; }}")

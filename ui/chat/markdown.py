@@ -1,0 +1,240 @@
+"""Markdown as Qt rich text: what a reply looks like in the conversation.
+
+markdown-it-py parses (CommonMark, GitHub's tables and strikethrough; raw HTML is shown as
+text, never obeyed) and its renderer is given rules for what Qt's rich-text engine draws
+well: a code block is a one-cell box with its language and a Copy link above it, a table
+has thin rules, a task list item shows ☐ or ☑, an image is a link to it (nothing is fetched).
+
+A long text is rendered in *pieces* (groups of whole blocks, about 2,000 characters each):
+a reply that streams re-renders only its last piece, and a finished one is laid out a piece
+at a time.  ``split_blocks`` cuts only at blank lines outside code fences.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+PIECE_CHARS = 2_000
+COPY = "cairn:copy/"  # the anchor of a code block's Copy link: cairn:copy/<index in the piece>
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TASK = re.compile(r"^\[([ xX])\]\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Colours:
+    """What the HTML needs from the palette (light or dark)."""
+
+    code_background: str = "#f4f4f5"
+    rule: str = "#d4d4d8"
+    quiet: str = "#71717a"
+    link: str = "#2563eb"
+
+
+@dataclass(slots=True)
+class Rendered:
+    html: str
+    code: list[str] = field(default_factory=list)  # each code block's text, by its Copy index
+
+
+def split_blocks(text: str) -> list[str]:
+    """*text* cut at blank lines that are outside code fences: each part whole blocks."""
+    parts: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        opened = _FENCE.match(line)
+        if fence is None and opened:
+            fence = opened.group(1)
+        elif fence is not None and opened and opened.group(1)[0] == fence[0] \
+                and len(opened.group(1)) >= len(fence) and not line.strip()[len(opened.group(1)):]:
+            fence = None
+        if fence is None and not line.strip() and current:
+            parts.append("\n".join(current))
+            current = []
+            continue
+        if line.strip() or current or fence is not None:
+            current.append(line)
+    if current:
+        parts.append("\n".join(current))
+    return parts
+
+
+def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
+    """*text* as pieces of whole blocks of about *size* characters (at least one piece)."""
+    out: list[str] = []
+    current: list[str] = []
+    length = 0
+    for block in split_blocks(text):
+        current.append(block)
+        length += len(block)
+        if length >= size:
+            out.append("\n\n".join(current))
+            current, length = [], 0
+    if current:
+        out.append("\n\n".join(current))
+    return out or [""]
+
+
+def stable_pieces(text: str, size: int = PIECE_CHARS) -> tuple[list[str], str]:
+    """For a text that is still growing: the pieces that can no longer change, and the tail
+    (the last piece, which may: its last block may not be finished)."""
+    blocks = split_blocks(text)
+    if text.endswith("\n\n") and blocks and _fences_closed(blocks[-1]):
+        done, tail_blocks = blocks, []  # the last block ended with a blank line
+    else:
+        done, tail_blocks = blocks[:-1], blocks[-1:]
+    out: list[str] = []
+    current: list[str] = []
+    length = 0
+    for block in done:
+        current.append(block)
+        length += len(block)
+        if length >= size:
+            out.append("\n\n".join(current))
+            current, length = [], 0
+    return out, "\n\n".join(current + tail_blocks)
+
+
+def _fences_closed(block: str) -> bool:
+    return len(_FENCE.findall(block)) % 2 == 0 if "`" in block or "~" in block else True
+
+
+def render(text: str, colours: Colours = Colours()) -> Rendered:  # noqa: B008 - frozen
+    """One piece of markdown as Qt rich text."""
+    renderer = _renderer()
+    env: dict[str, Any] = {"code": [], "colours": colours}
+    tokens = renderer.parse(text, env)
+    _mark_tasks(tokens)
+    body = renderer.renderer.render(tokens, renderer.options, env)
+    return Rendered(body, env["code"])
+
+
+def plain(text: str) -> str:
+    """Text the person wrote, shown as written: escaped, line breaks kept."""
+    return "<p>" + html.escape(text).replace("\n", "<br>") + "</p>"
+
+
+# ----------------------------------------------------------------- the renderer
+
+@lru_cache(maxsize=1)
+def _renderer() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    rules: dict[str, Any] = {
+        "fence": _code, "code_block": _code, "code_inline": _code_inline,
+        "table_open": _table_open, "th_open": _cell_open, "td_open": _cell_open,
+        "image": _image, "heading_open": _heading_open, "hr": _hr,
+        "blockquote_open": _quote_open, "blockquote_close": _quote_close,
+    }
+    for name, rule in rules.items():
+        md.add_render_rule(name, rule)
+    return md
+
+
+def _colours(env: dict[str, Any]) -> Colours:
+    colours: Colours = env.get("colours") or Colours()
+    return colours
+
+
+def _code(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    token = tokens[idx]
+    code = token.content[:-1] if token.content.endswith("\n") else token.content
+    language = (token.info or "").strip().split(" ")[0] if token.type == "fence" else ""
+    index = len(env["code"])
+    env["code"].append(code)
+    c = _colours(env)
+    label = html.escape(language) if language else "code"
+    return (
+        f'<table width="100%" cellspacing="0" cellpadding="8" bgcolor="{c.code_background}"'
+        ' style="margin-top: 6px; margin-bottom: 6px;">'
+        f'<tr><td><span style="color: {c.quiet}; font-size: small;">{label}</span></td>'
+        f'<td align="right"><a href="{COPY}{index}" style="color: {c.quiet};'
+        f' font-size: small; text-decoration: none;">Copy</a></td></tr>'
+        f'<tr><td colspan="2"><pre style="font-family: monospace;">{html.escape(code)}</pre>'
+        "</td></tr></table>\n")
+
+
+def _code_inline(self: Any, tokens: list[Token], idx: int, options: Any,
+                 env: dict[str, Any]) -> str:
+    c = _colours(env)
+    return (f'<code style="font-family: monospace; background-color: {c.code_background};">'
+            f"{html.escape(tokens[idx].content)}</code>")
+
+
+def _table_open(self: Any, tokens: list[Token], idx: int, options: Any,
+                env: dict[str, Any]) -> str:
+    c = _colours(env)
+    return (f'<table border="1" cellspacing="0" cellpadding="6" style="border-collapse: '
+            f'collapse; border-color: {c.rule}; margin-top: 6px; margin-bottom: 6px;">\n')
+
+
+def _cell_open(self: Any, tokens: list[Token], idx: int, options: Any,
+               env: dict[str, Any]) -> str:
+    token = tokens[idx]
+    style = token.attrGet("style") or ""
+    align = ""
+    if "text-align:" in str(style):
+        align = f' align="{str(style).split(":", 1)[1].strip()}"'
+    return f"<{token.tag}{align}>"
+
+
+def _image(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    token = tokens[idx]
+    src = html.escape(str(token.attrGet("src") or ""), quote=True)
+    alt = html.escape(token.content or "image")
+    return f'<a href="{src}">[image: {alt}]</a>'
+
+
+_HEADING_SIZES = {"h1": "x-large", "h2": "large", "h3": "medium", "h4": "medium",
+                  "h5": "medium", "h6": "medium"}
+
+
+def _heading_open(self: Any, tokens: list[Token], idx: int, options: Any,
+                  env: dict[str, Any]) -> str:
+    tag = tokens[idx].tag
+    return f'<{tag} style="font-size: {_HEADING_SIZES.get(tag, "medium")};">'
+
+
+def _hr(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    return "<hr>\n"
+
+
+def _quote_open(self: Any, tokens: list[Token], idx: int, options: Any,
+                env: dict[str, Any]) -> str:
+    c = _colours(env)
+    return (f'<table cellspacing="0" cellpadding="0" style="margin-top: 4px; margin-bottom: 4px;">'
+            f'<tr><td width="3" bgcolor="{c.rule}"></td><td width="10"></td>'
+            f'<td style="color: {c.quiet};">')
+
+
+def _quote_close(self: Any, tokens: list[Token], idx: int, options: Any,
+                 env: dict[str, Any]) -> str:
+    return "</td></tr></table>\n"
+
+
+def _mark_tasks(tokens: list[Token]) -> None:
+    """GitHub's task lists: a list item that opens with ``[ ]`` or ``[x]`` shows ☐ or ☑."""
+    for i, token in enumerate(tokens):
+        if token.type != "list_item_open" or i + 2 >= len(tokens):
+            continue
+        inline = tokens[i + 2]
+        if inline.type != "inline" or not inline.children:
+            continue
+        first = inline.children[0]
+        if first.type != "text":
+            continue
+        found = _TASK.match(first.content)
+        if found:
+            box = "☐ " if found.group(1) == " " else "☑ "
+            first.content = box + first.content[found.end():]

@@ -1,0 +1,119 @@
+"""The conversation as a list model: one row per entry (``ui.chat.entries``).
+
+Rows change by inserts at either end, by a row replaced in place, and by a reset only when
+another chat is opened.  ``EntryRole`` gives the :class:`Entry`; the display and accessible
+texts are the entry's whole text, so assistive technology reads every message in full.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+
+from ui.chat.entries import PERSON, Entry
+
+EntryRole = Qt.ItemDataRole.UserRole + 1
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class ConversationModel(QAbstractListModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.entries: list[Entry] = []
+
+    # ----------------------------------------------------------------- Qt
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.entries)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.entries):
+            return None
+        entry = self.entries[index.row()]
+        if role == EntryRole:
+            return entry
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            who = "You" if entry.kind == PERSON else "Claude"
+            text = entry.text
+            if entry.error:
+                text = f"{text}\n\n{entry.error}" if text else entry.error
+            return f"{who}: {text}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return None
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    # ----------------------------------------------------------------- changes
+
+    def show(self, entries: list[Entry]) -> None:
+        """Another chat: the one reset."""
+        self.beginResetModel()
+        self.entries = list(entries)
+        self.endResetModel()
+
+    def prepend(self, entries: list[Entry]) -> None:
+        if not entries:
+            return
+        self.beginInsertRows(QModelIndex(), 0, len(entries) - 1)
+        self.entries[:0] = entries
+        self.endInsertRows()
+
+    def append(self, entries: list[Entry]) -> None:
+        if not entries:
+            return
+        start = len(self.entries)
+        self.beginInsertRows(QModelIndex(), start, start + len(entries) - 1)
+        self.entries.extend(entries)
+        self.endInsertRows()
+
+    def insert(self, row: int, entries: list[Entry]) -> None:
+        if not entries:
+            return
+        self.beginInsertRows(QModelIndex(), row, row + len(entries) - 1)
+        self.entries[row:row] = entries
+        self.endInsertRows()
+
+    def remove(self, entry: Entry) -> None:
+        row = next((r for r in range(len(self.entries) - 1, -1, -1)
+                    if self.entries[r] is entry), None)
+        if row is None:
+            return
+        self.beginRemoveRows(QModelIndex(), row, row)
+        del self.entries[row]
+        self.endRemoveRows()
+
+    def truncate(self, row: int) -> None:
+        """Drop the rows from *row* on (the end of the chat is read again)."""
+        if row >= len(self.entries):
+            return
+        self.beginRemoveRows(QModelIndex(), row, len(self.entries) - 1)
+        del self.entries[row:]
+        self.endRemoveRows()
+
+    def changed(self, entry: Entry) -> None:
+        """*entry* changed in place: its render is stale."""
+        entry.version += 1
+        row = next((r for r in range(len(self.entries) - 1, -1, -1)
+                    if self.entries[r] is entry), None)
+        if row is None:
+            return
+        index = self.index(row, 0)
+        self.dataChanged.emit(index, index)
+
+    def row_of(self, key: str) -> int | None:
+        for row in range(len(self.entries) - 1, -1, -1):
+            if self.entries[row].key == key:
+                return row
+        return None
+
+    def last(self, kind: str) -> Entry | None:
+        for entry in reversed(self.entries):
+            if entry.kind == kind:
+                return entry
+        return None

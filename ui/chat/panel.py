@@ -1,0 +1,536 @@
+"""The chat view: the header, the conversation and the composer for one chat at a time,
+driven by the core's operations and the turns' events.
+
+What is stored is read in pages that start where a turn starts (``Operations.page``): the
+newest page when a chat opens, older ones as the person scrolls up.  A reply that streams
+is a *live* entry fed by the turn's events and re-laid out at most every 40 ms; when the turn
+ends, the live entry gives way to what the turn stored.  Turns keep running when another chat
+is shown, and a chat shown again picks its live reply up where it is.
+
+Nothing the person wrote is lost: the text leaves the composer only once the core has
+stored the message, the draft is saved as it is typed (and at quit), and a refusal is said
+under the composer with the text still in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+
+from app.chats import FAILED, STOPPED
+from app.errors import CairnError
+from app.turns import (
+    KnowledgePulling,
+    TextDelta,
+    ThinkingDelta,
+    ToolResult,
+    Turn,
+    TurnEnded,
+    TurnEvent,
+)
+from ui.chat.composer import Composer
+from ui.chat.delegate import STREAMING
+from ui.chat.entries import PERSON, REPLY, Entry, build
+from ui.chat.header import ChatHeader
+from ui.chat.view import ConversationView
+
+if TYPE_CHECKING:
+    from app.cairn import Cairn
+    from app.ops import Operations
+    from ui.bridge import EventBridge
+
+log = logging.getLogger(__name__)
+
+PAGE = 60  # messages read when a chat opens, and per scroll back
+REFRESH_MS = 40  # a streaming reply is laid out again at most this often
+DRAFT_MS = 500  # the draft is saved this long after the last keystroke
+WEB_SCHEMES = ("http", "https", "mailto")
+
+
+@dataclass(slots=True)
+class Live:
+    """A turn that is streaming, and its entry (shown when its chat is)."""
+
+    turn: Turn
+    entry: Entry
+    pulling: str | None = None
+    started: bool = False  # the first token arrived
+
+
+class ChatPanel(QWidget):
+    sig_error = Signal(str)  # a refusal or a notice for the window's banner
+    sig_folders = Signal(list)  # folders dropped on the chat: the window adds them
+
+    def __init__(self, cairn: Cairn, ops: Operations, bridge: EventBridge,
+                 run_task: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.cairn, self.ops, self.run_task = cairn, ops, run_task
+        self.registry = cairn.registry
+        self.setAcceptDrops(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(8)
+        self.header = ChatHeader()
+        self.view = ConversationView()
+        self.composer = Composer()
+        layout.addWidget(self.header)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.composer)
+
+        self.chat_id: str | None = None
+        self._shown = 0  # bumped per chat shown: an older chat's reads are dropped
+        self._last_id = 0  # the newest stored message the conversation shows
+        self._oldest_id: int | None = None
+        self._live: dict[str, Live] = {}
+        self._dirty: set[str] = set()
+        self._tail = asyncio.Lock()  # one read of the chat's end at a time
+        self._sending = False
+        self._draft_for: str | None = None  # the chat whose draft the composer holds
+
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(REFRESH_MS)
+        self._refresh.timeout.connect(self._lay_out_live)
+        self._draft_timer = QTimer(self)
+        self._draft_timer.setSingleShot(True)
+        self._draft_timer.setInterval(DRAFT_MS)
+        self._draft_timer.timeout.connect(self.flush_draft)
+        self._knowledge_timer = QTimer(self)
+        self._knowledge_timer.setInterval(60_000)  # "learned 2 min ago" moves on
+        self._knowledge_timer.timeout.connect(self.refresh_knowledge)
+        self._knowledge_timer.start()
+
+        self.view.sig_anchor.connect(self._anchor)
+        self.view.sig_wants_older.connect(lambda: self.run_task(self._older()))
+        self.composer.sig_send.connect(self._send_clicked)
+        self.composer.sig_stop.connect(self.stop)
+        self.composer.sig_files.connect(lambda paths: self.run_task(self._attach(paths)))
+        self.composer.sig_image.connect(lambda data: self.run_task(self._paste(data)))
+        self.composer.sig_edit_cancelled.connect(self._restore_draft)
+        self.composer.edit.textChanged.connect(self._typed)
+        self.composer.set_enter_sends(bool(cairn.settings.get("chat.enter_sends")))
+        self.header.title.sig_rename.connect(lambda t: self.run_task(self._rename(t)))
+
+        self._subscription = ops.subscribe_turns(self._turn_event)
+        self.destroyed.connect(self._subscription.close)
+        bridge.sig_chat_changed.connect(self._chat_changed)
+        bridge.sig_workspace_changed.connect(lambda _e: self._show_header())
+        bridge.sig_setting_changed.connect(self._setting_changed)
+        for signal in (bridge.sig_rebuild_applied, bridge.sig_rebuild_failed,
+                       bridge.sig_rebuild_queued, bridge.sig_rebuild_started):
+            signal.connect(lambda _e: self.refresh_knowledge())
+
+    # ----------------------------------------------------------------- showing a chat
+
+    def show_chat(self, chat_id: str) -> None:
+        if chat_id == self.chat_id:
+            return
+        self.flush_draft()
+        self.chat_id = chat_id
+        self._shown += 1
+        self._last_id, self._oldest_id = 0, None
+        self.view.has_older = False
+        self.view.older_pending = False
+        self.view.show_entries([])
+        self.composer.cancel_edit()
+        self._draft_for = None
+        self.composer.edit.blockSignals(True)
+        self.composer.clear()
+        self.composer.edit.blockSignals(False)
+        live = self._live.get(chat_id)
+        self.composer.set_streaming(live is not None)
+        self._show_header()
+        self.header.say_status(self._status_of(live))
+        self.header.say_knowledge("")
+        self.run_task(self._open(chat_id, self._shown))
+
+    def leave(self) -> None:
+        """No chat is shown (a workspace is): the draft saved, the next chat read afresh."""
+        if self.chat_id is None:
+            return
+        self.flush_draft()
+        self.chat_id = None
+        self._shown += 1
+        self._draft_for = None
+
+    async def _open(self, chat_id: str, shown: int) -> None:
+        messages = await self.ops.page(chat_id, limit=PAGE)
+        draft = await self.ops.draft(chat_id)
+        if shown != self._shown:
+            return  # another chat was opened meanwhile
+        live = self._live.get(chat_id)
+        if live is not None:  # the running turn's rounds are in its live entry
+            cut = max((i for i, m in enumerate(messages) if m.from_person), default=-1)
+            messages = messages[:cut + 1]
+        self._last_id = messages[-1].id if messages else 0
+        self._oldest_id = messages[0].id if messages else None
+        self.view.has_older = len(messages) >= PAGE
+        entries = build(messages) + ([live.entry] if live is not None else [])
+        self.view.show_entries(entries)
+        last = next((e for e in reversed(entries) if e.kind == REPLY and e.model), None)
+        if live is None and last is not None and last.model:
+            self.header.say_status(self._model_name(last.model))
+        if not self.composer.text():
+            self.composer.edit.blockSignals(True)
+            self.composer.set_text(draft)
+            self.composer.edit.blockSignals(False)
+        self._draft_for = chat_id
+        self._update_actions()
+        self.refresh_knowledge()
+
+    async def _older(self) -> None:
+        chat_id, shown, before = self.chat_id, self._shown, self._oldest_id
+        try:
+            if chat_id is None or before is None:
+                return
+            messages = await self.ops.page(chat_id, before=before, limit=PAGE)
+            if shown != self._shown:
+                return
+            self.view.has_older = len(messages) >= PAGE
+            if messages:
+                self._oldest_id = messages[0].id
+                self.view.prepend_older(build(messages))
+        finally:
+            self.view.older_pending = False
+
+    def _show_header(self) -> None:
+        chat = self.registry.chat(self.chat_id) if self.chat_id else None
+        if chat is None:
+            return
+        trail: list[str] = []
+        node = chat.workspace_id
+        while node is not None:
+            ws = self.registry.workspace(node)
+            if ws is None:
+                break
+            trail.append(ws.title)
+            node = self.registry.parent_of(node)
+        self.header.show_chat(list(reversed(trail)), chat.title)
+
+    def _chat_changed(self, event: Any) -> None:
+        if getattr(event, "id", None) == self.chat_id:
+            self._show_header()
+
+    def _setting_changed(self, event: Any) -> None:
+        if getattr(event, "key", None) == "chat.enter_sends":
+            self.composer.set_enter_sends(bool(self.cairn.settings.get("chat.enter_sends")))
+
+    def refresh_knowledge(self) -> None:
+        if self.chat_id is not None and self.isVisible() and self._knowledge_timer.isActive():
+            self.run_task(self._knowledge(self.chat_id, self._shown))
+
+    async def _knowledge(self, chat_id: str, shown: int) -> None:
+        try:
+            state = await self.ops.chat_knowledge(chat_id)
+        except CairnError:
+            return  # the chat went away meanwhile
+        if shown == self._shown:
+            self.header.say_knowledge(state.line(), failing=bool(state.failure))
+
+    # ----------------------------------------------------------------- sending
+
+    def _send_clicked(self, text: str, files: list[Path]) -> None:
+        if self.chat_id is None or self._sending:
+            return
+        self.run_task(self._send(self.chat_id, text, files, self.composer.editing))
+
+    async def _send(self, chat_id: str, text: str, files: list[Path],
+                    editing: int | None) -> None:
+        self._sending = True
+        self.composer.send_button.setEnabled(False)
+        try:
+            try:
+                if editing is not None:
+                    await self.ops.edit_and_resend(chat_id, editing, text)
+                else:
+                    await self.ops.start_turn(chat_id, text, attachments=files)
+            except CairnError as refused:  # nothing was stored: the text stays to fix
+                self.composer.say(str(refused))
+                return
+            if chat_id == self.chat_id:
+                if editing is not None:
+                    self._drop_from(editing)
+                self._draft_timer.stop()
+                self.composer.edit.blockSignals(True)
+                self.composer.clear()
+                self.composer.edit.blockSignals(False)
+                self._draft_for = chat_id
+                self.composer.set_streaming(chat_id in self._live
+                                            or self.ops.running(chat_id) is not None)
+                self._update_actions()
+            await self.ops.save_draft(chat_id, "")
+            await self._sync_tail(chat_id)
+        finally:
+            self._sending = False
+            self.composer.send_button.setEnabled(True)
+
+    def stop(self) -> None:
+        if self.chat_id is not None:
+            self.ops.stop(self.chat_id)
+
+    async def _retry(self) -> None:
+        chat_id = self.chat_id
+        if chat_id is None:
+            return
+        try:
+            await self.ops.retry(chat_id)
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+            return
+        if chat_id != self.chat_id:
+            return
+        entries = self.view.conversation.entries
+        person = max((i for i, e in enumerate(entries) if e.kind == PERSON), default=-1)
+        keep = [e for e in entries[person + 1:] if e.status == STREAMING]
+        self.view.conversation.truncate(person + 1)
+        self.view.conversation.append(keep)
+        self._last_id = entries[person].message_ids[-1] if person >= 0 else 0
+        self.composer.set_streaming(True)
+        self._update_actions()
+
+    def _drop_from(self, message_id: int) -> None:
+        """An edited message and everything after it left the conversation."""
+        entries = self.view.conversation.entries
+        row = next((i for i, e in enumerate(entries) if message_id in e.message_ids), None)
+        if row is None:
+            return
+        keep = [e for e in entries[row:] if e.status == STREAMING]
+        self.view.conversation.truncate(row)
+        self.view.conversation.append(keep)
+        stored = [i for e in entries[:row] for i in e.message_ids]
+        self._last_id = max(stored, default=0)
+
+    async def _sync_tail(self, chat_id: str) -> None:
+        """Show what was stored after the last message shown (one read at a time).  While a
+        turn runs, only the person's messages: its rounds are in the live entry."""
+        async with self._tail:
+            if chat_id != self.chat_id:
+                return
+            shown = self._shown
+            messages = await self.ops.messages_after(chat_id, self._last_id)
+            if shown != self._shown:
+                return
+            live = self._live.get(chat_id)
+            if live is not None:
+                cut = max((i for i, m in enumerate(messages) if m.from_person), default=-1)
+                messages = messages[:cut + 1]
+            if not messages:
+                return
+            self._last_id = messages[-1].id
+            entries = build(messages)
+            model = self.view.conversation
+            at = model.row_of(live.entry.key) if live is not None else None
+            if at is None:
+                model.append(entries)
+            else:
+                model.insert(at, entries)
+            self._update_actions()
+
+    # ----------------------------------------------------------------- the turns' events
+
+    def _turn_event(self, turn: Turn, event: TurnEvent) -> None:
+        chat_id = turn.chat_id
+        live = self._live.get(chat_id)
+        if isinstance(event, TurnEnded):
+            if live is not None and live.turn is turn:
+                del self._live[chat_id]
+            if chat_id == self.chat_id:
+                self.run_task(self._turn_over(chat_id, event, live))
+            return
+        if live is None or live.turn is not turn:
+            entry = Entry(key=f"live-{turn.id}", kind=REPLY, status=STREAMING)
+            live = self._live[chat_id] = Live(turn, entry)
+            if chat_id == self.chat_id:
+                self.view.conversation.append([entry])
+                self.composer.set_streaming(True)
+                self._update_actions()
+        entry = live.entry
+        if isinstance(event, KnowledgePulling):
+            live.pulling = event.project_title
+        elif isinstance(event, (TextDelta, ThinkingDelta)):
+            live.started = True
+            if isinstance(event, TextDelta):
+                entry.add_text(event.text)
+            else:
+                entry.thinking += event.text
+        elif isinstance(event, ToolResult):
+            entry.add_tool_line(event.summary, is_error=event.is_error)
+        else:
+            return
+        if chat_id == self.chat_id:
+            self.header.say_status(self._status_of(live))
+            self._dirty.add(chat_id)
+            if not self._refresh.isActive():
+                self._refresh.start()
+
+    def _lay_out_live(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        live = self._live.get(self.chat_id or "")
+        if live is not None and self.chat_id in dirty:
+            self.view.entry_changed(live.entry)
+
+    async def _turn_over(self, chat_id: str, event: TurnEnded, live: Live | None) -> None:
+        result = event.result
+        async with self._tail:
+            if chat_id != self.chat_id:
+                return
+            shown = self._shown
+            messages = await self.ops.messages_after(chat_id, self._last_id)
+            if shown != self._shown:
+                return
+            model = self.view.conversation
+            if live is not None:
+                model.remove(live.entry)
+            entries = build(messages)
+            if messages:
+                self._last_id = messages[-1].id
+            if result.status == FAILED and not any(e.kind == REPLY for e in entries):
+                # Not even the failure could be stored (a full disk): said here all the same.
+                entries.append(Entry(key=f"failed-{event.turn_id}", kind=REPLY, status=FAILED,
+                                     error=result.error))
+            model.append(entries)
+            self.composer.set_streaming(self.ops.running(chat_id) is not None)
+            self.header.say_status(self._model_name(result.model))
+            self._update_actions()
+        if result.notice:
+            self.sig_error.emit(result.notice)
+        self.refresh_knowledge()
+
+    def _status_of(self, live: Live | None) -> str:
+        if live is None:
+            return ""
+        if not live.started and live.pulling:
+            return f"Pulling {live.pulling} knowledge…"
+        return self._model_name(str(self.cairn.settings.get("model.chat")))
+
+    def _model_name(self, model: str) -> str:
+        info = self.cairn.catalog.info(model)
+        return info.display_name if info is not None else model
+
+    def _update_actions(self) -> None:
+        """Retry and Edit belong to the last exchange, and only while nothing streams."""
+        entries = self.view.conversation.entries
+        busy = self.chat_id is not None and (self.chat_id in self._live
+                                             or self.ops.running(self.chat_id) is not None)
+        person = max((i for i, e in enumerate(entries) if e.kind == PERSON), default=-1)
+        for i, entry in enumerate(entries):
+            actions: tuple[str, ...] = ()
+            if not busy and i == person:
+                actions = ("edit", "retry") if i == len(entries) - 1 else ("edit",)
+            elif not busy and i == len(entries) - 1 and entry.kind == REPLY \
+                    and entry.status in (FAILED, STOPPED):
+                actions = ("retry",)
+            if entry.actions != actions:
+                entry.actions = actions
+                self.view.conversation.changed(entry)
+
+    # ----------------------------------------------------------------- links
+
+    def _anchor(self, entry: Entry, href: str, code: str | None) -> None:
+        if href.startswith("cairn:copy/"):
+            if code is not None:
+                QApplication.clipboard().setText(code)
+        elif href == "cairn:copy-message":
+            QApplication.clipboard().setText(entry.text)
+        elif href == "cairn:thinking":
+            entry.thinking_open = not entry.thinking_open
+            self.view.entry_changed(entry)
+        elif href == "cairn:retry":
+            self.run_task(self._retry())
+        elif href == "cairn:edit":
+            if entry.kind == PERSON and entry.message_ids:
+                self.composer.begin_edit(entry.message_ids[-1],
+                                         entry.parts[0].text if entry.parts else "")
+        else:
+            url = QUrl(href)
+            if url.scheme().lower() in WEB_SCHEMES:
+                QDesktopServices.openUrl(url)
+
+    # ----------------------------------------------------------------- files
+
+    async def _attach(self, paths: list[Path]) -> None:
+        folders = [p for p in paths if await asyncio.to_thread(p.is_dir)]
+        if folders:
+            self.sig_folders.emit([str(p) for p in folders])
+        for path in paths:
+            if path in folders:
+                continue
+            try:
+                info = await self.ops.check_attachment(path)
+            except CairnError as refused:
+                self.composer.say(str(refused))
+                continue
+            self.composer.add_chip(path, str(info["name"]), int(info["size"]))
+            self.composer.say("")
+
+    async def _paste(self, data: bytes) -> None:
+        path = await self.ops.keep_pasted_image(data)
+        await self._attach([path])
+
+    # ----------------------------------------------------------------- the draft
+
+    def _typed(self) -> None:
+        if self.composer.editing is None and self._draft_for == self.chat_id:
+            self._draft_timer.start()
+        if self.composer.problem.isVisible():
+            self.composer.say("")
+
+    def flush_draft(self) -> asyncio.Task[Any] | None:
+        """Save the draft now if it changed since it was last saved."""
+        if not self._draft_timer.isActive() or self._draft_for is None:
+            return None
+        self._draft_timer.stop()
+        return self.run_task(self.ops.save_draft(self._draft_for, self.composer.text()))
+
+    def _restore_draft(self) -> None:
+        if self.chat_id is not None:
+            self.run_task(self._reload_draft(self.chat_id, self._shown))
+
+    async def _reload_draft(self, chat_id: str, shown: int) -> None:
+        draft = await self.ops.draft(chat_id)
+        if shown == self._shown and not self.composer.text():
+            self.composer.set_text(draft)
+
+    async def before_quit(self, timeout: float = 3.0) -> None:
+        """At quit: the draft saved, and each streaming reply stopped and stored."""
+        waits: list[Any] = []
+        self._knowledge_timer.stop()
+        self._refresh.stop()
+        task = self.flush_draft()
+        if task is not None:
+            waits.append(task)
+        for live in list(self._live.values()):
+            live.turn.cancel()
+            waits.append(asyncio.ensure_future(live.turn.result()))
+        if waits:
+            await asyncio.wait(waits, timeout=timeout)
+
+    # ----------------------------------------------------------------- drops
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        paths = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            self.run_task(self._attach(paths))
+        event.acceptProposedAction()
+
+    async def _rename(self, title: str) -> None:
+        if self.chat_id is None:
+            return
+        try:
+            await self.ops.rename_chat(self.chat_id, title)
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+            self._show_header()

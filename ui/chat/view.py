@@ -1,0 +1,368 @@
+"""The conversation's view (``Conversation``): a list that scrolls by pixel, keeps to the
+latest message while the person is at the bottom, offers "Jump to latest" when they are not,
+and asks for older messages as they scroll up.
+
+Text is selectable: pressing on a message puts a read-only text browser with the same
+document over it (the press goes on to the browser, so a drag selects at once); Ctrl+C copies
+the selection, or the whole message as markdown when nothing is selected.  Links are handled
+by whoever listens to ``sig_anchor``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QFrame,
+    QListView,
+    QMenu,
+    QTextBrowser,
+    QToolButton,
+    QWidget,
+)
+
+from ui.chat.delegate import BUBBLE_PAD, MessageDelegate
+from ui.chat.entries import PERSON, Entry
+from ui.chat.model import ConversationModel, EntryRole
+
+OLDER_AT = 400  # pixels from the top at which older messages are asked for
+BOTTOM_SLACK = 4  # pixels from the bottom that still count as "at the bottom"
+
+
+class ConversationView(QListView):
+    sig_anchor = Signal(object, str, object)  # (entry, href, code text or None)
+    sig_wants_older = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # First: Qt calls the overrides below while the view is still being set up.
+        self._selector: QTextBrowser | None = None
+        self._selector_row = -1
+        self.messages: MessageDelegate | None = None  # type: ignore[assignment]
+        self.setObjectName("conversation")
+        self.setAccessibleName("Conversation")
+        self.conversation = ConversationModel(self)
+        self.setModel(self.conversation)
+        self.messages = MessageDelegate(self)
+        self.setItemDelegate(self.messages)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setUniformItemSizes(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setMouseTracking(True)
+        self.setStyleSheet("QListView#conversation { background: palette(base); }"
+                           " QListView#conversation::item:selected { background: transparent; }")
+        self.verticalScrollBar().setSingleStep(24)
+        self.pinned = True  # at the bottom: new text keeps the latest in sight
+        self.older_pending = False  # the panel is reading older messages
+        self.has_older = False
+        self.jump = QToolButton(self)
+        self.jump.setText("↓  Jump to latest")
+        self.jump.setAccessibleName("Jump to latest")
+        self.jump.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.jump.setStyleSheet("QToolButton { background: palette(button); border: 1px solid"
+                                " palette(mid); border-radius: 12px; padding: 4px 12px; }")
+        self.jump.clicked.connect(self.to_latest)
+        self.jump.hide()
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._scrolled)
+        bar.rangeChanged.connect(self._range_changed)
+        self.conversation.modelReset.connect(self._close_selector)
+        self.conversation.dataChanged.connect(self._data_changed)
+
+    # ----------------------------------------------------------------- public
+
+    def to_latest(self) -> None:
+        self.pinned = True
+        self.scrollToBottom()
+        self._update_jump()
+
+    def show_entries(self, entries: list[Entry]) -> None:
+        """Another chat: shown from its end."""
+        self.conversation.show(entries)
+        self.pinned = True
+        self.doItemsLayout()
+        self.scrollToBottom()
+        self._update_jump()
+
+    def prepend_older(self, entries: list[Entry]) -> None:
+        """Older messages above, the ones in sight staying where they are."""
+        bar = self.verticalScrollBar()
+        from_bottom = bar.maximum() - bar.value()
+        self._close_selector()
+        self.conversation.prepend(entries)
+        self.doItemsLayout()
+        bar.setValue(bar.maximum() - from_bottom)
+
+    def entry_changed(self, entry: Entry) -> None:
+        """A streaming entry grew: laid out again now, the latest kept in sight if pinned."""
+        self.conversation.changed(entry)
+        row = self.conversation.row_of(entry.key)
+        if row is not None:
+            self.messages.sizeHintChanged.emit(self.conversation.index(row, 0))
+
+    def copy_current(self) -> None:
+        entry = self._entry(self.currentIndex())
+        if entry is not None:
+            QApplication.clipboard().setText(entry.text)
+
+    # ----------------------------------------------------------------- scrolling
+
+    def _scrolled(self, value: int) -> None:
+        bar = self.verticalScrollBar()
+        self.pinned = value >= bar.maximum() - BOTTOM_SLACK
+        self._update_jump()
+        self._place_selector()
+        if value <= OLDER_AT and self.has_older and not self.older_pending \
+                and bar.maximum() > 0:
+            self.older_pending = True
+            self.sig_wants_older.emit()
+
+    def _range_changed(self, _low: int, high: int) -> None:
+        if self.pinned:
+            self.verticalScrollBar().setValue(high)
+        self._update_jump()
+
+    def _update_jump(self) -> None:
+        show = not self.pinned and self.conversation.rowCount() > 0
+        if show != self.jump.isVisible():
+            self.jump.setVisible(show)
+        if show:
+            self._place_jump()
+
+    def _place_jump(self) -> None:
+        self.jump.adjustSize()
+        x = (self.width() - self.jump.width()) // 2
+        self.jump.move(x, self.height() - self.jump.height() - 12)
+        self.jump.raise_()
+
+    def _data_changed(self, top: QModelIndex, _bottom: QModelIndex, _roles: object = None
+                      ) -> None:
+        if top.row() == self._selector_row:
+            self._close_selector()
+
+    # ----------------------------------------------------------------- selecting text
+
+    def _entry(self, index: QModelIndex) -> Entry | None:
+        return index.data(EntryRole) if index.isValid() else None
+
+    def open_selector(self, index: QModelIndex) -> QTextBrowser | None:
+        """The read-only browser over *index*'s message, for selecting its text."""
+        entry = self._entry(index)
+        if entry is None:
+            return None
+        if self._selector is not None and self._selector_row == index.row():
+            return self._selector
+        self._close_selector()
+        width = self.viewport().width()
+        browser = QTextBrowser(self.viewport())
+        browser.setObjectName("message-text")
+        browser.setAccessibleName("Message text")
+        browser.setFrameShape(QFrame.Shape.NoFrame)
+        browser.setOpenLinks(False)
+        browser.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        browser.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        browser.setStyleSheet("QTextBrowser { background: transparent; }")
+        browser.viewport().setAutoFillBackground(False)
+        layout = self.messages.layout(entry, width, index.row())
+        if entry.kind == PERSON:
+            doc = layout.blocks[0].doc.clone(browser)
+        else:
+            doc = self.messages.entry_document(entry, width, index.row())
+            doc.setParent(browser)
+        doc.setTextWidth(layout.column.width() - (2 * BUBBLE_PAD if entry.kind == PERSON else 0))
+        browser.setDocument(doc)
+        browser.anchorClicked.connect(lambda url, e=entry: self._browser_anchor(e, url))
+        browser.installEventFilter(self)
+        self._selector, self._selector_row = browser, index.row()
+        self.messages.editing_row = index.row()
+        self._place_selector()
+        browser.show()
+        self.viewport().update()
+        return browser
+
+    def _place_selector(self) -> None:
+        browser = self._selector
+        if browser is None:
+            return
+        index = self.conversation.index(self._selector_row, 0)
+        entry = self._entry(index)
+        if entry is None:
+            self._close_selector()
+            return
+        rect = self.visualRect(index)
+        layout = self.messages.layout(entry, rect.width(), index.row())
+        column = layout.column
+        if entry.kind == PERSON:
+            column = column.adjusted(BUBBLE_PAD, BUBBLE_PAD, -BUBBLE_PAD, -BUBBLE_PAD)
+        height = int(browser.document().size().height()) + 2
+        browser.setGeometry(int(rect.x() + column.x()), int(rect.y() + column.y()),
+                            int(column.width()) + 1, height)
+
+    def _close_selector(self) -> None:
+        if self._selector is None:
+            return
+        browser, self._selector = self._selector, None
+        self._selector_row = -1
+        self.messages.editing_row = -1
+        browser.hide()
+        browser.deleteLater()
+        self.viewport().update()
+
+    def _browser_anchor(self, entry: Entry, url: QUrl) -> None:
+        href = url.toString()
+        code = None
+        if href.startswith("cairn:copy/"):
+            index = self.conversation.index(self._selector_row, 0)
+            _, code = self._anchor_of(index, None, href)
+        self.sig_anchor.emit(entry, href, code)
+
+    def _anchor_of(self, index: QModelIndex, point: QPointF | None, href: str = ""
+                   ) -> tuple[str, str | None]:
+        entry = self._entry(index)
+        if entry is None:
+            return "", None
+        width = self.viewport().width()
+        if point is not None:
+            return self.messages.anchor_at(entry, width, index.row(), point)
+        layout = self.messages.layout(entry, width, index.row())
+        try:
+            n = int(href.rsplit("/", 1)[1])
+        except ValueError:
+            return "", None
+        for block in layout.blocks:  # the Copy links count from 0 in each piece
+            if n < len(block.code):
+                return href, block.code[n]
+            n -= len(block.code)
+        return "", None
+
+    def eventFilter(self, watched: object, event: QEvent) -> bool:  # noqa: N802
+        if watched is self._selector and event.type() == QEvent.Type.KeyPress:
+            key = event  # type: ignore[assignment]
+            if isinstance(key, QKeyEvent) and key.key() == Qt.Key.Key_Escape:
+                self._close_selector()
+                self.setFocus()
+                return True
+            if isinstance(key, QKeyEvent) and key.matches(QKeySequence.StandardKey.Copy) \
+                    and self._selector is not None \
+                    and not self._selector.textCursor().hasSelection():
+                self.copy_current()
+                return True
+        return super().eventFilter(watched, event)
+
+    # ----------------------------------------------------------------- Qt overrides
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        index = self.indexAt(event.position().toPoint())
+        if not index.isValid() or event.button() != Qt.MouseButton.LeftButton:
+            self._close_selector()
+            super().mousePressEvent(event)
+            return
+        self.setCurrentIndex(index)
+        rect = self.visualRect(index)
+        point = event.position() - QPointF(rect.topLeft())
+        href, code = self._anchor_of(index, point)
+        if href:
+            entry = self._entry(index)
+            self.sig_anchor.emit(entry, href, code)
+            event.accept()
+            return
+        entry = self._entry(index)
+        layout = self.messages.layout(entry, rect.width(), index.row()) if entry else None
+        if layout is None or not layout.column.contains(point):
+            self._close_selector()
+            return
+        browser = self.open_selector(index)
+        if browser is None:
+            return
+        browser.setFocus()
+        inside = browser.viewport().mapFrom(self.viewport(), event.position().toPoint())
+        forwarded = QMouseEvent(QEvent.Type.MouseButtonPress, QPointF(inside),
+                                event.globalPosition(), event.button(), event.buttons(),
+                                event.modifiers())
+        QApplication.sendEvent(browser.viewport(), forwarded)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        index = self.indexAt(event.position().toPoint())
+        row = index.row() if index.isValid() else -1
+        previous = self.messages.hovered_row
+        if row != previous:
+            self.messages.hovered_row = row
+            for r in (previous, row):
+                if r >= 0:
+                    self.viewport().update(self.visualRect(self.conversation.index(r, 0)))
+        if index.isValid():
+            rect = self.visualRect(index)
+            href, _ = self._anchor_of(index, event.position() - QPointF(rect.topLeft()))
+            self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if href
+                                      else Qt.CursorShape.IBeamCursor)
+        else:
+            self.viewport().unsetCursor()
+        super().mouseMoveEvent(event)
+
+    def leaveEvent(self, event: QEvent) -> None:  # noqa: N802
+        previous, self.messages.hovered_row = self.messages.hovered_row, -1
+        if previous >= 0:
+            self.viewport().update(self.visualRect(self.conversation.index(previous, 0)))
+        super().leaveEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_current()
+            return
+        super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
+        index = self.indexAt(event.pos()) if event.reason() == QContextMenuEvent.Reason.Mouse \
+            else self.currentIndex()
+        entry = self._entry(index)
+        if entry is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Copy message as markdown",
+                       lambda: self.sig_anchor.emit(entry, "cairn:copy-message", None))
+        if self._selector is not None and self._selector.textCursor().hasSelection():
+            menu.addAction("Copy selection", self._selector.copy)
+        if "retry" in entry.actions:
+            menu.addAction("Retry", lambda: self.sig_anchor.emit(entry, "cairn:retry", None))
+        if "edit" in entry.actions:
+            menu.addAction("Edit and resend",
+                           lambda: self.sig_anchor.emit(entry, "cairn:edit", None))
+        if entry.thinking:
+            menu.addAction("Hide thinking" if entry.thinking_open else "Show thinking",
+                           lambda: self.sig_anchor.emit(entry, "cairn:thinking", None))
+        menu.exec(event.globalPos() if event.reason() == QContextMenuEvent.Reason.Mouse
+                  else self.viewport().mapToGlobal(self.visualRect(index).center()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._close_selector()
+        self._update_jump()
+        if self.jump.isVisible():
+            self._place_jump()
+        if self.pinned:
+            QTimer.singleShot(0, self.scrollToBottom)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self.messages is not None:
+            self.messages.palette_changed()
+            self.doItemsLayout()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
+        super().scrollContentsBy(dx, dy)
+        self._place_selector()
+
+
+__all__ = ["ConversationView", "QPoint"]

@@ -1,0 +1,63 @@
+"""Small widgets the window's parts share: a one-sentence banner, a label that elides."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+
+
+class Notice(QFrame):
+    """A quiet banner for one sentence (a refusal, a warning), dismissed by the person."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("notice")
+        self.setAccessibleName("Notice")
+        self.setStyleSheet("#notice { background: palette(alternate-base);"
+                           " border: 1px solid palette(mid); border-radius: 6px; }")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 8, 8, 8)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAccessibleName("Dismiss")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.hide)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def say(self, sentence: str) -> None:
+        self.label.setText(sentence)
+        self.label.setAccessibleDescription(sentence)
+        self.show()
+
+
+class ElidedLabel(QLabel):
+    """One line that gives way to the window: a long title ends in "…" (the whole text in the
+    tooltip and for assistive technology) instead of widening the window."""
+
+    def __init__(self, parent: QWidget | None = None, *,
+                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideLeft) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self._mode = mode
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self._full = text
+        self.setToolTip(text)
+        self.setAccessibleDescription(text)
+        self._elide()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, self._mode,
+                                              max(0, self.width()))
+        super().setText(shown)
