@@ -108,6 +108,9 @@ class Operations:
         def warm() -> None:
             try:
                 import anthropic  # noqa: F401 - loaded once, here, off the GUI thread
+                from markdown_it import MarkdownIt
+
+                MarkdownIt("commonmark").render("*warm*")  # the chat view's first render
 
                 self.cairn.settings.api_key()
             except Exception:  # the turn will say what is wrong with the keychain

@@ -76,6 +76,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._docs: OrderedDict[tuple[str, str], tuple[QTextDocument, list[str]]] = OrderedDict()
         self._layouts: OrderedDict[str, Layout] = OrderedDict()
         self._heights: dict[str, tuple[int, int, int]] = {}  # key -> (version, width, height)
+        self._growth: dict[str, tuple[str, list[str]]] = {}  # streaming: (stable text, pieces)
         self.hovered_row = -1
         self.editing_row = -1
         self.colours = Colours()
@@ -135,9 +136,17 @@ class MessageDelegate(QStyledItemDelegate):
             context.palette = palette
             context.palette.setColor(QPalette.ColorRole.Text,
                                      palette.color(QPalette.ColorRole.WindowText))
+            # Only what is in sight: a long reply is many documents, most of them scrolled away.
+            sight = QRectF(self._widget.viewport().rect()) if hasattr(self._widget, "viewport") \
+                else QRectF(option.rect)
+            sight.translate(-QPointF(option.rect.topLeft()))
             for block in layout.blocks:
+                height = block.doc.size().height()
+                if block.y > sight.bottom() or block.y + height < sight.top():
+                    continue
                 painter.save()
                 painter.translate(QPointF(block.x, block.y))
+                context.clip = sight.translated(-block.x, -block.y)
                 block.doc.documentLayout().draw(painter, context)
                 painter.restore()
         painter.restore()
@@ -222,7 +231,7 @@ class MessageDelegate(QStyledItemDelegate):
                 add("quiet", f'<p style="color: {quiet};"><i>↳ {html.escape(part.text)}</i></p>')
                 continue
             if streaming and i == last_text:
-                done, tail = stable_pieces(part.text)
+                done, tail = self._growing(entry.key, part.text)
                 for piece in done:
                     add("md", piece)
                 add("tail", tail)
@@ -234,6 +243,23 @@ class MessageDelegate(QStyledItemDelegate):
             add("footer", footer)
         column_rect = QRectF(x0, PAD_Y, column, max(0.0, y - GAP - PAD_Y))
         return Layout(width, entry.version, hovered, int(y - GAP + PAD_Y), blocks, column_rect)
+
+    def _growing(self, key: str, text: str) -> tuple[list[str], str]:
+        """``stable_pieces`` for a text that only grows: the pieces already found are kept,
+        and only what follows them is split again (a 20,000-token reply is never re-read
+        whole on each refresh)."""
+        known = self._growth.get(key)
+        if known is None or not text.startswith(known[0]):
+            known = ("", [])
+        prefix, done = known
+        more, tail, rest = stable_pieces(text[len(prefix):])
+        if more:
+            done = done + more
+            self._growth[key] = (text[: len(prefix) + rest], done)
+        return done, tail
+
+    def forget_growth(self, key: str) -> None:
+        self._growth.pop(key, None)
 
     def _reply_footer(self, entry: Entry, hovered: bool) -> str:
         quiet = self.colours.quiet

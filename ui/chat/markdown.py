@@ -45,67 +45,78 @@ class Rendered:
     code: list[str] = field(default_factory=list)  # each code block's text, by its Copy index
 
 
-def split_blocks(text: str) -> list[str]:
-    """*text* cut at blank lines that are outside code fences: each part whole blocks."""
-    parts: list[str] = []
-    current: list[str] = []
+def block_spans(text: str) -> list[tuple[int, int]]:
+    """Where *text*'s blocks are: (start, end) offsets, cut at blank lines outside code
+    fences; the text between two spans is blank."""
+    spans: list[tuple[int, int]] = []
     fence: str | None = None
+    start: int | None = None
+    end = 0
+    at = 0
     for line in text.split("\n"):
+        line_end = at + len(line)
         opened = _FENCE.match(line)
         if fence is None and opened:
             fence = opened.group(1)
         elif fence is not None and opened and opened.group(1)[0] == fence[0] \
                 and len(opened.group(1)) >= len(fence) and not line.strip()[len(opened.group(1)):]:
             fence = None
-        if fence is None and not line.strip() and current:
-            parts.append("\n".join(current))
-            current = []
-            continue
-        if line.strip() or current or fence is not None:
-            current.append(line)
-    if current:
-        parts.append("\n".join(current))
-    return parts
+        if line.strip() or fence is not None:
+            if start is None:
+                start = at
+            end = line_end
+        elif fence is None and start is not None:
+            spans.append((start, end))
+            start = None
+        at = line_end + 1
+    if start is not None:
+        spans.append((start, end))
+    return spans
+
+
+def split_blocks(text: str) -> list[str]:
+    """*text* cut at blank lines that are outside code fences: each part whole blocks."""
+    return [text[a:b] for a, b in block_spans(text)]
+
+
+def _grouped(text: str, spans: list[tuple[int, int]], size: int) -> tuple[list[str], int]:
+    """Whole blocks grouped into pieces of about *size* characters: the pieces, and where
+    the blocks not yet grouped start."""
+    out: list[str] = []
+    first: int | None = None
+    last_end = 0
+    for a, b in spans:
+        if first is None:
+            first = a
+        if b - first >= size:
+            out.append(text[first:b])
+            first, last_end = None, b
+    return out, (first if first is not None else last_end)
 
 
 def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
     """*text* as pieces of whole blocks of about *size* characters (at least one piece)."""
-    out: list[str] = []
-    current: list[str] = []
-    length = 0
-    for block in split_blocks(text):
-        current.append(block)
-        length += len(block)
-        if length >= size:
-            out.append("\n\n".join(current))
-            current, length = [], 0
-    if current:
-        out.append("\n\n".join(current))
+    out, rest = _grouped(text, block_spans(text), size)
+    if text[rest:].strip():
+        out.append(text[rest:].strip("\n"))
     return out or [""]
 
 
-def stable_pieces(text: str, size: int = PIECE_CHARS) -> tuple[list[str], str]:
-    """For a text that is still growing: the pieces that can no longer change, and the tail
-    (the last piece, which may: its last block may not be finished)."""
-    blocks = split_blocks(text)
-    if text.endswith("\n\n") and blocks and _fences_closed(blocks[-1]):
-        done, tail_blocks = blocks, []  # the last block ended with a blank line
-    else:
-        done, tail_blocks = blocks[:-1], blocks[-1:]
-    out: list[str] = []
-    current: list[str] = []
-    length = 0
-    for block in done:
-        current.append(block)
-        length += len(block)
-        if length >= size:
-            out.append("\n\n".join(current))
-            current, length = [], 0
-    return out, "\n\n".join(current + tail_blocks)
+def stable_pieces(text: str, size: int = PIECE_CHARS) -> tuple[list[str], str, int]:
+    """For a text that is still growing: the pieces that can no longer change, the tail (the
+    rest, whose last block may not be finished), and the offset where the tail starts.
+
+    The pieces are the ones :func:`pieces` finds in the finished text, so a reply laid out
+    while it streamed is laid out from the same cached documents when it ends."""
+    spans = block_spans(text)
+    if spans and not (text.endswith("\n\n") and _fences_closed(text[spans[-1][0]:])):
+        spans = spans[:-1]  # the last block may still grow
+    out, rest = _grouped(text, spans, size)
+    return out, text[rest:].strip("\n"), rest
 
 
 def _fences_closed(block: str) -> bool:
-    return len(_FENCE.findall(block)) % 2 == 0 if "`" in block or "~" in block else True
+    return sum(1 for line in block.split("\n") if _FENCE.match(line)) % 2 == 0
 
 
 def render(text: str, colours: Colours = Colours()) -> Rendered:  # noqa: B008 - frozen

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PAGE = 60  # messages read when a chat opens, and per scroll back
+PAGE = 40  # messages read when a chat opens, and per scroll back
 REFRESH_MS = 40  # a streaming reply is laid out again at most this often
 DRAFT_MS = 500  # the draft is saved this long after the last keystroke
 WEB_SCHEMES = ("http", "https", "mailto")

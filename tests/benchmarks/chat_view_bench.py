@@ -1,0 +1,243 @@
+"""The chat view at scale (issue "the chat view", DESIGN.md §9 and §10), in the real window.
+
+Run: ``uv run python tests/benchmarks/chat_view_bench.py`` (offscreen; not part of
+``uv run pytest``).
+
+1. **Opening a long chat**: from the click (``select_chat``) to the conversation's first
+   paint with its messages, for chats of 5,000 messages, beside chats of 50 messages opened
+   in the same run (the baseline), interleaved, each chat opened once (nothing cached).
+   Target: under 200 ms.
+2. **Memory**: the process's resident memory with the window open, then after opening ten
+   chats of 5,000 messages one after another.  Target: under 300 MB.
+3. **Streaming**: a 20,000-token reply (80,000 characters of markdown in deltas of 16
+   characters) at 1,000 tokens/s into the open chat, with a timer every 5 ms on the event
+   loop recording how late it runs (``stall_bench.LoopProbe``).  Target: no stall over 50 ms.
+   The fake Anthropic server runs in a process of its own; the window's first exchange runs
+   before the measure (first-use imports), as in stall_bench.
+
+Prints the figures, then Markdown for the README; exits 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.benchmarks.stall_bench import (  # noqa: E402
+    CHAT_MODEL,
+    DELTA_CHARS,
+    TOKENS,
+    FakeProcess,
+    LoopProbe,
+    _rows,
+    open_cairn,
+)
+
+LONG = 5_000
+SHORT = 50
+CHATS = 10
+OPEN_BAR_MS = 200.0
+MEMORY_BAR_MB = 300.0
+STALL_BAR_MS = 50.0
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def markdown_reply(chat: int, n: int) -> str:
+    """A stored reply as Claude writes them: prose, a list, sometimes code or a table."""
+    text = (f"In chat {chat}, step {n}: the vendor ships on 2027-04-15 and the accent stays "
+            "**orange #FF5500**; the budget is 45,000 EUR. ") * (1 + n % 5)
+    if n % 7 == 0:
+        text += f"\n\n```python\ndef step_{n}():\n    return {chat} * {n}\n```"
+    if n % 11 == 0:
+        text += f"\n\n| Item | Owner |\n|---|---|\n| Step {n} | Dana |\n| Review | Sam |"
+    return text + "\n\n- one point\n- another point"
+
+
+def fill(cairn: Any, folder: str, title: str, messages: int, chat: int) -> str:
+    from app.db import utc_now
+
+    chat_id = cairn.registry.new_chat(folder=folder, title=title).id
+    rows = _rows(chat_id, [("user", f"Chat {chat}, question {n}: what about step {n}?")
+                           if n % 2 == 0 else ("assistant", markdown_reply(chat, n))
+                           for n in range(messages)], utc_now())
+    with cairn.registry.db.write() as conn:
+        conn.executemany(
+            "INSERT INTO message (chat_id, role, content, status, error, model, input_tokens,"
+            " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at)"
+            " VALUES (?, ?, ?, 'complete', NULL, ?, ?, ?, ?, ?, ?, ?)", rows)
+        # Learned already: no rebuild runs meanwhile (stall_bench measures those).
+        conn.execute("UPDATE chat SET knowledge_watermark = (SELECT max(id) FROM message"
+                     " WHERE chat_id = ?) WHERE id = ?", (chat_id, chat_id))
+    return chat_id
+
+
+def streamed_reply() -> str:
+    """80,000 characters of markdown: paragraphs, lists, code blocks, tables."""
+    parts: list[str] = []
+    n = 0
+    while sum(len(p) + 2 for p in parts) < TOKENS * 4:
+        parts.append(markdown_reply(99, n))
+        n += 1
+    return "\n\n".join(parts)[: TOKENS * 4]
+
+
+async def open_and_paint(window: Any, chat_id: str) -> float:
+    """Milliseconds from selecting *chat_id* to the conversation's first paint with rows."""
+    from PySide6.QtCore import QEvent, QObject
+
+    panel = window.chat_panel
+    painted: list[float] = []
+
+    class Watch(QObject):
+        def eventFilter(self, _o: object, event: Any) -> bool:  # noqa: N802
+            if event.type() == QEvent.Type.Paint and panel.chat_id == chat_id \
+                    and panel.view.conversation.rowCount() > 0 and not painted:
+                painted.append(time.perf_counter())
+            return False
+
+    watch = Watch()
+    viewport = panel.view.viewport()
+    viewport.installEventFilter(watch)
+    start = time.perf_counter()
+    window.select_chat(chat_id)
+    while not painted:
+        await asyncio.sleep(0.001)
+    viewport.removeEventFilter(watch)
+    return (painted[0] - start) * 1000
+
+
+async def run(starter: Any, fake: FakeProcess, long_chats: list[str],
+              short_chats: list[str], live_chat: str, first_chat: str) -> dict[str, Any]:
+    window = starter.window
+    starter.begin()
+    while starter.ops is None or window.chat_panel is None:
+        await asyncio.sleep(0.02)
+    await starter.ops.warm_up()  # as the window does 1.5 s after it opens
+    await asyncio.sleep(0.5)
+    figures: dict[str, Any] = {"rss_before": rss_mb()}
+    long_ms, short_ms = [], []
+    for long_chat, short_chat in zip(long_chats, short_chats, strict=True):
+        short_ms.append(await open_and_paint(window, short_chat))
+        long_ms.append(await open_and_paint(window, long_chat))
+    figures.update(long_ms=long_ms, short_ms=short_ms, rss_after=rss_mb())
+
+    # The first exchange (first-use imports), outside the measure.
+    panel = window.chat_panel
+    window.select_chat(first_chat)
+    while panel._draft_for != first_chat:
+        await asyncio.sleep(0.01)
+    fake.reply_text(CHAT_MODEL, "word " * 100, chunk=DELTA_CHARS, delay=0.001)
+    panel.composer.set_text("Hello")
+    panel.composer.send()
+    while panel._sending or panel._live or not panel.view.conversation.rowCount() >= 2:
+        await asyncio.sleep(0.01)
+
+    window.select_chat(live_chat)
+    while panel._draft_for != live_chat:
+        await asyncio.sleep(0.01)
+    text = streamed_reply()
+    delay = DELTA_CHARS / 4 / 1000  # 4 characters a token, 1,000 tokens a second
+    fake.reply_text(CHAT_MODEL, text, chunk=DELTA_CHARS, delay=delay)
+    probe = LoopProbe()
+    probe.start()
+    started = time.perf_counter()
+    panel.composer.set_text("Write the long version, please.")
+    panel.composer.send()
+    while panel._sending or not panel._live:
+        await asyncio.sleep(0.01)
+    while panel._live:
+        await asyncio.sleep(0.01)
+    seconds = time.perf_counter() - started
+    probe.stop()
+    shown = panel.view.conversation.entries[-1].text
+    figures.update(stream=probe.figures(), stream_seconds=seconds,
+                   stream_ok=shown == text, rss_end=rss_mb())
+    return figures
+
+
+def main() -> int:
+    import keyring
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from tests.memory_keyring import MemoryKeyring
+    from ui.app import start
+
+    keyring.set_keyring(MemoryKeyring())
+    base = Path(tempfile.mkdtemp(prefix="cairn-chat-bench-"))
+    data = base / "data"
+    os.environ["CAIRN_DATA_DIR"] = str(data)
+    os.environ["CAIRN_FIRST_USE_DIR"] = str(base / "Documents" / "Cairn")
+    with FakeProcess() as fake:
+        cairn = open_cairn(data, fake.base_url)
+        (base / "Acme").mkdir()
+        folder = str(base / "Acme")
+        cairn.registry.add_workspace(folder)
+        print(f"building {CHATS} chats of {LONG:,} messages…", flush=True)
+        long_chats = [fill(cairn, folder, f"Long {i}", LONG, i) for i in range(CHATS)]
+        short_chats = [fill(cairn, folder, f"Short {i}", SHORT, 100 + i) for i in range(CHATS)]
+        live_chat = fill(cairn, folder, "Live", SHORT, 200)
+        first_chat = cairn.registry.new_chat(folder=folder, title="First").id
+        cairn.close()
+
+        app = QApplication([])
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        starter = start(app, data)
+        starter.window.resize(1180, 800)
+        with loop:
+            figures = loop.run_until_complete(
+                run(starter, fake, long_chats, short_chats, live_chat, first_chat))
+            starter.window.close()
+            loop.run_until_complete(starter.finish())
+    return report(figures)
+
+
+def report(f: dict[str, Any]) -> int:
+    long_median = statistics.median(f["long_ms"])
+    short_median = statistics.median(f["short_ms"])
+    worst_long = max(f["long_ms"])
+    stream = f["stream"]
+    rate = TOKENS / f["stream_seconds"]
+    print("each open (ms), long:", " ".join(f"{m:.0f}" for m in f["long_ms"]),
+          "| short:", " ".join(f"{m:.0f}" for m in f["short_ms"]))
+    print(f"open a {LONG:,}-message chat: median {long_median:.0f} ms, worst {worst_long:.0f} ms"
+          f" (a {SHORT}-message chat: median {short_median:.0f} ms; ratio "
+          f"{long_median / short_median:.2f}×)")
+    print(f"memory: {f['rss_before']:.0f} MB with the window open, {f['rss_after']:.0f} MB "
+          f"after opening {CHATS} chats of {LONG:,} messages, {f['rss_end']:.0f} MB after the "
+          "stream")
+    print(f"streaming {TOKENS:,} tokens ({rate:,.0f} tokens/s delivered): {stream}; "
+          f"reply shown whole: {f['stream_ok']}")
+    ok = (worst_long < OPEN_BAR_MS and f["rss_after"] < MEMORY_BAR_MB
+          and stream.worst_ms < STALL_BAR_MS and f["stream_ok"])
+    print()
+    print("| Measure | Result | Target |")
+    print("|---|---|---|")
+    print(f"| Open a {LONG:,}-message chat to first paint | median {long_median:.0f} ms, worst "
+          f"{worst_long:.0f} ms ({long_median / short_median:.2f}× a {SHORT}-message chat's "
+          f"{short_median:.0f} ms) | under {OPEN_BAR_MS:.0f} ms |")
+    print(f"| Memory after opening {CHATS} such chats | {f['rss_after']:.0f} MB (window open: "
+          f"{f['rss_before']:.0f} MB) | under {MEMORY_BAR_MB:.0f} MB |")
+    print(f"| Longest loop stall streaming {TOKENS:,} tokens at {rate:,.0f} tokens/s | "
+          f"{stream.worst_ms:.1f} ms (p99 {stream.p99_ms:.1f} ms) | under {STALL_BAR_MS:.0f} ms |")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
