@@ -366,3 +366,112 @@ def test_a_long_chat_opens_at_its_end_and_loads_older_pages_upward(opened, loop,
     assert [e.text for e in entries(opened)][:2] == [
         "Question 0", "Answer 0\n\n" + ("Some detail. " * 20)]
     assert len(entries(opened)) == 800
+
+
+def test_text_is_selectable_and_copyable_and_links_open_in_the_browser(opened, loop, fake,
+                                                                        folders, monkeypatch):
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtTest import QTest
+
+    (acme,) = folders("Acme Inc")
+    new_chat(loop, opened, acme)
+    fake.reply_text("See [the guidelines](https://acme.example/brand) for the palette.")
+    send(opened, "Where are the guidelines?")
+    wait_for(loop, lambda: idle(opened) and len(entries(opened)) == 2)
+    view = opened.window.chat_panel.view
+    reply = entries(opened)[1]
+    index = view.conversation.index(1, 0)
+    rect = view.visualRect(index)
+    layout = view.messages.layout(reply, rect.width(), 1)
+    body = layout.blocks[0]
+    # A press on the text puts a selectable copy of the message over it.
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.topLeft() +
+                     QPointF(body.x + body.doc.size().width() - 4, body.y + 4).toPoint())
+    browser = view._selector
+    assert browser is not None and browser.isVisible()
+    assert "for the palette." in browser.toPlainText()
+    browser.selectAll()
+    browser.copy()
+    assert "See the guidelines for the palette." in QApplication.clipboard().text()
+    # Ctrl+C with nothing selected copies the whole message as markdown.
+    QTest.keyClick(view.viewport(), Qt.Key.Key_Escape)
+    view.setFocus()
+    view.setCurrentIndex(index)
+    QTest.keySequence(view, "Ctrl+C")
+    assert QApplication.clipboard().text() == (
+        "See [the guidelines](https://acme.example/brand) for the palette.")
+    opened_urls: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened_urls.append(url.toString()))
+    opened.window.chat_panel._anchor(reply, "https://acme.example/brand", None)
+    opened.window.chat_panel._anchor(reply, "file:///etc/passwd", None)  # never opened
+    assert opened_urls == ["https://acme.example/brand"]
+
+
+def test_the_title_is_renamed_in_place(opened, loop, folders):
+    (acme,) = folders("Acme Inc")
+    chat_id = new_chat(loop, opened, acme)
+    from PySide6.QtTest import QTest
+
+    header = opened.window.chat_panel.header
+    assert header.trail.toolTip() == "Acme Inc ›"
+    title = header.title
+    title.setFocus()
+    title.selectAll()
+    QTest.keyClicks(title, "Launch copy")
+    QTest.keyClick(title, Qt.Key.Key_Return)
+    wait_for(loop, lambda: opened.cairn.registry.chat(chat_id).title == "Launch copy")
+    assert title.text() == "Launch copy"
+
+
+def test_enter_and_shift_enter_swap_with_the_setting(opened, loop, fake, folders):
+    from PySide6.QtTest import QTest
+
+    (acme,) = folders("Acme Inc")
+    new_chat(loop, opened, acme)
+    run(loop, opened.ops.set_setting("chat.enter_sends", False))
+    composer = opened.window.chat_panel.composer
+    wait_for(loop, lambda: not composer.edit.enter_sends)
+    composer.edit.setFocus()
+    QTest.keyClicks(composer.edit, "line one")
+    QTest.keyClick(composer.edit, Qt.Key.Key_Return)
+    QTest.keyClicks(composer.edit, "line two")
+    assert composer.text() == "line one\nline two" and not entries(opened)
+    fake.reply_text("Two lines received.")
+    QTest.keyClick(composer.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    wait_for(loop, lambda: idle(opened) and len(entries(opened)) == 2)
+    assert entries(opened)[0].text == "line one\nline two"
+
+
+def test_new_chat_with_ctrl_n_is_ready_to_write_in(opened, loop, folders):
+    from PySide6.QtTest import QTest
+
+    (acme,) = folders("Acme Inc")
+    run(loop, opened.ops.add_workspace(acme))
+    window = opened.window
+    ws = next(w for w in opened.cairn.registry.top_level() if w.path == acme)
+    window.select_workspace(ws.id)
+    window.activateWindow()
+    QTest.keySequence(window, "Ctrl+N")
+    wait_for(loop, lambda: window.chat_panel.chat_id is not None)
+    chat = opened.cairn.registry.chat(window.chat_panel.chat_id)
+    assert chat.workspace_id == ws.id
+    assert window.center_stack.currentWidget() is window.chat_panel
+    assert window.chat_panel.composer.edit.hasFocus() or QApplication.focusWidget() is \
+        window.chat_panel.composer.edit
+
+
+def test_a_file_read_shows_as_a_quiet_line(opened, loop, fake, folders, tmp_path):
+    (acme,) = folders("Acme Inc")
+    new_chat(loop, opened, acme)
+    guide = tmp_path / "brand-guidelines.txt"
+    guide.write_text("Orange #FF5500 is the accent.\n")
+    ws = next(w for w in opened.cairn.registry.top_level() if w.path == acme)
+    record, _ = run(loop, opened.ops.add_file(ws.id, guide))
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id}, text_before="Let me check.")
+    fake.reply_text("The accent is orange.")
+    send(opened, "What is the accent colour?")
+    wait_for(loop, lambda: idle(opened) and len(entries(opened)) == 2)
+    reply = entries(opened)[1]
+    assert [(p.kind, p.text) for p in reply.parts] == [
+        ("text", "Let me check."), ("tool", "Read brand-guidelines.txt"),
+        ("text", "The accent is orange.")]

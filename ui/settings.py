@@ -355,6 +355,12 @@ class SettingsDialog(QDialog):
             form.addRow("Model", model)
             form.addRow("", row)
             form.addRow("Effort", effort)
+            if purpose == "chat":
+                self._enter_sends = QCheckBox("Enter sends, Shift+Enter starts a new line")
+                self._enter_sends.setAccessibleName("Enter sends")
+                self._enter_sends.setToolTip("Off: Enter starts a new line and Shift+Enter "
+                                             "sends (Ctrl+Enter always sends)")
+                form.addRow("Composer", self._enter_sends)
         self._idle = QSpinBox()
         self._idle.setAccessibleName("Idle delay")
         self._idle.setRange(0, MAX_IDLE_SECONDS)
@@ -420,6 +426,7 @@ class SettingsDialog(QDialog):
             box.setCurrentIndex(max(box.findData(get(effort_key)), 0))
         self._idle.setValue(int(get("knowledge.idle_seconds")))
         self._memory_on.setChecked(bool(get("memory.enabled")))
+        self._enter_sends.setChecked(bool(get("chat.enter_sends")))
 
     def _fill_models(self) -> None:
         """The models boxes from the cached models list, keeping what each box shows."""
@@ -469,6 +476,7 @@ class SettingsDialog(QDialog):
             "api.base_url": self._base_url.text().strip(),
             "knowledge.idle_seconds": self._idle.value(),
             "memory.enabled": self._memory_on.isChecked(),
+            "chat.enter_sends": self._enter_sends.isChecked(),
         }
         for purpose, setting, effort_key, _title in PURPOSES:
             wanted[setting] = self._model_id(purpose)

@@ -309,6 +309,8 @@ class MainWindow(QMainWindow):
         assert self.ops is not None and self.sidebar is not None
         chat, _ = await self.ops.new_chat(folder=folder)
         self.select_chat(chat.id)
+        if self.chat_panel is not None:  # a new chat is for writing in
+            self.chat_panel.composer.edit.setFocus()
 
     def focus_filter(self) -> None:
         if self.sidebar is not None:
