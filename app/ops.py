@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from app.chats import Message
     from app.files import KnowledgeFile
     from app.knowledge.store import Conflict, Document, Saved, Version
+    from app.recently_removed import RemovedWorkspace
     from app.records import Chat, Workspace
 
 log = logging.getLogger(__name__)
@@ -145,6 +146,13 @@ class Operations:
 
     async def remove_workspace(self, ws_id: str) -> tuple[bool, Changes]:
         return await self.run(lambda: self.cairn.registry.remove_workspace(ws_id))
+
+    async def removed_workspaces(self) -> list[RemovedWorkspace]:
+        """Recently removed (a storage read): most recently removed first."""
+        return await self.read(self.cairn.registry.removed_workspaces)
+
+    async def restore_workspace(self, ws_id: str) -> tuple[Workspace, Changes]:
+        return await self.run(lambda: self.cairn.registry.restore_workspace(ws_id))
 
     # ----------------------------------------------------------------- chats
 

@@ -113,6 +113,8 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("workspace", "move"): [[i, str(h["root"])] for i in IDS] + [[ws, p] for p in PATHS],
         # Removing an unknown id is "nothing to remove" (exit 0): only bad usage here.
         ("workspace", "remove"): [["--bogus"], [], [ws, "extra"]],
+        ("workspace", "removed"): extra,
+        ("workspace", "restore"): [[i] for i in IDS] + [[ws], [ws, "extra"]],
         ("chat", "new"): [["--title", t] for t in TITLES] + [["--folder"], ["--bogus"]],
         ("chat", "list"): extra,
         **{("chat", action): [[i] for i in IDS]

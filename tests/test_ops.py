@@ -71,3 +71,13 @@ async def test_pages_of_messages_and_the_warm_up(ops, workspace):
     assert [m.text for m in older] == ["m1", "m2", "m3"]
     await ops.warm_up()
     assert await ops.has_api_key()
+
+
+async def test_recently_removed_and_restore_as_operations(ops, workspace):
+    _, _ = await ops.remove_workspace(workspace.id)
+    removed = await ops.removed_workspaces()
+    assert workspace.id in [r.id for r in removed]
+    restored, changes = await ops.restore_workspace(workspace.id)
+    assert restored.id == workspace.id and changes.of(WorkspaceAdded)[0].id == workspace.id
+    with pytest.raises(Refused, match="not among the recently removed"):
+        await ops.restore_workspace(workspace.id)
