@@ -20,10 +20,10 @@ from app.titles import visible
 from app.paths import shown
 from app.records import BUILD_STATUSES, Chat, Workspace
 
-from app import cli_conversation
+from app import cli_conversation, cli_sharing
 from app.cli_conversation import whole_number
 
-SUBCOMMANDS = ("workspace", "chat", *cli_conversation.COMMANDS)
+SUBCOMMANDS = ("workspace", "chat", *cli_conversation.COMMANDS, *cli_sharing.COMMANDS)
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", type=whole_number, required=True, metavar="N", help="1 is the top")
     cli_conversation.add_parsers(commands, json_flag)
     cli_conversation.add_setting_parsers(commands, json_flag)
+    cli_sharing.add_parsers(commands, json_flag)
     return parser
 
 
@@ -394,6 +395,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         out = _Out(stdout, getattr(args, "json", False))
         if conversation:
             return cli_conversation.run(cairn, args, out.emit, stdout, stderr)
+        if args.command in cli_sharing.COMMANDS:
+            return cli_sharing.run(registry, args, out.emit)
         runner = _run_workspace if args.command == "workspace" else _run_chat
         return runner(registry, args, out)
     except CairnError as error:
