@@ -247,6 +247,10 @@ def import_bundle(registry: Registry, source: Path, folder: str) -> Imported:
                 for sha in shas:
                     blobs.put(reader.blob(sha), prefix=f".import-{token}-")
                 result = _commit(registry, reader, plan, pending, refuse)
+            except OSError as error:  # a full disk, a folder it may not write in
+                _undo(registry.db, blobs, pending, token, shas, plan.missing)
+                raise Refused(f"{refuse}: Cairn could not write it, because "
+                              f"{os_reason(error)}; nothing was imported") from None
             except BaseException:
                 _undo(registry.db, blobs, pending, token, shas, plan.missing)
                 raise

@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import os
+import sqlite3
 import stat
 import warnings
 import zipfile
@@ -528,3 +529,77 @@ def test_an_encrypted_member_is_refused(base, isolated, tmp_path):
     code, err, into = _refused(tmp_path, bytes(data))
     assert code == 1 and err.endswith("the member 'manifest.json' is encrypted\n")
     assert _snapshot(isolated) == before and not into.exists()
+
+
+# ===================================================================== failing half-way
+
+
+def test_a_failure_half_way_undoes_the_import(registry, folders, tmp_path, monkeypatch):
+    made = _build(registry, folders, tmp_path)
+    target = tmp_path / "acme.cairn"
+    export_workspace(registry, made["acme"].id, target, with_chats=True)
+    registry.close()
+    registry = Registry.open(_other_data(tmp_path))
+    before = _snapshot(registry.db.path.parent)
+    workspaces = [w.id for w in registry.workspaces()]
+    written: list[str] = []
+    real_put = BlobStore.put
+
+    def put(self: BlobStore, data: bytes, **kwargs: Any) -> str:
+        if len(written) == 2:
+            raise OSError(28, "No space left on device")
+        written.append(real_put(self, data, **kwargs))
+        return written[-1]
+
+    monkeypatch.setattr(BlobStore, "put", put)
+    into = tmp_path / "receiver"
+    with pytest.raises(Refused) as refused:
+        import_bundle(registry, target, str(into))
+    assert str(refused.value) == (f"cannot import '{target}': Cairn could not write it, because "
+                                  "the disk is full; nothing was imported")
+    assert len(written) == 2 and [w.id for w in registry.workspaces()] == workspaces
+    assert registry.db.query("SELECT count(*) FROM pending_change") == [(0,)]
+    registry.close()
+    files = registry.db.path.parent / "files"
+    assert [p for p in files.rglob("*") if p.is_file()] == []  # no blob, no partial one
+    assert not [k for k in before if k.startswith("files")]
+    assert not into.exists()
+
+
+def test_a_start_leaves_an_import_that_still_runs_alone(isolated, registry, tmp_path):
+    from app import sharing
+
+    blobs = BlobStore(isolated / "files")
+    sha = blobs.put(b"being imported\n")
+    with registry.db.write() as conn:
+        conn.execute("INSERT INTO pending_change (op, args) VALUES ('import', ?)",
+                     (json.dumps({"token": "t0ken", "blobs": [sha], "made": []}),))
+    registry.close()
+    (isolated / sharing.LOCKS).mkdir(exist_ok=True)
+    held = sharing._try_lock(isolated / sharing.LOCKS / "t0ken.lock")  # the import's process
+    assert held is not None
+    try:
+        Registry.open(isolated).close()
+        assert blobs.path(sha).exists()
+        conn = sqlite3.connect(isolated / "cairn.db")
+        assert conn.execute("SELECT count(*) FROM pending_change").fetchone() == (1,)
+        conn.close()
+    finally:
+        held.close()  # the import's process died
+    Registry.open(isolated).close()
+    assert not blobs.path(sha).exists()
+    assert not (isolated / sharing.LOCKS / "t0ken.lock").exists()
+    conn = sqlite3.connect(isolated / "cairn.db")
+    assert conn.execute("SELECT count(*) FROM pending_change").fetchone() == (0,)
+    conn.close()
+
+
+def test_a_purge_never_takes_a_blob_an_import_is_writing(isolated, registry, folders, tmp_path):
+    from app.blob_refs import in_use
+
+    blobs = BlobStore(isolated / "files")
+    sha = blobs.put(b"shared content\n")
+    with registry.db.write() as conn:
+        conn.execute("INSERT INTO pending_change (op, args) VALUES ('import', ?)",
+                     (json.dumps({"token": "x", "blobs": [sha], "made": []}),))
+        assert in_use(conn, [sha]) == {sha}
