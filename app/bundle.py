@@ -213,7 +213,10 @@ class BundleReader:
 
     def blob(self, sha: str) -> bytes:
         """A files/ member's content, checked against its name again as it is read."""
-        data = _read(self._zf, self._zf.getinfo(f"files/{sha}"), self._refuse)
+        try:
+            data = _read(self._zf, self._zf.getinfo(f"files/{sha}"), self._refuse)
+        except (zipfile.BadZipFile, EOFError) as error:  # the file changed since it was checked
+            self._refuse(f"it is damaged ({_zip_reason(error)})")
         if hashlib.sha256(data).hexdigest() != sha:
             self._refuse(f"the member 'files/{sha}' does not match its SHA-256")
         return data
@@ -223,8 +226,10 @@ class BundleReader:
 def open_bundle(source: Path) -> Iterator[BundleReader]:
     """Open and check *source*; :class:`Refused` with one sentence when it does not pass."""
     refuse = _Refuser(f"cannot import '{shown(str(source))}'")
-    stream, _size = open_source(source, verb="import")
+    stream, size = open_source(source, verb="import")
     with stream:
+        if size > MAX_TOTAL_BYTES:  # before the zip reader loads its directory
+            refuse(f"it is larger than {MAX_TOTAL_BYTES:,} bytes")
         try:
             zf = zipfile.ZipFile(stream)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError):

@@ -277,7 +277,10 @@ def _plan(registry: Registry, bundle: Bundle, folder: str, refuse: str) -> _Plan
             raise Refused(f"{refuse} into '{shown(folder)}': its parent folder does not exist")
         root = os.path.join(paths.resolve_folder(parent).canonical,
                             os.path.basename(os.path.normpath(folder)))
-        missing.append(root)
+        if os.path.lexists(root):  # the folder was spelled through a missing one and '..'
+            root = paths.resolve_folder(root).canonical
+        else:
+            missing.append(root)
     absolute = []
     for entry in bundle.workspaces:
         here = os.path.join(root, *entry.folder.split("/")) if entry.folder else root

@@ -477,7 +477,8 @@ def test_a_crafted_bundle_is_refused_with_its_sentence_and_nothing_written(
 
 @pytest.mark.parametrize("limit, sentence", [
     ("MAX_MEMBER_BYTES", "the member 'files/{sha}' unpacks to more than 100 bytes"),
-    ("MAX_TOTAL_BYTES", "it unpacks to more than 100 bytes"),
+    ("MAX_TOTAL_BYTES", "it unpacks to more than {size:,} bytes"),
+    ("MAX_TOTAL_BYTES-file", "it is larger than 100 bytes"),
     ("MAX_MEMBERS", "it holds more than 100 members"),
 ])
 def test_a_bundle_over_a_size_limit_is_refused(base, isolated, tmp_path, monkeypatch, limit,
@@ -488,7 +489,9 @@ def test_a_bundle_over_a_size_limit_is_refused(base, isolated, tmp_path, monkeyp
     # The file first, so that the first member past the limit is known.
     members.sort(key=lambda item: item[0] != f"files/{logo['sha256']}")
     data = _zip([*members, ("manifest.json", base["members"]["manifest.json"])])
-    monkeypatch.setattr(bundle_format, limit, 100 if limit != "MAX_MEMBERS" else 100)
+    size = len(data)  # packed; unpacked, the members take more
+    monkeypatch.setattr(bundle_format, limit.split("-")[0],
+                        size if limit == "MAX_TOTAL_BYTES" else 100)
     if limit == "MAX_MEMBERS":
         data = _zip([*members, ("manifest.json", base["members"]["manifest.json"]),
                      *((f"chats/{100 + i}.json", b"{}") for i in range(100))])
@@ -497,7 +500,7 @@ def test_a_bundle_over_a_size_limit_is_refused(base, isolated, tmp_path, monkeyp
     code, err, into = _refused(tmp_path, data)
     assert code == 1
     assert err == (f"cannot import '{tmp_path / 'crafted.cairn'}': "
-                   f"{sentence.format(sha=logo['sha256'])}\n")
+                   f"{sentence.format(sha=logo['sha256'], size=size)}\n")
     assert _snapshot(isolated) == before and not into.exists()
 
 
