@@ -41,7 +41,7 @@ def add_parsers(commands: Any, json_flag: JsonFlag) -> None:
 
 
 def run(registry: Any, args: argparse.Namespace, emit: Emit) -> int:
-    from app import sharing
+    from app import importing, sharing
 
     if args.command == "export":
         target = Path(os.path.abspath(os.path.expanduser(args.file))) if args.file.strip() \
@@ -57,7 +57,7 @@ def run(registry: Any, args: argparse.Namespace, emit: Emit) -> int:
         return 0
     source = Path(os.path.abspath(os.path.expanduser(args.file))) if args.file.strip() \
         else Path(args.file)
-    imported = sharing.import_bundle(registry, source, args.path)
+    imported = importing.import_bundle(registry, source, args.path)
     ws = imported.workspace
     data = {"workspace": registry.workspace_json(ws),
             "folders": [registry.workspace_json(f) for f in imported.folders],

@@ -88,7 +88,7 @@ class FirstStart(RegistryState):
             elif op == "drop-blobs":  # a purge's last step: rolls forward
                 self._drop_blobs(change_id, list(data["blobs"]))
             elif op == "import":  # an import that never committed: rolls back
-                from app.sharing import roll_back_import
+                from app.importing import roll_back_import
 
                 roll_back_import(self.db, change_id, data)
             else:

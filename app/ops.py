@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from app.files import KnowledgeFile
     from app.knowledge.store import Conflict, Document, Saved, Version
     from app.recently_removed import RemovedWorkspace
-    from app.sharing import Exported, Imported
+    from app.importing import Imported
+    from app.sharing import Exported
     from app.records import Chat, Workspace
 
 log = logging.getLogger(__name__)
@@ -169,7 +170,7 @@ class Operations:
     async def import_bundle(self, source: Path, folder: str) -> tuple[Imported, Changes]:
         """Open a ``.cairn`` bundle into *folder* as a new workspace; the registry reloads
         (one ``Reset``) once it committed."""
-        from app.sharing import import_bundle
+        from app.importing import import_bundle
 
         return await self.run(lambda: import_bundle(self.cairn.registry, source, folder))
 

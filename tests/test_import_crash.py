@@ -37,7 +37,7 @@ MESSAGES = 60  # per chat
 
 CHILD = (
     "import sys\n"
-    "from app import cli, sharing, registry, bundle  # loaded before READY\n"
+    "from app import cli, sharing, importing, registry, bundle  # loaded before READY\n"
     "print('READY', flush=True)\n"
     "sys.exit(cli.main(sys.argv[1:]))\n"
 )

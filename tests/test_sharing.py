@@ -570,7 +570,7 @@ def test_a_failure_half_way_undoes_the_import(registry, folders, tmp_path, monke
 
 
 def test_a_start_leaves_an_import_that_still_runs_alone(isolated, registry, tmp_path):
-    from app import sharing
+    from app import importing
 
     blobs = BlobStore(isolated / "files")
     sha = blobs.put(b"being imported\n")
@@ -578,8 +578,8 @@ def test_a_start_leaves_an_import_that_still_runs_alone(isolated, registry, tmp_
         conn.execute("INSERT INTO pending_change (op, args) VALUES ('import', ?)",
                      (json.dumps({"token": "t0ken", "blobs": [sha], "made": []}),))
     registry.close()
-    (isolated / sharing.LOCKS).mkdir(exist_ok=True)
-    held = sharing._try_lock(isolated / sharing.LOCKS / "t0ken.lock")  # the import's process
+    (isolated / importing.LOCKS).mkdir(exist_ok=True)
+    held = importing._try_lock(isolated / importing.LOCKS / "t0ken.lock")  # the import's process
     assert held is not None
     try:
         Registry.open(isolated).close()
@@ -591,7 +591,7 @@ def test_a_start_leaves_an_import_that_still_runs_alone(isolated, registry, tmp_
         held.close()  # the import's process died
     Registry.open(isolated).close()
     assert not blobs.path(sha).exists()
-    assert not (isolated / sharing.LOCKS / "t0ken.lock").exists()
+    assert not (isolated / importing.LOCKS / "t0ken.lock").exists()
     conn = sqlite3.connect(isolated / "cairn.db")
     assert conn.execute("SELECT count(*) FROM pending_change").fetchone() == (0,)
     conn.close()
