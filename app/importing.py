@@ -141,6 +141,12 @@ def _commit(registry: Registry, reader: BundleReader, plan: _Plan, pending: int,
     """Every record in one transaction, which also clears the marker."""
     bundle = reader.bundle
     resolved = [paths.resolve_folder(here) for here in plan.folders]
+    seen: dict[str, str] = {}
+    for here, entry in zip(resolved, bundle.workspaces):
+        if here.key in seen:  # a link on this disk makes two of its folders one
+            raise Refused(f"{refuse} into '{shown(plan.root)}': its folders '{shown(seen[here.key])}' "
+                          f"and '{shown(entry.folder)}' are one folder on this disk")
+        seen[here.key] = entry.folder or "."
     blobs = BlobStore(registry.db.path.parent / "files")
     with registry._changing():
         with registry._writing() as conn:

@@ -606,3 +606,21 @@ def test_a_purge_never_takes_a_blob_an_import_is_writing(isolated, registry, fol
         conn.execute("INSERT INTO pending_change (op, args) VALUES ('import', ?)",
                      (json.dumps({"token": "x", "blobs": [sha], "made": []}),))
         assert in_use(conn, [sha]) == {sha}
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_two_folders_that_are_one_on_this_disk_are_refused(registry, folders, tmp_path):
+    made = _build(registry, folders, tmp_path)
+    target = tmp_path / "acme.cairn"
+    export_workspace(registry, made["acme"].id, target)
+    into = tmp_path / "receiver"
+    (into / "Elsewhere").mkdir(parents=True)
+    # Brand and Brand/Logos both lead to Elsewhere: the bundle's two folders are one here.
+    (into / "Brand").symlink_to(into / "Elsewhere")
+    (into / "Elsewhere" / "Logos").symlink_to(into / "Elsewhere")
+    workspaces = [w.id for w in registry.workspaces()]
+    with pytest.raises(Refused, match="its folders 'Brand' and 'Brand/Logos' are one folder on "
+                                      "this disk"):
+        import_bundle(registry, target, str(into))
+    assert [w.id for w in registry.workspaces()] == workspaces
+    assert registry.db.query("SELECT count(*) FROM pending_change") == [(0,)]
