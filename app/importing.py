@@ -48,7 +48,6 @@ class Imported:
     chats: int
 
 
-
 def import_bundle(registry: Registry, source: Path, folder: str) -> Imported:
     """Import the bundle *source* into *folder* (fully qualified, as given) as a new workspace.
 
@@ -144,8 +143,9 @@ def _commit(registry: Registry, reader: BundleReader, plan: _Plan, pending: int,
     seen: dict[str, str] = {}
     for here, entry in zip(resolved, bundle.workspaces):
         if here.key in seen:  # a link on this disk makes two of its folders one
-            raise Refused(f"{refuse} into '{shown(plan.root)}': its folders '{shown(seen[here.key])}' "
-                          f"and '{shown(entry.folder)}' are one folder on this disk")
+            raise Refused(f"{refuse} into '{shown(plan.root)}': its folders "
+                          f"'{shown(seen[here.key])}' and '{shown(entry.folder)}' are one "
+                          "folder on this disk")
         seen[here.key] = entry.folder or "."
     blobs = BlobStore(registry.db.path.parent / "files")
     with registry._changing():

@@ -279,7 +279,8 @@ def test_cli_export_and_import(registry, folders, tmp_path, monkeypatch, capsys)
     assert cli.main(["import", "acme.cairn", into, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["workspace"]["path"] == into and out["workspace"]["title"] == "Acme"
-    assert [f["parent"] for f in out["folders"]] == [out["workspace"]["id"], out["folders"][0]["id"]]
+    parents = [f["parent"] for f in out["folders"]]
+    assert parents == [out["workspace"]["id"], out["folders"][0]["id"]]
     assert (out["files"], out["chats"]) == (4, 3)
     assert cli.main(["import", "acme.cairn", into]) == 1
     assert "is already the workspace" in capsys.readouterr().err
