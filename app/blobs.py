@@ -35,13 +35,14 @@ class BlobStore:
     def path(self, sha256: str) -> Path:
         return self.folder / sha256[:2] / sha256
 
-    def put(self, data: bytes) -> str:
+    def put(self, data: bytes, *, prefix: str = ".partial-") -> str:
+        """Store *data*; a crash part-way leaves at most a temporary file named *prefix*…"""
         sha = hashlib.sha256(data).hexdigest()
         target = self.path(sha)
         if target.exists():
             return sha
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".partial-")
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=prefix)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)

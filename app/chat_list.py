@@ -70,6 +70,11 @@ class ChatList(RegistryState):
         with self._lock:
             return list(map(self._chats.__getitem__, self._visible.get(ws_id, ())))
 
+    def chat_order(self, ws_id: str) -> list[str]:
+        """A workspace's chats in their manual order, archived ones included (ids)."""
+        with self._lock:
+            return list(self._members.get(ws_id, ()))
+
     def chat_listing(self) -> ChatListing:
         """The sidebar's grouping, from memory: Pinned (most recently pinned first), each
         workspace in display order, Ungrouped (newest first), Archived (most recently first)."""

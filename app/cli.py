@@ -20,10 +20,10 @@ from app.titles import visible
 from app.paths import shown
 from app.records import BUILD_STATUSES, Chat, Workspace
 
-from app import cli_conversation
+from app import cli_conversation, cli_sharing
 from app.cli_conversation import whole_number
 
-SUBCOMMANDS = ("workspace", "chat", *cli_conversation.COMMANDS)
+SUBCOMMANDS = ("workspace", "chat", *cli_conversation.COMMANDS, *cli_sharing.COMMANDS)
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = json_flag(ws_cmds.add_parser("move", help="re-point a workspace whose folder is gone"))
     p.add_argument("id", metavar="ID")
     p.add_argument("path", metavar="PATH")
-    p = json_flag(ws_cmds.add_parser("remove", help="forget a workspace (the folder is untouched)"))
+    p = json_flag(ws_cmds.add_parser("remove", help="take a workspace off the list (the folder "
+                                                    "is untouched; restorable for 30 days)"))
+    p.add_argument("id", metavar="ID")
+    json_flag(ws_cmds.add_parser("removed", help="the recently removed workspaces"))
+    p = json_flag(ws_cmds.add_parser("restore", help="bring a recently removed workspace back"))
     p.add_argument("id", metavar="ID")
 
     chat = commands.add_parser("chat", help="create, list, archive and pin chats")
@@ -119,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", type=whole_number, required=True, metavar="N", help="1 is the top")
     cli_conversation.add_parsers(commands, json_flag)
     cli_conversation.add_setting_parsers(commands, json_flag)
+    cli_sharing.add_parsers(commands, json_flag)
     return parser
 
 
@@ -260,10 +265,25 @@ def _run_workspace(registry: Any, args: argparse.Namespace, out: _Out) -> int:
         removed = registry.remove_workspace(args.id)
         out.emit(
             {"id": args.id, "removed": removed},
-            lambda: f"Removed {args.id}; its folder and chats are untouched."
-            if removed else f"No workspace '{args.id}': nothing to remove.",
+            lambda: f"Removed {args.id}; its folder and chats are untouched, and "
+                    f"`cairn workspace restore {args.id}` brings it back within 30 days."
+            if removed else f"No workspace '{shown(args.id)}': nothing to remove.",
         )
         return 0
+    elif action == "removed":
+        items = registry.removed_workspaces()
+
+        def listing() -> str:
+            if not items:
+                return "No recently removed workspaces."
+            return "\n".join(
+                f"{r.id}  {shown(r.title)}  {shown(r.path)}  removed {r.removed_at[:10]}, "
+                f"purged after {r.purge_after[:10]}" for r in items)
+
+        out.emit([r.to_json() for r in items], listing)
+        return 0
+    elif action == "restore":
+        ws = registry.restore_workspace(args.id)
     else:  # pragma: no cover - argparse guards the choices
         raise AssertionError(action)
     parent = registry.parent_of(ws.id)
@@ -375,6 +395,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         out = _Out(stdout, getattr(args, "json", False))
         if conversation:
             return cli_conversation.run(cairn, args, out.emit, stdout, stderr)
+        if args.command in cli_sharing.COMMANDS:
+            return cli_sharing.run(registry, args, out.emit)
         runner = _run_workspace if args.command == "workspace" else _run_chat
         return runner(registry, args, out)
     except CairnError as error:

@@ -77,7 +77,7 @@ class FirstStart(RegistryState):
         self._reload()
 
     def _resume_pending(self, pending: list[tuple[int, str, str]]) -> None:
-        """Complete the changes a crash interrupted (both kinds roll forward)."""
+        """Complete the changes a crash interrupted, or undo an import that never finished."""
         for change_id, op, args in pending:
             data = json.loads(args)
             log.info("completing interrupted change %s %s", op, data)
@@ -85,6 +85,12 @@ class FirstStart(RegistryState):
                 self._finish_first_use(change_id, data["path"])
             elif op == "remove":
                 self._finish_removal(change_id, data["workspace"])
+            elif op == "drop-blobs":  # a purge's last step: rolls forward
+                self._drop_blobs(change_id, list(data["blobs"]))
+            elif op == "import":  # an import that never committed: rolls back
+                from app.importing import roll_back_import
+
+                roll_back_import(self.db, change_id, data)
             else:
                 raise StartupError(
                     f"Cairn stopped before changing anything: an interrupted change of an "

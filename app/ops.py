@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from app.files import KnowledgeFile
     from app.knowledge.status import ChatKnowledge
     from app.knowledge.store import Conflict, Document, Saved, Version
+    from app.recently_removed import RemovedWorkspace
+    from app.importing import Imported
+    from app.sharing import Exported
     from app.records import Chat, Workspace
     from app.turns import EngineListener, Subscription, Turn
 
@@ -150,6 +153,31 @@ class Operations:
 
     async def remove_workspace(self, ws_id: str) -> tuple[bool, Changes]:
         return await self.run(lambda: self.cairn.registry.remove_workspace(ws_id))
+
+    async def removed_workspaces(self) -> list[RemovedWorkspace]:
+        """Recently removed (a storage read): most recently removed first."""
+        return await self.read(self.cairn.registry.removed_workspaces)
+
+    async def restore_workspace(self, ws_id: str) -> tuple[Workspace, Changes]:
+        return await self.run(lambda: self.cairn.registry.restore_workspace(ws_id))
+
+    async def export_workspace(self, ws_id: str, target: Path, *, with_chats: bool = False,
+                               with_history: bool = False, replace: bool = False
+                               ) -> tuple[Exported, Changes]:
+        """Write a ``.cairn`` bundle (reads, hashes and zips: seconds for a large one).
+        *replace* once the person agreed to overwrite an existing file."""
+        from app.sharing import export_workspace
+
+        return await self.run(lambda: export_workspace(
+            self.cairn.registry, ws_id, target, with_chats=with_chats,
+            with_history=with_history, replace=replace))
+
+    async def import_bundle(self, source: Path, folder: str) -> tuple[Imported, Changes]:
+        """Open a ``.cairn`` bundle into *folder* as a new workspace; the registry reloads
+        (one ``Reset``) once it committed."""
+        from app.importing import import_bundle
+
+        return await self.run(lambda: import_bundle(self.cairn.registry, source, folder))
 
     # ----------------------------------------------------------------- chats
 

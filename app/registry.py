@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from app import locations, paths
-from app.chat_list import DEFAULT_CHAT_TITLE, ChatList
+from app.chat_list import DEFAULT_CHAT_TITLE
 from app.db import Database, utc_now
 from app.errors import Refused
 from app.events import Hub, WorkspaceChanged
 from app.first_start import FirstStart
+from app.recently_removed import RecentlyRemoved
 from app.records import BUILD_STATUSES, OK, Workspace
 from app.registry_state import Cleanup, read_stored
 from app.titles import visible
@@ -30,7 +31,7 @@ from app.titles import visible
 log = logging.getLogger(__name__)
 
 
-class Registry(ChatList, FirstStart):
+class Registry(RecentlyRemoved, FirstStart):
     """Open with :meth:`open`; all methods are safe to call from any thread."""
 
     @classmethod
@@ -51,6 +52,7 @@ class Registry(ChatList, FirstStart):
                 registry._resume_pending(stored.pending)
                 if "initialised" not in registry._state:
                     registry._initialise()
+            registry.purge_removed()
         except BaseException:
             db.close()
             raise
@@ -280,16 +282,19 @@ class Registry(ChatList, FirstStart):
         return fresh
 
     def remove_workspace(self, ws_id: str) -> bool:
-        """Remove the entry only: the folder is untouched and its chats become Ungrouped.
+        """Take the entry off the list: the folder is untouched and its chats become Ungrouped.
 
-        Removing an unknown id does nothing (``False``).  Once the removal committed it
-        reports success, even if a cleanup step fails afterwards (that step is retried at
-        the next start).
+        What only Cairn holds (description, instructions, build status, knowledge and its
+        history, files) is kept among the recently removed for 30 days, so that
+        :meth:`restore_workspace` can bring it back.  Removing an unknown id does nothing
+        (``False``).  Once the removal committed it reports success, even if a cleanup step
+        fails afterwards (that step is retried at the next start).
         """
         with self._changing() as events:
             with self._writing() as conn:
                 if ws_id not in self._workspaces:
                     return False
+                self._keep_removed(conn, self._workspaces[ws_id])
                 conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))  # cascades
                 pending = None
                 if self._cleanup:

@@ -35,7 +35,9 @@ from app.records import BUILD_STATUSES, OK, Chat, Workspace
 log = logging.getLogger(__name__)
 
 Cleanup = Callable[[str], None]
-"""Called with a removed workspace's id after the removal committed (e.g. to drop blobs)."""
+"""Called with a removed workspace's id after the removal committed (a hook for work beside
+the database; what the workspace held is kept among the recently removed, see
+``recently_removed``)."""
 
 
 def attach_at_top(conn: sqlite3.Connection, ws_id: str, chat_id: str) -> None:
@@ -326,3 +328,14 @@ class RegistryState:
                 conn.execute("DELETE FROM pending_change WHERE id = ?", (pending,))
         except Exception:
             log.exception("cleanup after removing workspace %s failed; retried at next start", ws_id)
+
+    def _drop_blobs(self, pending: int | None, shas: list[str]) -> None:
+        """A purge's last step: the blobs no record uses go, then the marker."""
+        from app.blob_refs import drop_unused
+        from app.blobs import BlobStore
+
+        try:
+            drop_unused(self.db, BlobStore(self.db.path.parent / "files"), shas,
+                        pending=pending)
+        except Exception:
+            log.exception("dropping unused blobs failed; retried at next start")

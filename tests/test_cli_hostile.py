@@ -113,6 +113,13 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("workspace", "move"): [[i, str(h["root"])] for i in IDS] + [[ws, p] for p in PATHS],
         # Removing an unknown id is "nothing to remove" (exit 0): only bad usage here.
         ("workspace", "remove"): [["--bogus"], [], [ws, "extra"]],
+        ("workspace", "removed"): extra,
+        ("workspace", "restore"): [[i] for i in IDS] + [[ws], [ws, "extra"]],
+        ("export",): [[i, str(Path(h["root"]).parent / "out.cairn")] for i in IDS]
+        + [[ws, p] for p in ("", "/nonexistent/dir/out.cairn", str(h["root"]), "\0",
+                             "x" * 100_000, docs[0])],
+        ("import",): [[f, str(Path(h["root"]).parent / "new")] for f in attach]
+        + [[docs[0], p] for p in PATHS] + [["/nonexistent.cairn", str(h["root"])]],
         ("chat", "new"): [["--title", t] for t in TITLES] + [["--folder"], ["--bogus"]],
         ("chat", "list"): extra,
         **{("chat", action): [[i] for i in IDS]

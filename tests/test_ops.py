@@ -71,3 +71,26 @@ async def test_pages_of_messages_and_the_warm_up(ops, workspace):
     assert [m.text for m in older] == ["m1", "m2", "m3"]
     await ops.warm_up()
     assert await ops.has_api_key()
+
+
+async def test_recently_removed_and_restore_as_operations(ops, workspace):
+    _, _ = await ops.remove_workspace(workspace.id)
+    removed = await ops.removed_workspaces()
+    assert workspace.id in [r.id for r in removed]
+    restored, changes = await ops.restore_workspace(workspace.id)
+    assert restored.id == workspace.id and changes.of(WorkspaceAdded)[0].id == workspace.id
+    with pytest.raises(Refused, match="not among the recently removed"):
+        await ops.restore_workspace(workspace.id)
+
+
+async def test_export_and_import_as_operations(ops, workspace, tmp_path):
+    from app.events import Reset
+
+    target = tmp_path / "acme.cairn"
+    exported, _ = await ops.export_workspace(workspace.id, target)
+    assert exported.workspaces == 1 and target.is_file()
+    imported, changes = await ops.import_bundle(target, str(tmp_path / "copy"))
+    assert imported.workspace.title == workspace.title and changes.of(Reset)
+    assert ops.cairn.registry.workspace(imported.workspace.id) is not None
+    with pytest.raises(Refused, match="a file is already there"):
+        await ops.export_workspace(workspace.id, target)
