@@ -23,7 +23,7 @@ from app.records import BUILD_STATUSES, Chat, Workspace
 from app import cli_conversation, cli_sharing
 from app.cli_conversation import whole_number
 
-SUBCOMMANDS = ("workspace", "chat", *cli_conversation.COMMANDS, *cli_sharing.COMMANDS)
+from app.commands import SUBCOMMANDS  # noqa: E402, F401 - re-exported: the one list of names
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from app.errors import Refused, os_reason
 from app.paths import shown
 from app.prices import usage_line
 
-COMMANDS = ("ask", "context", "files", "memory", "knowledge", "settings", "key", "models")
+from app.commands import CONVERSATION as COMMANDS  # noqa: E402, F401 - the names, in one place
 
 JsonFlag = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.paths import shown
 
-COMMANDS = ("export", "import")
+from app.commands import SHARING as COMMANDS  # noqa: E402, F401 - the names, in one place
 
 JsonFlag = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 Emit = Callable[[Any, Callable[[], str]], None]

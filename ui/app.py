@@ -10,10 +10,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,15 @@ def no_display() -> bool:
     return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool) -> int:
+def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool,
+        on_first_paint: Callable[[], object] | None = None,
+        on_ready: Callable[[], object] | None = None) -> int:
+    """The window's process, from start to exit.
+
+    The window paints before anything it does not need to paint is loaded: asyncio and qasync,
+    logging, QtNetwork (for listening to later starts) and the core all come after the first
+    paint.  *on_first_paint* and *on_ready* are for the start-up benchmark.
+    """
     if data_dir is not None:
         os.environ["CAIRN_DATA_DIR"] = str(data_dir)  # logs follow the data folder
     if no_display():
@@ -46,7 +54,6 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
         return 1
     folder = locations.data_dir()
 
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from ui.instance import hand_over
@@ -64,59 +71,105 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
             return 1
         return 0
 
+    opener = FileOpenFilter()  # macOS may send a folder dropped on the Dock at launch
+    app.installEventFilter(opener)
+    window = show_window(app, folder, on_first_paint=on_first_paint)
+    paint_first(app, window)
+
+    import asyncio
+
     import qasync
+    from PySide6.QtCore import QTimer
 
     from app.logs import setup_logging
 
     setup_logging()
-    starter = start(app, folder, open_path=open_path,
-                    exit_after_first_paint=exit_after_first_paint)
+    starter = Starter(app, window, folder, open_path=open_path,
+                      exit_after_first_paint=exit_after_first_paint)
+    opener.attach(starter)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
     with loop:
         loop.call_soon(starter.begin)
+        if on_ready is not None:
+            window.sig_ready.connect(on_ready)
         if exit_after_first_paint:
-            starter.window.sig_ready.connect(lambda: QTimer.singleShot(0, app.quit))
+            window.sig_ready.connect(lambda: QTimer.singleShot(0, app.quit))
         loop.run_until_complete(closed.wait())
         loop.run_until_complete(starter.finish())
     return starter.exit_code
 
 
-def start(app: Any, folder: Path, *, open_path: str | None = None,
-          exit_after_first_paint: bool = False, dark: bool | None = None) -> Starter:
-    """Show the window at once and get ready to open the core (``starter.begin()`` on the
-    running loop)."""
+def show_window(app: Any, folder: Path, *, dark: bool | None = None,
+                on_first_paint: Callable[[], object] | None = None) -> Any:
+    """The window, shown at once (painted when the events are next processed)."""
     from PySide6.QtGui import QIcon
 
     from ui.theme import apply_theme
     from ui.window import MainWindow
 
     apply_theme(app, dark=dark)
-    app.setWindowIcon(QIcon(str(RESOURCES / "icons" / "cairn.svg")))
+    app.setWindowIcon(QIcon(str(RESOURCES / "icons" / "cairn.png")))  # (PNG: no SVG plugin yet)
     window = MainWindow(folder)
+    if on_first_paint is not None:
+        window.sig_first_paint.connect(on_first_paint)
+    window.show()
+    return window
+
+
+def paint_first(app: Any, window: Any, timeout_ms: int = 2_000) -> None:
+    """Process events until the window has painted once (or *timeout_ms* passed: a window
+    that is not shown, minimised or on another desktop, paints when it is shown)."""
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+
+    clock = QElapsedTimer()
+    clock.start()
+    wake = QTimer()
+    wake.setInterval(50)  # WaitForMoreEvents never waits longer than this
+    wake.start()
+    while not window.painted and clock.elapsed() < timeout_ms:
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+    wake.stop()
+
+
+def start(app: Any, folder: Path, *, open_path: str | None = None,
+          exit_after_first_paint: bool = False, dark: bool | None = None) -> Starter:
+    """Show the window at once and get ready to open the core (``starter.begin()`` on the
+    running loop): the tests' and the screenshots' way in."""
+    window = show_window(app, folder, dark=dark)
     starter = Starter(app, window, folder, open_path=open_path,
                       exit_after_first_paint=exit_after_first_paint)
-    starter.file_open_filter = FileOpenFilter(starter)  # macOS: folders dropped on the Dock
+    starter.file_open_filter = FileOpenFilter()  # macOS: folders dropped on the Dock
+    starter.file_open_filter.attach(starter)
     app.installEventFilter(starter.file_open_filter)
-    window.show()
     return starter
 
 
 class FileOpenFilter(QObject):
     """macOS sends a folder dropped on the Dock icon as a ``QFileOpenEvent``: handled like a
-    later `cairn PATH`."""
+    later `cairn PATH`.  One that arrives before the core is ready waits for it."""
 
-    def __init__(self, starter: Starter) -> None:
+    def __init__(self) -> None:
         super().__init__()
+        self.starter: Starter | None = None
+        self.pending: list[str] = []
+
+    def attach(self, starter: Starter) -> None:
         self.starter = starter
+        starter.file_open_filter = self
+        for path in self.pending:
+            starter.open_file_event(path)
+        self.pending.clear()
 
     def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.FileOpen:
             path = event.file()
-            if path:
+            if path and self.starter is not None:
                 self.starter.open_file_event(path)
+            elif path:
+                self.pending.append(path)
             return True
         return False
 
@@ -153,6 +206,8 @@ class Starter:
         from app.cairn import Cairn
         from app.ops import Operations
         from ui.bridge import EventBridge
+
+        import asyncio
 
         loop = asyncio.get_running_loop()
         try:

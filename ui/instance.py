@@ -4,6 +4,11 @@ The running window listens on a local socket (``QLocalServer``: a named pipe on 
 Unix socket elsewhere) named for the user and the data folder.  A second start connects,
 sends one line of JSON (``{"open": "/abs/path"}`` or ``{"raise": true}``), reads one line back
 (``{"ok": true}`` or ``{"error": "<the spec's sentence>"}``) and exits 0 or 1 at once.
+
+Every start asks first, before its window paints, so the asking side stays light: on macOS
+and Linux it is Python's own ``socket`` on the path where ``QLocalServer`` puts its socket
+(the temporary folder, as ``QDir.tempPath()`` finds it), and QtNetwork loads only for the
+server, after the first paint; on Windows (named pipes) it is ``QLocalSocket``.
 """
 
 from __future__ import annotations
@@ -12,12 +17,13 @@ import getpass
 import hashlib
 import json
 import logging
+import os
+import socket as sockets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +41,49 @@ def server_name(data_folder: Path) -> str:
     return f"cairn-{digest}"
 
 
+def socket_path(name: str) -> str:
+    """Where ``QLocalServer.listen(name)`` puts its socket on macOS and Linux:
+    ``QDir.tempPath()``, which is ``$TMPDIR`` or ``/tmp``."""
+    folder = os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(os.path.normpath(folder), name)
+
+
 def hand_over(data_folder: Path, request: dict[str, Any]) -> dict[str, Any] | None:
     """Give *request* to the window running on *data_folder*; None when none runs."""
+    name = server_name(data_folder)
+    if os.name != "posix":
+        return _hand_over_qt(name, request)
+    path = socket_path(name)
+    if not os.path.exists(path):
+        return None
+    connection = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    try:
+        connection.settimeout(CONNECT_MS / 1000)
+        try:
+            connection.connect(path)
+        except OSError:  # a socket file left by a crashed window: nobody answers on it
+            return None
+        connection.settimeout(ANSWER_MS / 1000)
+        connection.sendall((json.dumps(request) + "\n").encode())
+        answer = b""
+        while not answer.endswith(b"\n"):
+            try:
+                chunk = connection.recv(65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        connection.close()
+    return _reply(answer)
+
+
+def _hand_over_qt(name: str, request: dict[str, Any]) -> dict[str, Any] | None:
+    from PySide6.QtNetwork import QLocalSocket
+
     socket = QLocalSocket()
-    socket.connectToServer(server_name(data_folder))
+    socket.connectToServer(name)
     if not socket.waitForConnected(CONNECT_MS):
         return None
     socket.write((json.dumps(request) + "\n").encode())
@@ -50,6 +95,10 @@ def hand_over(data_folder: Path, request: dict[str, Any]) -> dict[str, Any] | No
             break
         answer += bytes(socket.readAll().data())
     socket.disconnectFromServer()
+    return _reply(answer)
+
+
+def _reply(answer: bytes) -> dict[str, Any]:
     try:
         reply = json.loads(answer.decode() or "{}")
     except ValueError:
@@ -68,6 +117,8 @@ class InstanceServer(QObject):
 
     def __init__(self, data_folder: Path, handler: Handler, parent: QObject | None = None
                  ) -> None:
+        from PySide6.QtNetwork import QLocalServer
+
         super().__init__(parent)
         self._handler = handler
         self._server = QLocalServer(self)
@@ -79,7 +130,7 @@ class InstanceServer(QObject):
         if self._server.listen(self._name):
             return True
         # A socket file left by a crashed window (Unix): nobody answers on it, so take it.
-        QLocalServer.removeServer(self._name)
+        type(self._server).removeServer(self._name)
         listening = self._server.listen(self._name)
         if not listening:
             log.warning("cannot listen for other starts: %s", self._server.errorString())
@@ -93,7 +144,7 @@ class InstanceServer(QObject):
             socket = self._server.nextPendingConnection()
             buffer = bytearray()
 
-            def read(socket: QLocalSocket = socket, buffer: bytearray = buffer) -> None:
+            def read(socket: Any = socket, buffer: bytearray = buffer) -> None:
                 buffer.extend(bytes(socket.readAll().data()))
                 if not buffer.endswith(b"\n"):
                     return
@@ -111,8 +162,8 @@ class InstanceServer(QObject):
                 read()
 
     @staticmethod
-    def _answer(socket: QLocalSocket, reply: dict[str, Any]) -> None:
-        if socket.state() != QLocalSocket.LocalSocketState.ConnectedState:
+    def _answer(socket: Any, reply: dict[str, Any]) -> None:
+        if socket.state() != type(socket).LocalSocketState.ConnectedState:
             return
         socket.write((json.dumps(reply) + "\n").encode())
         socket.flush()

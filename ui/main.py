@@ -1,17 +1,17 @@
 """Cairn's entry point: a subcommand runs the core's command line, anything else opens the window.
 
-Qt is imported only on the window path, so ``cairn workspace list`` never pays for it.
+Qt is imported only on the window path, so ``cairn workspace list`` never pays for it, and
+the command line only on its own, so the window's first paint never pays for that.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from app import cli
+from app.commands import SUBCOMMANDS
 
 
 def _wants_cli(argv: Sequence[str]) -> bool:
@@ -27,7 +27,7 @@ def _wants_cli(argv: Sequence[str]) -> bool:
         elif word in ("-h", "--help", "--version"):
             return True
         elif not word.startswith("-"):
-            return word in cli.SUBCOMMANDS
+            return word in SUBCOMMANDS
     return False
 
 
@@ -38,20 +38,44 @@ def _looks_like_a_path(word: str) -> bool:
             or word in (".", "..") or word.startswith("~"))
 
 
-def _window_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cairn", add_help=False)
-    parser.add_argument("--data-dir", type=Path)
-    parser.add_argument("--exit-after-first-paint", action="store_true")
-    parser.add_argument("words", nargs="*")
-    return parser
+def _window_args(argv: Sequence[str]) -> tuple[Path | None, bool, list[str]] | str:
+    """The window's few arguments, read by hand: argparse is the command line's, and the
+    window's first paint should not wait for it.  (data folder, exit after first paint,
+    words), or the usage sentence."""
+    data_dir: Path | None = None
+    exit_after_first_paint = False
+    words: list[str] = []
+    items = iter(argv)
+    for word in items:
+        if word == "--data-dir":
+            value = next(items, None)
+            if value is None:
+                return "cairn: --data-dir needs a folder"
+            data_dir = Path(value)
+        elif word.startswith("--data-dir="):
+            data_dir = Path(word.split("=", 1)[1])
+        elif word == "--exit-after-first-paint":
+            exit_after_first_paint = True
+        elif word == "--":
+            words.extend(items)
+        elif word.startswith("-") and len(word) > 1:
+            return f"cairn: unknown option {word} (cairn --help)"
+        else:
+            words.append(word)
+    return data_dir, exit_after_first_paint, words
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if _wants_cli(argv):
+        from app import cli  # the command line loads only now (the window never needs it)
+
         return cli.main(argv)
-    args = _window_parser().parse_args(argv)
-    words = list(args.words)
+    parsed = _window_args(argv)
+    if isinstance(parsed, str):
+        sys.stderr.write(parsed + "\n")
+        return 2
+    data_dir, exit_after_first_paint, words = parsed
     if words and words[0] == "open":
         words = words[1:]
     if len(words) > 1:
@@ -60,15 +84,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words and not _looks_like_a_path(words[0]):
         # `cairn wokspace`: a typo, not a folder to open.
         sys.stderr.write(f"cairn: '{words[0]}' is not a command, and there is no folder of that "
-                         f"name here; the commands are {', '.join(cli.SUBCOMMANDS)} "
+                         f"name here; the commands are {', '.join(SUBCOMMANDS)} "
                          "(cairn --help)\n")
         return 2
     # `cairn PATH` / `cairn open PATH`: a path typed in a shell means "relative to here".
     open_path = os.path.abspath(os.path.expanduser(words[0])) if words else None
     from ui.app import run  # Qt loads only now
 
-    return run(data_dir=args.data_dir, open_path=open_path,
-               exit_after_first_paint=args.exit_after_first_paint)
+    return run(data_dir=data_dir, open_path=open_path,
+               exit_after_first_paint=exit_after_first_paint)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ on the qasync loop, so no click waits on the disk or the network.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -40,6 +39,8 @@ from app.errors import CairnError
 from ui.widgets import ElidedLabel, Notice
 
 if TYPE_CHECKING:
+    import asyncio
+
     from app.cairn import Cairn
     from app.ops import Operations
     from ui.bridge import EventBridge
@@ -91,6 +92,11 @@ class MainWindow(QMainWindow):
         self._build_shortcuts()
         self._restore_geometry()
 
+    @property
+    def painted(self) -> bool:
+        """The window has painted at least once."""
+        return self._painted
+
     # ----------------------------------------------------------------- building
 
     def _build_toolbar(self) -> None:
@@ -128,7 +134,9 @@ class MainWindow(QMainWindow):
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action):
             act.setEnabled(False)  # until the core is attached
-        self._tint_icons()
+        # Tinted after the first paint: drawing the SVG set loads QtSvg, which the first
+        # paint need not wait for (the buttons read the same with their text alone).
+        QTimer.singleShot(0, self._tint_icons)
 
     def _tint_icons(self) -> None:
         """Toolbar icons in the text colour of the current palette (light or dark)."""
@@ -251,6 +259,8 @@ class MainWindow(QMainWindow):
 
     def run_task(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Start work on the loop, keep it referenced, and say its refusal as a notice."""
+        import asyncio  # (not at the top: the window paints before asyncio is loaded)
+
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)

@@ -63,27 +63,14 @@ sys.exit(app.exec())
 """
 
 CAIRN = AGE + """
-import asyncio, os, sys
-from pathlib import Path
-import qasync
-from PySide6.QtWidgets import QApplication
-from ui.app import start
-app = QApplication([])
-loop = qasync.QEventLoop(app)
-asyncio.set_event_loop(loop)
-starter = start(app, Path(os.environ["CAIRN_DATA_DIR"]), exit_after_first_paint=True)
+import sys
+import ui.main  # what `cairn` imports first (the command line's entry point)
+from ui.app import run
 times = []
-starter.window.sig_first_paint.connect(lambda: times.append(age()))
-ready = asyncio.Event()
-starter.window.sig_ready.connect(lambda: (times.append(age()), ready.set()))
-async def main():
-    starter.begin()
-    await ready.wait()
-with loop:
-    loop.run_until_complete(main())
-    starter.window.close()
-    loop.run_until_complete(starter.finish())
+code = run(data_dir=None, open_path=None, exit_after_first_paint=True,
+           on_first_paint=lambda: times.append(age()), on_ready=lambda: times.append(age()))
 print(" ".join(f"{t:.4f}" for t in times))
+sys.exit(code)
 """
 
 IDLE = """

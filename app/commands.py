@@ -1,0 +1,8 @@
+"""The command line's subcommand names, in a module that imports nothing: ``cairn`` decides
+between the command line and the window before it loads either."""
+
+from __future__ import annotations
+
+CONVERSATION = ("ask", "context", "files", "memory", "knowledge", "settings", "key", "models")
+SHARING = ("export", "import")
+SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING)
