@@ -475,3 +475,4 @@ def test_a_file_read_shows_as_a_quiet_line(opened, loop, fake, folders, tmp_path
     assert [(p.kind, p.text) for p in reply.parts] == [
         ("text", "Let me check."), ("tool", "Read brand-guidelines.txt"),
         ("text", "The accent is orange.")]
+

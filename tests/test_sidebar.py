@@ -675,9 +675,9 @@ def test_remove_asks_what_goes_and_what_stays_then_removes(qtbot, sidebar, regis
     settle(qtbot, sidebar)
     ((title, text, action),) = asked
     assert title == "Remove “Acme Inc” from Cairn?" and action == "Remove"
-    assert "forgets this workspace" in text
+    assert "kept for 30 days: File › Recently removed brings it back." in text
     assert f"The folder {acme['path']} and everything in it stay untouched." in text
-    assert "Its 1 chat stay, under Ungrouped." in text
+    assert "Its 1 chat stays, under Ungrouped." in text
     assert "Its folder Brand becomes a top-level workspace." in text
     assert registry.workspace(acme["ws"].id) is not None  # declined: nothing happened
     answer = True

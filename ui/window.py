@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from app.ops import Operations
     from ui.bridge import EventBridge
     from ui.chat.panel import ChatPanel
+    from ui.sharing import SharingFlows
     from ui.sidebar import Sidebar
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)  # a folder dropped anywhere on the window is added
         self.resize(1180, 760)
         self._build_toolbar()
+        self._build_menu()
         self._build_body()
         self._build_shortcuts()
         self._restore_geometry()
@@ -138,6 +140,23 @@ class MainWindow(QMainWindow):
         # paint need not wait for (the buttons read the same with their text alone).
         QTimer.singleShot(0, self._tint_icons)
 
+    def _build_menu(self) -> None:
+        """File: adding, importing, restoring and quitting (the toolbar has the daily ones)."""
+        menu = self.menuBar().addMenu("&File")
+        menu.addAction(self.add_action)
+        self.import_action = menu.addAction("Import workspace…")
+        self.import_action.triggered.connect(lambda: self.sharing and self.sharing.choose_bundle())
+        self.removed_action = menu.addAction("Recently removed…")
+        self.removed_action.triggered.connect(lambda: self.sharing and self.sharing.show_removed())
+        menu.addSeparator()
+        quit_action = menu.addAction("Quit")
+        quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # Cmd+Q on macOS
+        quit_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        quit_action.triggered.connect(self.close)
+        for act in (self.import_action, self.removed_action):
+            act.setEnabled(False)  # until the core is attached
+
     def _tint_icons(self) -> None:
         """Toolbar icons in the text colour of the current palette (light or dark)."""
         colour = self.palette().color(self.foregroundRole()).name()
@@ -182,6 +201,7 @@ class MainWindow(QMainWindow):
         self.overview = overview
         center_layout.addWidget(self.center_stack, 1)
         self.chat_panel: ChatPanel | None = None
+        self.sharing: SharingFlows | None = None
 
         self.panel = QLabel("")
         self.panel.setObjectName("side-panel")
@@ -215,21 +235,22 @@ class MainWindow(QMainWindow):
         self.new_chat_action.setShortcut(QKeySequence("Ctrl+N"))
         self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
         shortcut("Ctrl+F", self.focus_filter)
-        shortcut("Ctrl+Q", self.close)
 
     # ----------------------------------------------------------------- the core
 
     def attach(self, cairn: Cairn, ops: Operations, bridge: EventBridge) -> None:
         """Fill the window in once the core has opened."""
+        from ui.chat.panel import ChatPanel
+        from ui.sharing import SharingFlows
         from ui.sidebar import Sidebar
 
         self.cairn, self.ops, self.bridge = cairn, ops, bridge
+        self.sharing = SharingFlows(self, ops, cairn.registry)
         self.sidebar = Sidebar(cairn.registry, bridge, ops)
         self.sidebar.sig_chat_selected.connect(self._chat_selected)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
-        from ui.chat.panel import ChatPanel
-
+        self.sidebar.sig_export.connect(self.sharing.export)
         self.chat_panel = ChatPanel(cairn, ops, bridge, self.run_task)
         self.chat_panel.sig_error.connect(self.notice.say)
         self.chat_panel.sig_folders.connect(
@@ -238,7 +259,7 @@ class MainWindow(QMainWindow):
         self.sidebar_slot.addWidget(self.sidebar)
         self.sidebar_slot.setCurrentWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
-                    self.settings_action):
+                    self.settings_action, self.import_action, self.removed_action):
             act.setEnabled(True)
         bridge.sig_event.connect(self._core_changed)
         state = self._state()
@@ -461,9 +482,12 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        folders = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        for folder in folders:
-            self.run_task(self.open_folder(folder))
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        for path in paths:
+            if path.lower().endswith(".cairn") and self.sharing is not None:
+                self.sharing.import_bundle(path)  # a shared workspace: offered for import
+            else:
+                self.run_task(self.open_folder(path))
         event.acceptProposedAction()
 
     def closeEvent(self, event: QCloseEvent) -> None:

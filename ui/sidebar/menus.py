@@ -35,6 +35,7 @@ class Actions(Protocol):
     def set_build_status(self, ws_id: str, status: str) -> None: ...
     def move_to_folder(self, ws_id: str) -> None: ...
     def remove_workspace(self, ws_id: str) -> None: ...
+    def export_workspace(self, ws_id: str) -> None: ...
     def rename_chat(self, chat_id: str) -> None: ...
     def pin_chat(self, chat_id: str) -> None: ...
     def unpin_chat(self, chat_id: str) -> None: ...
@@ -67,6 +68,7 @@ def workspace_menu(actions: Actions, ws: Workspace, parent: QWidget | None = Non
         menu.addSeparator()
         _add(menu, "Move to folder…", lambda: actions.move_to_folder(ws.id))
     menu.addSeparator()
+    _add(menu, "Export…", lambda: actions.export_workspace(ws.id))
     _add(menu, "Remove…", lambda: actions.remove_workspace(ws.id)).setShortcut("Del")
     return menu
 
@@ -101,11 +103,12 @@ def removal_question(ws: Workspace, *, chats: int, folders: list[str],
     *folders* are the titles of its folders; *parent* the title of the workspace it is a
     folder of (None: it is a top-level workspace).
     """
-    gone = ("Cairn forgets this workspace: its title, description, instructions, "
-            "knowledge document and uploaded knowledge files.")
+    gone = ("It leaves the list. Its description, instructions, knowledge document and "
+            "uploaded knowledge files are kept for 30 days: File › Recently removed brings it "
+            "back.")
     kept = [f"The folder {ws.path} and everything in it stay untouched."]
     if chats:
-        kept.append(f"Its {chats} chat{'s' if chats != 1 else ''} stay, under Ungrouped.")
+        kept.append(f"Its {chats} chat{'s stay' if chats != 1 else ' stays'}, under Ungrouped.")
     if folders:
         names = ", ".join(folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3
                                            else "")

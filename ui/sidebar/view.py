@@ -200,6 +200,7 @@ class Sidebar(QWidget):
     sig_chat_selected = Signal(str)  # a chat id: the person opened it
     sig_workspace_selected = Signal(str)  # a workspace id: the person opened it
     sig_error = Signal(str)  # a refusal, as the core's sentence
+    sig_export = Signal(str)  # a workspace id: the person asked to export it
 
     def __init__(self, registry: Registry, bridge: EventBridge, ops: Operations,
                  parent: QWidget | None = None) -> None:
@@ -463,6 +464,9 @@ class Sidebar(QWidget):
             parent=parent.title if parent is not None else None)
         if self.confirm(f"Remove “{ws.title}” from Cairn?", question, "Remove"):
             self._run(self._ops.remove_workspace(ws_id))
+
+    def export_workspace(self, ws_id: str) -> None:
+        self.sig_export.emit(ws_id)  # the window asks where, and runs it
 
     def rename_chat(self, chat_id: str) -> None:
         chat = self._registry.chat(chat_id)

@@ -1,0 +1,52 @@
+"""Sharing from the window (issue 15's window part): Export… in a workspace's menu, a dropped
+.cairn file offered for import, Recently removed with Restore."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from tests.test_chat_view import _waits, opened, run, wait_for  # noqa: F401 - fixtures
+from tests.ui_helpers import loop  # noqa: F401 - the fixture
+
+
+def test_export_import_and_restore_from_the_window(opened, loop, folders, tmp_path):
+    """Issue 15's window part: Export… in a workspace's menu, a dropped .cairn file offered
+    for import, and Recently removed with Restore."""
+    (acme,) = folders("Acme Inc")
+    run(loop, opened.ops.add_workspace(acme))
+    registry = opened.cairn.registry
+    ws = next(w for w in registry.top_level() if w.path == acme)
+    opened.cairn.knowledge.save(ws.id, "## Facts\n- Launch is 2027-04-15\n", source="user")
+    window = opened.window
+    sharing = window.sharing
+    bundle = tmp_path / "acme.cairn"
+    sharing.ask_export_options = lambda title: (False, True)
+    sharing.ask_export_file = lambda title: str(tmp_path / "acme")  # the suffix is added
+    menu = window.sidebar.context_menu(window.sidebar.model.workspace_index(ws.id))
+    next(a for a in menu.actions() if a.text() == "Export…").trigger()
+    wait_for(loop, lambda: window.notice.isVisible() and "Exported" in window.notice.label.text())
+    assert bundle.exists()
+    # A .cairn file dropped on the window is offered for import, into a folder chosen.
+    target = tmp_path / "disk" / "Acme copy"
+    sharing.ask_import_folder = lambda name: str(target)
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(bundle))])
+    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
+                                Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+    wait_for(loop, lambda: any(w.path == str(target) for w in registry.top_level()))
+    copy = next(w for w in registry.top_level() if w.path == str(target))
+    assert opened.cairn.knowledge.get(copy.id).text == "## Facts\n- Launch is 2027-04-15\n"
+    # Remove the original, then bring it back from Recently removed.
+    run(loop, opened.ops.remove_workspace(ws.id))
+    assert registry.workspace(ws.id) is None
+    sharing.show_removed()
+    wait_for(loop, lambda: sharing.removed_dialog is not None
+             and sharing.removed_dialog.list.count() == 1)
+    dialog = sharing.removed_dialog
+    assert dialog.restore.accessibleName() == "Restore"
+    dialog.restore.click()
+    wait_for(loop, lambda: registry.workspace(ws.id) is not None)
+    assert opened.cairn.knowledge.get(ws.id).text == "## Facts\n- Launch is 2027-04-15\n"
+    assert dialog.list.count() == 0
+    dialog.close()

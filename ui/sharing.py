@@ -1,0 +1,252 @@
+"""Sharing a workspace from the window: Export…, Import…, and Recently removed (the core's
+``app/sharing.py``, ``app/importing.py`` and ``app/recently_removed.py``).
+
+Each flow asks with a dialog that a test can replace (the ``ask_*`` hooks of
+:class:`SharingFlows`), runs the operation on the core's thread, and says the outcome or the
+refusal in one sentence through the window's notice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.errors import CairnError
+from app.files import human_size
+from app.knowledge.status import ago
+
+if TYPE_CHECKING:
+    from app.ops import Operations
+    from app.recently_removed import RemovedWorkspace
+
+BUNDLE_SUFFIX = ".cairn"
+
+
+class ExportOptions(QDialog):
+    """What goes into the bundle besides the workspace, its folders, knowledge and files."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Export “{title}”")
+        layout = QVBoxLayout(self)
+        about = QLabel("The bundle holds the workspace and its folders: titles, descriptions, "
+                       "instructions, build status, knowledge documents and knowledge files. "
+                       "Never your API key, settings or personal memory.")
+        about.setWordWrap(True)
+        self.chats = QCheckBox("Include the chats and their messages")
+        self.chats.setAccessibleName("Include chats")
+        self.history = QCheckBox("Include every saved version of the knowledge documents")
+        self.history.setAccessibleName("Include history")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        export = buttons.addButton("Export…", QDialogButtonBox.ButtonRole.AcceptRole)
+        export.setAccessibleName("Export")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        for widget in (about, self.chats, self.history, buttons):
+            layout.addWidget(widget)
+
+
+class RecentlyRemoved(QDialog):
+    """Workspaces removed in the last 30 days; Restore brings one back at its folder."""
+
+    sig_restore = Signal(str)  # workspace id
+
+    def __init__(self, removed: list[RemovedWorkspace], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Recently removed")
+        self.setObjectName("recently-removed")
+        self.resize(560, 380)
+        layout = QVBoxLayout(self)
+        intro = QLabel("Removed workspaces keep their description, instructions, knowledge "
+                       "and files for 30 days. Restore brings one back at its folder.")
+        intro.setWordWrap(True)
+        self.list = QListWidget()
+        self.list.setAccessibleName("Recently removed workspaces")
+        for ws in removed:
+            item = QListWidgetItem(
+                f"{ws.title}\n{ws.path}\nremoved {ago(ws.removed_at)} · {len(ws.chats)} "
+                f"chat{'s' if len(ws.chats) != 1 else ''} · {ws.files} "
+                f"file{'s' if ws.files != 1 else ''}")
+            item.setData(Qt.ItemDataRole.UserRole, ws.id)
+            self.list.addItem(item)
+        if removed:
+            self.list.setCurrentRow(0)
+        self.empty = QLabel("Nothing was removed in the last 30 days.")
+        self.empty.setVisible(not removed)
+        self.problem = QLabel("")
+        self.problem.setObjectName("restore-problem")
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("color: #dc2626;")
+        self.restore = QPushButton("Restore")
+        self.restore.setAccessibleName("Restore")
+        self.restore.setEnabled(bool(removed))
+        self.restore.clicked.connect(self._restore)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.reject)
+        close.addButton(self.restore, QDialogButtonBox.ButtonRole.ActionRole)
+        for widget in (intro, self.list, self.empty, self.problem, close):
+            layout.addWidget(widget)
+
+    def _restore(self) -> None:
+        item = self.list.currentItem()
+        if item is not None:
+            self.sig_restore.emit(str(item.data(Qt.ItemDataRole.UserRole)))
+
+    def restored(self, ws_id: str) -> None:
+        for row in range(self.list.count()):
+            if self.list.item(row).data(Qt.ItemDataRole.UserRole) == ws_id:
+                self.list.takeItem(row)
+                break
+        self.restore.setEnabled(self.list.count() > 0)
+        self.empty.setVisible(self.list.count() == 0)
+
+
+class SharingFlows:
+    """The window's Export…, Import… and Recently removed."""
+
+    def __init__(self, window: Any, ops: Operations, registry: Any) -> None:
+        self.window, self.ops, self.registry = window, ops, registry
+        # Dialogs, as hooks a test can replace.
+        self.ask_export_options: Callable[[str], tuple[bool, bool] | None] = \
+            self._ask_export_options
+        self.ask_export_file: Callable[[str], str | None] = self._ask_export_file
+        self.ask_replace: Callable[[str], bool] = self._ask_replace
+        self.ask_bundle: Callable[[], str | None] = self._ask_bundle
+        self.ask_import_folder: Callable[[str], str | None] = self._ask_import_folder
+        self.removed_dialog: RecentlyRemoved | None = None
+
+    # ----------------------------------------------------------------- export
+
+    def export(self, ws_id: str) -> None:
+        ws = self.registry.workspace(ws_id)
+        if ws is None:
+            return
+        options = self.ask_export_options(ws.title)
+        if options is None:
+            return
+        target = self.ask_export_file(ws.title)
+        if not target:
+            return
+        if not target.endswith(BUNDLE_SUFFIX):
+            target += BUNDLE_SUFFIX
+        self.window.run_task(self._export(ws_id, Path(target), *options))
+
+    async def _export(self, ws_id: str, target: Path, with_chats: bool,
+                      with_history: bool) -> None:
+        import asyncio
+
+        try:
+            exported, _ = await self.ops.export_workspace(
+                ws_id, target, with_chats=with_chats, with_history=with_history)
+        except CairnError as refused:
+            # An existing file is never overwritten unless the person says so.
+            if not await asyncio.to_thread(target.exists) or not self.ask_replace(str(target)):
+                self.window.notice.say(str(refused))
+                return
+            try:
+                exported, _ = await self.ops.export_workspace(
+                    ws_id, target, with_chats=with_chats, with_history=with_history,
+                    replace=True)
+            except CairnError as again:
+                self.window.notice.say(str(again))
+                return
+        self.window.notice.say(
+            f"Exported to {exported.path} ({human_size(exported.size)}: {exported.workspaces} "
+            f"workspace{'s' if exported.workspaces != 1 else ''}, {exported.files} "
+            f"file{'s' if exported.files != 1 else ''}, {exported.chats} "
+            f"chat{'s' if exported.chats != 1 else ''}).")
+
+    # ----------------------------------------------------------------- import
+
+    def choose_bundle(self) -> None:
+        source = self.ask_bundle()
+        if source:
+            self.import_bundle(source)
+
+    def import_bundle(self, source: str) -> None:
+        folder = self.ask_import_folder(Path(source).name)
+        if folder:
+            self.window.run_task(self._import(Path(source), folder))
+
+    async def _import(self, source: Path, folder: str) -> None:
+        try:
+            imported, _ = await self.ops.import_bundle(source, folder)
+        except CairnError as refused:
+            self.window.notice.say(str(refused))
+            return
+        self.window.select_workspace(imported.workspace.id)
+        self.window.notice.say(
+            f"Imported “{imported.workspace.title}” into {imported.workspace.path} "
+            f"({imported.files} file{'s' if imported.files != 1 else ''}, {imported.chats} "
+            f"chat{'s' if imported.chats != 1 else ''}).")
+
+    # ----------------------------------------------------------------- recently removed
+
+    def show_removed(self) -> None:
+        self.window.run_task(self._show_removed())
+
+    async def _show_removed(self) -> None:
+        removed = await self.ops.removed_workspaces()
+        dialog = RecentlyRemoved(removed, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.sig_restore.connect(lambda ws_id: self.window.run_task(self._restore(ws_id)))
+        self.removed_dialog = dialog
+        dialog.open()
+
+    async def _restore(self, ws_id: str) -> None:
+        dialog = self.removed_dialog
+        try:
+            ws, _ = await self.ops.restore_workspace(ws_id)
+        except CairnError as refused:
+            if dialog is not None:
+                dialog.problem.setText(str(refused))
+            return
+        if dialog is not None:
+            dialog.problem.setText("")
+            dialog.restored(ws_id)
+        self.window.select_workspace(ws.id)
+
+    # ----------------------------------------------------------------- the dialogs
+
+    def _ask_export_options(self, title: str) -> tuple[bool, bool] | None:
+        dialog = ExportOptions(title, self.window)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return dialog.chats.isChecked(), dialog.history.isChecked()
+
+    def _ask_export_file(self, title: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export workspace",
+                                              f"{title}{BUNDLE_SUFFIX}",
+                                              f"Cairn bundles (*{BUNDLE_SUFFIX})")
+        return path or None
+
+    def _ask_replace(self, path: str) -> bool:
+        answer = QMessageBox.question(self.window, "Replace the file?",
+                                      f"{path} already exists. Replace it with this export?")
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _ask_bundle(self) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace", "",
+                                              f"Cairn bundles (*{BUNDLE_SUFFIX})")
+        return path or None
+
+    def _ask_import_folder(self, name: str) -> str | None:
+        folder = QFileDialog.getExistingDirectory(
+            self.window, f"Import {name} into which folder? (an empty or new one)")
+        return folder or None
