@@ -293,6 +293,65 @@ class ChatList(RegistryState):
                 events.append(ChatMoved(chat_id, ws_id, old_row, index))
         return chat
 
+    def move_chat_to(self, chat_id: str, ws_id: str | None, *, index: int = 0) -> Chat:
+        """Move a chat into workspace *ws_id* (None: Ungrouped), at *index* among its visible
+        chats: it now runs in that workspace's folder, so from its next message on it sees
+        that workspace's context and teaches that workspace's knowledge.
+
+        Refused for an archived chat, while a reply or a rebuild runs in it (the turn was
+        built on the old context), and for an unknown workspace.  Into Ungrouped the chat has
+        no folder and takes its place by creation, as Ungrouped chats do.
+        """
+        with self._changing() as events:
+            with self._writing() as conn:
+                chat = self.get_chat(chat_id, verb="move")
+                if chat.archived:
+                    raise Refused(f"cannot move session '{chat_id}': the session is archived")
+                if self.live.kinds(chat_id):  # under the lock: no turn can start meanwhile
+                    raise Refused(f"cannot move session '{chat_id}': a reply or a knowledge "
+                                  "update is running in it; stop it or wait until it ends")
+                target = self._workspaces.get(ws_id) if ws_id is not None else None
+                if ws_id is not None and target is None:
+                    raise Refused(f"cannot move session '{chat_id}': no workspace '{ws_id}'")
+                if ws_id == chat.workspace_id:
+                    return chat  # already there: reordering is move_chat's
+                order: list[str] = []
+                if ws_id is not None:
+                    order = list(self._members[ws_id])
+                    visible = [i for i in order if not self._chats[i].archived]
+                    if not 0 <= index <= len(visible):
+                        count = len(visible) + 1
+                        raise Refused(
+                            f"cannot move session '{chat_id}' to position {index + 1}: that "
+                            f"workspace shows {count} chat{'s' if count > 1 else ''}")
+                    if index < len(visible):
+                        order.insert(order.index(visible[index]), chat_id)
+                    else:
+                        order.insert(order.index(visible[-1]) + 1 if visible else len(order),
+                                     chat_id)
+                folder = target.path if target is not None else None
+                now = utc_now()
+                conn.execute("UPDATE chat SET folder = ?, updated_at = ? WHERE id = ?",
+                             (folder, now, chat_id))
+                if chat.workspace_id is not None:
+                    conn.execute("DELETE FROM membership WHERE chat_id = ?", (chat_id,))
+                if ws_id is not None:
+                    conn.execute("DELETE FROM membership WHERE workspace_id = ?", (ws_id,))
+                    conn.executemany(
+                        "INSERT INTO membership (workspace_id, chat_id, position)"
+                        " VALUES (?, ?, ?)", ((ws_id, c, p) for p, c in enumerate(order)))
+            self._home(chat).remove(chat_id)
+            if chat.workspace_id is not None:
+                self._members[chat.workspace_id].remove(chat_id)
+            moved = chat._replace(folder=folder, workspace_id=ws_id, updated_at=now)
+            self._chats[chat_id] = moved
+            if ws_id is not None:
+                self._members[ws_id] = order
+            row = self._show(moved)
+            events.append(ChatsRegrouped(ids=(chat_id,), to=ws_id, rows=(row,)))
+            events.append(ChatChanged(chat_id, moved))
+        return moved
+
     # ----------------------------------------------------------------- rows and events
 
     def _show(self, chat: Chat) -> int:

@@ -206,6 +206,12 @@ class Operations:
     async def move_chat(self, chat_id: str, *, index: int) -> tuple[Chat, Changes]:
         return await self.run(lambda: self.cairn.registry.move_chat(chat_id, index=index))
 
+    async def move_chat_to(self, chat_id: str, ws_id: str | None, *, index: int = 0
+                           ) -> tuple[Chat, Changes]:
+        """Into another workspace (None: Ungrouped), at *index* of its chats."""
+        return await self.run(
+            lambda: self.cairn.registry.move_chat_to(chat_id, ws_id, index=index))
+
     async def messages(self, chat_id: str, *, before: int | None = None, limit: int = 50
                        ) -> list[Message]:
         """A page of a chat, oldest first: the newest page when *before* is None."""

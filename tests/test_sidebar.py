@@ -779,13 +779,32 @@ def test_reorder_chats_by_a_drop(qtbot, sidebar, registry, folders):
     assert model.dropMimeData(mime, Qt.DropAction.MoveAction, -1, 0, target)
     settle(qtbot, sidebar)
     assert model.chats_in(ws.id) == [third.id, second.id, first.id]
-    # Not into another workspace, nor among Ungrouped (sorted by age).
+    # Into another workspace (it now runs in that folder), between two of its chats.
     (other,) = folders("Other")
     ws2, _ = registry.add_workspace(other)
+    there = registry.new_chat(folder=other, title="there")
     settle(qtbot, sidebar)
+    model.fetch(ws2.id)
     mime = model.mimeData([model.chat_index(third.id, ws.id)])
-    assert not model.canDropMimeData(mime, Qt.DropAction.MoveAction, 0, 0,
-                                     model.workspace_index(ws2.id))
+    parent = model.workspace_index(ws2.id)
+    assert model.canDropMimeData(mime, Qt.DropAction.MoveAction, 1, 0, parent)
+    assert model.dropMimeData(mime, Qt.DropAction.MoveAction, 1, 0, parent)  # after "there"
+    settle(qtbot, sidebar)
+    moved = registry.chat(third.id)
+    assert moved.workspace_id == ws2.id and moved.folder == ws2.path
+    assert [c.id for c in registry.chats_of(ws2.id)] == [there.id, third.id]
+    assert model.chats_in(ws2.id) == [there.id, third.id]
+    assert model.chats_in(ws.id) == [second.id, first.id]
+    # And out to Ungrouped, where chats keep their order by age.
+    mime = model.mimeData([model.chat_index(third.id, ws2.id)])
+    assert model.dropMimeData(mime, Qt.DropAction.MoveAction, 0, 0,
+                              model.section_index(UNGROUPED))
+    settle(qtbot, sidebar)
+    assert registry.chat(third.id).workspace_id is None
+    model.fetch(UNGROUPED)
+    assert third.id in model.chats_in(UNGROUPED) and model.chats_in(ws2.id) == [there.id]
+    # Among Ungrouped itself there is no manual order to drop into.
+    mime = model.mimeData([model.chat_index(third.id, UNGROUPED)])
     assert not model.canDropMimeData(mime, Qt.DropAction.MoveAction, 0, 0,
                                      model.section_index(UNGROUPED))
 

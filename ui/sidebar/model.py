@@ -85,6 +85,7 @@ class SidebarModel(QAbstractItemModel):
     """
 
     sig_move_chat = Signal(str, int)  # a chat id, its index among its workspace's chats
+    sig_move_chat_to = Signal(str, str, int)  # a chat id, another workspace ("": Ungrouped), index
     sig_move_workspace = Signal(str, int)  # a workspace id, its index in the display order
     sig_pin_chat = Signal(str)  # a chat dropped on Pinned
     sig_add_folders = Signal(list)  # local paths dropped from the file manager
@@ -827,9 +828,13 @@ class SidebarModel(QAbstractItemModel):
                     return None
                 return lambda: self.sig_pin_chat.emit(item_id)
             index = self._chat_drop_index(item_id, origin, row, target)
-            if index is None:
+            if index is not None:
+                return lambda: self.sig_move_chat.emit(item_id, index)
+            elsewhere = self._chat_move_target(item_id, origin, row, target)
+            if elsewhere is None:
                 return None
-            return lambda: self.sig_move_chat.emit(item_id, index)
+            ws_id, at = elsewhere
+            return lambda: self.sig_move_chat_to.emit(item_id, ws_id or "", at)
         if kind == WORKSPACE:
             index = self._workspace_drop_index(item_id, row, target)
             if index is None:
@@ -856,6 +861,30 @@ class SidebarModel(QAbstractItemModel):
         now = rows.row_of(chat_id)
         index = before - 1 if before > now else before
         return min(index, len(rows) - 1)
+
+    def _chat_move_target(self, chat_id: str, origin: str, row: int,
+                          target: tuple[str, str, str] | None
+                          ) -> tuple[str | None, int] | None:
+        """Where a chat dragged out of its workspace (or Ungrouped) into another one lands:
+        (workspace id, None for Ungrouped; index among its chats), or None."""
+        if target is None or origin in (PINNED, ARCHIVED):
+            return None
+        chat = self._registry.chat(chat_id)
+        if chat is None or chat.archived:
+            return None
+        kind, item_id, place = target
+        if kind == SECTION and item_id == UNGROUPED or kind == CHAT and place == UNGROUPED:
+            return (None, 0) if origin != UNGROUPED else None
+        if kind == WORKSPACE and item_id != origin:
+            rows = self._lists.get(item_id)
+            if row < 0 or rows is None:
+                return item_id, 0  # onto the workspace: at the top of its chats
+            return item_id, max(0, min(row - self._offset(item_id), len(rows)))
+        if kind == CHAT and place in self._ws and place != origin:
+            rows = self._lists.get(place)
+            at = rows.row_of(item_id) if rows is not None and item_id in rows else 0
+            return place, at
+        return None
 
     def _workspace_drop_index(self, ws_id: str, row: int,
                               target: tuple[str, str, str] | None) -> int | None:

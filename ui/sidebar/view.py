@@ -270,6 +270,7 @@ class Sidebar(QWidget):
 
         model = self.model
         model.sig_move_chat.connect(self._move_chat)
+        model.sig_move_chat_to.connect(self._move_chat_to)
         model.sig_move_workspace.connect(self._move_workspace)
         model.sig_pin_chat.connect(self.pin_chat)
         model.sig_add_folders.connect(self.add_folders)
@@ -534,6 +535,10 @@ class Sidebar(QWidget):
 
     def _move_chat(self, chat_id: str, index: int) -> None:
         self._run(self._ops.move_chat(chat_id, index=index))
+
+    def _move_chat_to(self, chat_id: str, ws_id: str, index: int) -> None:
+        self._run(self._ops.move_chat_to(chat_id, ws_id or None, index=index),
+                  lambda _done: self.select_chat(chat_id))
 
     def _move_workspace(self, ws_id: str, index: int) -> None:
         self._run(self._ops.move_workspace(ws_id, index=index))
