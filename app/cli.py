@@ -118,9 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = json_flag(chat_cmds.add_parser(action, help=text))
         p.add_argument("id", metavar="ID")
-    p = json_flag(chat_cmds.add_parser("move", help="place a chat in its workspace's order"))
+    p = json_flag(chat_cmds.add_parser(
+        "move", help="place a chat in its workspace's order, or move it into another workspace"))
     p.add_argument("id", metavar="ID")
-    p.add_argument("--to", type=whole_number, required=True, metavar="N", help="1 is the top")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--to", type=whole_number, metavar="N", help="1 is the top")
+    where.add_argument("--workspace", metavar="WS",
+                       help="move it to the top of workspace WS (an id, or 'ungrouped'): it "
+                            "then runs in that folder")
     cli_conversation.add_parsers(commands, json_flag)
     cli_conversation.add_setting_parsers(commands, json_flag)
     cli_sharing.add_parsers(commands, json_flag)
@@ -353,7 +358,11 @@ def _run_chat(registry: Any, args: argparse.Namespace, out: _Out) -> int:
     elif action == "unpin":
         chat = registry.unpin_chat(args.id)
     elif action == "move":
-        chat = registry.move_chat(args.id, index=args.to - 1)
+        if args.workspace is not None:
+            target = None if args.workspace.lower() == "ungrouped" else args.workspace
+            chat = registry.move_chat_to(args.id, target)
+        else:
+            chat = registry.move_chat(args.id, index=args.to - 1)
     else:  # pragma: no cover
         raise AssertionError(action)
     out.emit(chat.to_json(), lambda: _chat_block(chat))

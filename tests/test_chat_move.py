@@ -56,3 +56,29 @@ def test_moving_is_refused_with_one_sentence_and_nothing_changes(registry, folde
         registry.move_chat_to(chat.id, t.id)
     assert registry.chat(chat.id).workspace_id == a.id
     assert registry.chats_of(t.id) == []
+
+
+def test_the_command_line_moves_a_chat_into_another_workspace(isolated, folders):
+    import io
+    import json
+
+    from app.cli import main
+
+    def cairn(*argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(list(argv), stdout=out, stderr=err)
+        return code, out.getvalue(), err.getvalue()
+
+    acme, thesis = folders("Acme", "Thesis")
+    cairn("workspace", "add", acme)
+    code, out, _ = cairn("workspace", "add", thesis, "--json")
+    target = json.loads(out)
+    target_id = target.get("id") or target["workspace"]["id"]
+    code, out, _ = cairn("chat", "new", "--folder", acme, "--json")
+    chat_id = json.loads(out)["id"]
+    code, out, _ = cairn("chat", "move", chat_id, "--workspace", target_id, "--json")
+    assert code == 0 and json.loads(out)["workspace"] == target_id
+    code, _, _ = cairn("chat", "move", chat_id)
+    assert code == 2  # bad usage: --to or --workspace is needed
+    code, out, _ = cairn("chat", "move", chat_id, "--workspace", "ungrouped", "--json")
+    assert code == 0 and json.loads(out)["workspace"] is None
