@@ -476,3 +476,33 @@ def test_a_file_read_shows_as_a_quiet_line(opened, loop, fake, folders, tmp_path
         ("text", "Let me check."), ("tool", "Read brand-guidelines.txt"),
         ("text", "The accent is orange.")]
 
+
+
+def test_a_reply_the_command_line_stores_shows_in_the_open_chat(opened, loop, folders, isolated):
+    from app.cairn import Cairn
+    from app.chats import Usage
+
+    (acme,) = folders("Acme Inc")
+    chat_id = new_chat(loop, opened, acme)
+    elsewhere = Cairn.open(isolated)  # another process, as far as SQLite can tell
+    try:
+        elsewhere.chats.append(chat_id, "user", [{"type": "text", "text": "From a terminal"}])
+        elsewhere.chats.append(chat_id, "assistant", [{"type": "text", "text": "Answered."}],
+                               model="claude-sonnet-5-5", usage=Usage(5, 0, 0, 2),
+                               cost_usd=0.0001)
+    finally:
+        elsewhere.close()
+    wait_for(loop, lambda: [e.text for e in entries(opened)] == ["From a terminal", "Answered."])
+
+
+def test_an_archived_chat_is_read_not_written_in(opened, loop, folders):
+    (acme,) = folders("Acme Inc")
+    chat_id = new_chat(loop, opened, acme)
+    composer = opened.window.chat_panel.composer
+    run(loop, opened.ops.archive_chat(chat_id))
+    wait_for(loop, lambda: composer.edit.isReadOnly())
+    assert "archived" in composer.edit.placeholderText()
+    assert not composer.attach.isEnabled() and not composer.send_button.isEnabled()
+    run(loop, opened.ops.unarchive_chat(chat_id))
+    wait_for(loop, lambda: not composer.edit.isReadOnly())
+    assert composer.send_button.isEnabled()

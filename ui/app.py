@@ -261,9 +261,11 @@ class Starter:
 
         async def sync() -> None:
             try:
-                await self.ops.run(self.cairn.registry.sync)
+                changed, _ = await self.ops.run(self.cairn.registry.sync)
             finally:
                 self._busy_catching_up = False
+            if changed and self.window.chat_panel is not None:
+                self.window.chat_panel.written_elsewhere()  # `cairn ask` in the open chat
 
         self.window.run_task(sync())
 

@@ -124,6 +124,8 @@ class ChatPanel(QWidget):
         self.destroyed.connect(self._subscription.close)
         bridge.sig_chat_changed.connect(self._chat_changed)
         bridge.sig_workspace_changed.connect(lambda _e: self._show_header())
+        bridge.sig_chats_regrouped.connect(lambda _e: self._show_header())
+        bridge.sig_reset.connect(lambda _s: self._show_header())
         bridge.sig_setting_changed.connect(self._setting_changed)
         for signal in (bridge.sig_rebuild_applied, bridge.sig_rebuild_failed,
                        bridge.sig_rebuild_queued, bridge.sig_rebuild_started):
@@ -215,10 +217,27 @@ class ChatPanel(QWidget):
             trail.append(ws.title)
             node = self.registry.parent_of(node)
         self.header.show_chat(list(reversed(trail)), chat.title)
+        self._show_archived(chat.archived)
+
+    def _show_archived(self, archived: bool) -> None:
+        """An archived chat is read, not written in: the composer says how to go on."""
+        edit = self.composer.edit
+        edit.setReadOnly(archived)
+        self.composer.attach.setEnabled(not archived)
+        self.composer.send_button.setEnabled(not archived and not self._sending)
+        edit.setPlaceholderText("This chat is archived: unarchive it (right-click it in the "
+                                "sidebar) to write in it." if archived else "Message…")
 
     def _chat_changed(self, event: Any) -> None:
         if getattr(event, "id", None) == self.chat_id:
             self._show_header()
+
+    def written_elsewhere(self) -> None:
+        """Another process wrote (the command line may have added to this chat): what it
+        stored after the last message shown is read and shown."""
+        if self.chat_id is not None and self.chat_id not in self._live \
+                and self._draft_for == self.chat_id:
+            self.run_task(self._sync_tail(self.chat_id))
 
     def _setting_changed(self, event: Any) -> None:
         if getattr(event, "key", None) == "chat.enter_sends":
@@ -271,7 +290,7 @@ class ChatPanel(QWidget):
             await self._sync_tail(chat_id)
         finally:
             self._sending = False
-            self.composer.send_button.setEnabled(True)
+            self._show_header()  # Send enabled again (unless the chat was archived meanwhile)
 
     def stop(self) -> None:
         if self.chat_id is not None:
