@@ -85,7 +85,7 @@ class MainWindow(QMainWindow):
         self._chat_id: str | None = None
         self._workspace_id: str | None = None
         self.setWindowTitle("Cairn")
-        self.setWindowIcon(icon("cairn"))
+        self.setWindowIcon(QIcon(str(ICONS / "cairn.png")))  # (PNG: no SVG plugin yet)
         self.setAcceptDrops(True)  # a folder dropped anywhere on the window is added
         self.resize(1180, 760)
         self._build_toolbar()
@@ -136,9 +136,8 @@ class MainWindow(QMainWindow):
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action):
             act.setEnabled(False)  # until the core is attached
-        # Tinted after the first paint: drawing the SVG set loads QtSvg, which the first
-        # paint need not wait for (the buttons read the same with their text alone).
-        QTimer.singleShot(0, self._tint_icons)
+        # Tinted after the first paint (see paintEvent): drawing the SVG set loads QtSvg,
+        # which the first paint need not wait for (the buttons read the same with their text).
 
     def _build_menu(self) -> None:
         """File: adding, importing, restoring and quitting (the toolbar has the daily ones)."""
@@ -504,6 +503,7 @@ class MainWindow(QMainWindow):
         if not self._painted:
             self._painted = True
             self.sig_first_paint.emit()
+            QTimer.singleShot(0, self._tint_icons)  # once this paint is on the screen
         if self._ready_pending:
             self._ready_pending = False
             # The filled window has been laid out and painted: say so after this paint.
