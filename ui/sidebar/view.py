@@ -12,34 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-import shiboken6
 from PySide6.QtCore import (
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
-    QPoint,
-    QRect,
-    QSortFilterProxyModel,
     Qt,
     QTimer,
     Signal,
 )
 from PySide6.QtGui import (
     QAction,
-    QContextMenuEvent,
     QKeyEvent,
-    QKeySequence,
-    QMouseEvent,
-    QPainter,
-    QPaintEvent,
 )
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -47,19 +36,18 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QToolButton,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from app.errors import CairnError
 from app.ops import Operations
 from app.records import Workspace
 from app.registry import Registry
 from ui.bridge import EventBridge
 from ui.icons import tinted
 from ui.sidebar import menus
-from ui.sidebar.delegate import SidebarDelegate, quiet_colour
+from ui.sidebar.actions import SidebarActions
+from ui.sidebar.delegate import quiet_colour
 from ui.sidebar.model import (
     ARCHIVED,
     CHAT,
@@ -74,6 +62,7 @@ from ui.sidebar.model import (
     WORKSPACES,
     SidebarModel,
 )
+from ui.sidebar.tree import FilterProxy, SidebarTree
 
 log = logging.getLogger(__name__)
 
@@ -84,117 +73,7 @@ DEFAULT_OPEN = (PINNED, WORKSPACES, UNGROUPED)
 OPEN_UNGROUPED_UP_TO = 200  # a longer Ungrouped starts folded
 
 
-class FilterProxy(QSortFilterProxyModel):
-    """The rows the filter found, with the sections and workspaces that hold them.
-
-    The sidebar finds the matches in the registry's memory and hands over every key to show
-    (section names, workspace and chat ids), so a row is accepted by one set lookup and a
-    collapsed branch is never looked at.  Attached to the model only while a filter is set.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._shown: frozenset[str] = frozenset()
-
-    def show_only(self, keys: frozenset[str]) -> None:
-        if hasattr(self, "beginFilterChange"):  # Qt 6.9 and later
-            self.beginFilterChange()
-            self._shown = keys
-            self.endFilterChange()
-        else:
-            self._shown = keys
-            self.invalidateFilter()
-
-    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        return self.sourceModel().key_at(source_row, source_parent) in self._shown
-
-
-class SidebarTree(QTreeView):
-    """The tree: its own branch chevrons, and the sidebar's keys and menus."""
-
-    def __init__(self, sidebar: Sidebar) -> None:
-        super().__init__(sidebar)
-        self._sidebar = sidebar
-        self.setObjectName("sidebarTree")
-        self.setAccessibleName("Workspaces")
-        self.setHeaderHidden(True)
-        self.setRootIsDecorated(False)  # the sections are headers, not branches
-        self.setUniformRowHeights(True)  # lays out only what is visible, at any length
-        self.setIndentation(16)
-        self.setAnimated(False)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setDragDropMode(QAbstractItemView.DragDropMode.DragDrop)
-        self.setDefaultDropAction(Qt.DropAction.MoveAction)
-        self.setDragEnabled(True)
-        self.setAcceptDrops(True)
-        self.setDropIndicatorShown(True)
-        self.setMouseTracking(True)
-        self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.setItemDelegate(SidebarDelegate(self))
-        # The delegate paints the selection as a rounded band; none behind the chevrons.
-        self.setStyleSheet("#sidebarTree { show-decoration-selected: 0; }")
-
-    def drawBranches(self, painter: QPainter, rect: QRect, index: Index) -> None:
-        # Only a chevron in the last indentation step, and no selection colour behind it.
-        if not self.model().hasChildren(index):
-            return
-        size = 12
-        step = self.indentation()
-        slot = QRect(rect.right() - step + 1, rect.top(), step, rect.height())
-        target = QRect(slot.center().x() - size // 2 + 1, slot.center().y() - size // 2 + 1,
-                       size, size)
-        name = "chevron-down" if self.isExpanded(QModelIndex(index)) else "chevron-right"
-        ratio = self.devicePixelRatioF()
-        tinted(name, quiet_colour(self.palette()).name(), size, ratio).paint(painter, target)
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
-        hint = self._sidebar._empty_hint()
-        if hint:
-            painter = QPainter(self.viewport())
-            painter.setPen(quiet_colour(self.palette()))
-            area = self.viewport().rect().adjusted(20, 24, -20, -24)
-            painter.drawText(area, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
-                             | Qt.TextFlag.TextWordWrap, hint)
-            painter.end()
-
-    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        if self.indexAt(event.position().toPoint()).data(KIND_ROLE) == SECTION:
-            event.accept()  # a click already folded it; a second fold would undo that
-            return
-        super().mouseDoubleClickEvent(event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        index = self.currentIndex()
-        key = event.key()
-        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and index.isValid():
-            self._sidebar._open(index)
-        elif key == Qt.Key.Key_F2 and index.isValid():
-            self._sidebar._rename(index)
-        elif (event.matches(QKeySequence.StandardKey.Delete) or key == Qt.Key.Key_Backspace) \
-                and index.isValid():
-            self._sidebar._delete(index)
-        else:
-            super().keyPressEvent(event)
-
-    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
-        if event.reason() == QContextMenuEvent.Reason.Keyboard:
-            index = self.currentIndex()
-            where = self.visualRect(index).bottomLeft() if index.isValid() else QPoint(8, 8)
-        else:
-            where = event.pos()
-            index = self.indexAt(where)
-        menu = self._sidebar.context_menu(index)
-        if menu is not None:
-            menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            menu.popup(self.viewport().mapToGlobal(where))
-
-
-class Sidebar(QWidget):
+class Sidebar(SidebarActions, QWidget):
     """Pinned, the workspace tree and Ungrouped (Archived on demand), filtered as you type."""
 
     sig_chat_selected = Signal(str)  # a chat id: the person opened it
@@ -414,134 +293,6 @@ class Sidebar(QWidget):
         for task in list(self._tasks):
             task.cancel()
         self.model.detach()
-
-    # ================================================================= actions (the menus')
-
-    def new_chat(self, ws_id: str) -> None:
-        ws = self._registry.workspace(ws_id)
-        if ws is None:
-            return
-        self._run(self._ops.new_chat(folder=ws.path), self._opened_new_chat)
-
-    def rename_workspace(self, ws_id: str) -> None:
-        ws = self._registry.workspace(ws_id)
-        if ws is None:
-            return
-        title = self.ask_text("Rename workspace", "Title", ws.title)
-        if title is not None and title != ws.title:
-            self._run(self._ops.rename_workspace(ws_id, title))
-
-    def edit_details(self, ws_id: str) -> None:
-        ws = self._registry.workspace(ws_id)
-        if ws is None:
-            return
-        answer = self.ask_details(ws)
-        if answer is not None:
-            description, instructions = answer
-            self._run(self._ops.update_workspace(ws_id, description=description,
-                                                 instructions=instructions))
-
-    def set_build_status(self, ws_id: str, status: str) -> None:
-        self._run(self._ops.update_workspace(ws_id, build_status=status))
-
-    def move_to_folder(self, ws_id: str) -> None:
-        ws = self._registry.workspace(ws_id)
-        if ws is None:
-            return
-        folder = self.ask_folder(f"Where is “{ws.title}” now?")
-        if folder:
-            self._run(self._ops.move_to_folder(ws_id, folder),
-                      lambda fresh: self.select_workspace(fresh.id))
-
-    def remove_workspace(self, ws_id: str) -> None:
-        ws = self._registry.workspace(ws_id)
-        if ws is None:
-            return
-        parent_id = self._registry.parent_of(ws_id)
-        parent = self._registry.workspace(parent_id) if parent_id is not None else None
-        question = menus.removal_question(
-            ws, chats=self._registry.chat_count(ws_id),
-            folders=[w.title for w in self._registry.children(ws_id)],
-            parent=parent.title if parent is not None else None)
-        if self.confirm(f"Remove “{ws.title}” from Cairn?", question, "Remove"):
-            self._run(self._ops.remove_workspace(ws_id))
-
-    def export_workspace(self, ws_id: str) -> None:
-        self.sig_export.emit(ws_id)  # the window asks where, and runs it
-
-    def rename_chat(self, chat_id: str) -> None:
-        chat = self._registry.chat(chat_id)
-        if chat is None:
-            return
-        title = self.ask_text("Rename chat", "Title", chat.title)
-        if title is not None and title != chat.title:
-            self._run(self._ops.rename_chat(chat_id, title))
-
-    def pin_chat(self, chat_id: str) -> None:
-        self._run(self._ops.pin_chat(chat_id))
-
-    def unpin_chat(self, chat_id: str) -> None:
-        self._run(self._ops.unpin_chat(chat_id))
-
-    def archive_chat(self, chat_id: str) -> None:
-        self._run(self._ops.archive_chat(chat_id))
-
-    def unarchive_chat(self, chat_id: str) -> None:
-        self._run(self._ops.unarchive_chat(chat_id), lambda chat: self.select_chat(chat.id))
-
-    def stop_and_archive_chat(self, chat_id: str) -> None:
-        self._run(self._ops.stop_and_archive_chat(chat_id))
-
-    def add_folders(self, paths: list[str]) -> None:
-        """Add each folder as a workspace (or find its workspace) and select the last one."""
-        for path in paths:
-            self._run(self._ops.add_workspace(path),
-                      lambda result: self.select_workspace(result[0].id))
-
-    # ================================================================= private: operations
-
-    def _run(self, work: Coroutine[Any, Any, tuple[Any, Any]],
-             then: Callable[[Any], None] | None = None) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(lambda done: self._finished(done, then))
-        return task
-
-    def _finished(self, task: asyncio.Task[Any],
-                  then: Callable[[Any], None] | None) -> None:
-        self._tasks.discard(task)
-        if task.cancelled() or not shiboken6.isValid(self):
-            return
-        error = task.exception()
-        if isinstance(error, CairnError):
-            self._refused(str(error))
-        elif error is not None:
-            log.error("a sidebar operation failed", exc_info=error)
-            self._refused(f"Something went wrong ({type(error).__name__}); nothing was "
-                          "changed. The log folder has the details.")
-        elif then is not None:
-            result, _changes = task.result()
-            then(result)
-
-    def _refused(self, sentence: str) -> None:
-        heard = self.receivers("2sig_error(QString)") > 0
-        self.sig_error.emit(sentence)
-        if not heard:
-            self.show_error(sentence)
-
-    def _opened_new_chat(self, chat: Any) -> None:
-        self.select_chat(chat.id)
-        self.sig_chat_selected.emit(chat.id)
-
-    def _move_chat(self, chat_id: str, index: int) -> None:
-        self._run(self._ops.move_chat(chat_id, index=index))
-
-    def _move_chat_to(self, chat_id: str, ws_id: str, index: int) -> None:
-        self._run(self._ops.move_chat_to(chat_id, ws_id or None, index=index),
-                  lambda _done: self.select_chat(chat_id))
-
-    def _move_workspace(self, ws_id: str, index: int) -> None:
-        self._run(self._ops.move_workspace(ws_id, index=index))
 
     # ================================================================= private: the person
 

@@ -1,328 +1,66 @@
-"""The status board: every workspace as a card in the column of its build status.
-
-Four list views, one per status (idea, planning, building, shipped), each over a small model
-of cards painted by one delegate.  The columns are recomputed from the registry's memory (no
-storage read) whenever a workspace event arrives through the bridge, coalesced per turn of
-the event loop, and applied as row inserts, removals and moves: selection and scrolling
-survive a change, and a change made by the command line shows once the registry catches up.
-Every change of status goes through :class:`~app.ops.Operations`, never on the GUI thread.
-"""
+"""The status board's columns and the board itself."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass
+from collections.abc import Coroutine
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import (QAbstractListModel, QEvent, QMimeData, QModelIndex,
-                            QPersistentModelIndex, QPoint, QRect, QRectF, QSize, Qt, QTimer,
-                            Signal)
-from PySide6.QtGui import (QColor, QContextMenuEvent, QFont, QFontMetrics, QHelpEvent,
-                           QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen,
-                           QShowEvent)
-from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QLabel, QListView,
-                               QMenu, QSizePolicy, QStyle, QStyledItemDelegate,
-                               QStyleOptionViewItem, QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QRectF,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QFont,
+    QHelpEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QShowEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMenu,
+    QSizePolicy,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.errors import CairnError
 from app.ops import Operations
 from app.records import BUILD_STATUSES, MISSING_DIR
 from app.registry import Registry
+from ui.board.cards import (  # noqa: F401
+    CARD_ROLE,
+    MIME_TYPE,
+    STATUS_TITLES,
+    Card,
+    ColumnModel,
+    _next_status,
+    _title,
+)
+from ui.board.delegate import CardDelegate  # noqa: F401
 from ui.bridge import EventBridge
 
-log = logging.getLogger(__name__)
-
-MIME_TYPE = "application/x-cairn-workspace-id"
-STATUS_TITLES = {"idea": "Idea", "planning": "Planning", "building": "Building",
-                 "shipped": "Shipped"}
-CARD_ROLE = Qt.ItemDataRole.UserRole + 1
-Index = QModelIndex | QPersistentModelIndex
-
-
-def _title(status: str) -> str:
-    return STATUS_TITLES.get(status, status.capitalize())
-
-
-def _next_status(status: str) -> str | None:
-    if status not in BUILD_STATUSES:
-        return None
-    step = BUILD_STATUSES.index(status)
-    return BUILD_STATUSES[step + 1] if step + 1 < len(BUILD_STATUSES) else None
-
-
-@dataclass(frozen=True, slots=True)
-class Card:
-    """What one card shows: a workspace, its place in the tree and its folder's state."""
-
-    id: str
-    title: str
-    parents: tuple[str, ...]  # the titles of the workspaces it is a folder of, outermost first
-    status: str
-    missing: bool
-    path: str
-
-    @property
-    def where(self) -> str:
-        return " › ".join(self.parents)
-
-    def spoken(self) -> str:
-        """The card as a screen reader says it."""
-        parts = [self.title]
-        if self.parents:
-            parts.append(f"folder of {self.where}")
-        parts.append(_title(self.status))
-        if self.missing:
-            parts.append("folder missing")
-        return ", ".join(parts)
-
-
-# ================================================================= the model of one column
-
-
-class ColumnModel(QAbstractListModel):
-    """The cards of one build status, in the registry's display order."""
-
-    def __init__(self, status: str, on_drop: Callable[[str, str], None],
-                 parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.status = status
-        self._on_drop = on_drop
-        self._cards: list[Card] = []
-
-    # ----------------------------------------------------------------- public
-
-    def cards(self) -> list[Card]:
-        return list(self._cards)
-
-    def row_of(self, ws_id: str) -> int | None:
-        return next((row for row, card in enumerate(self._cards) if card.id == ws_id), None)
-
-    def update(self, cards: list[Card]) -> None:
-        """Become *cards* by removing, inserting and moving rows: never a reset."""
-        keep = {card.id for card in cards}
-        for row in range(len(self._cards) - 1, -1, -1):
-            if self._cards[row].id not in keep:
-                self.beginRemoveRows(QModelIndex(), row, row)
-                del self._cards[row]
-                self.endRemoveRows()
-        for row, card in enumerate(cards):
-            if row < len(self._cards) and self._cards[row].id == card.id:
-                if self._cards[row] != card:
-                    self._cards[row] = card
-                    self.dataChanged.emit(self.index(row), self.index(row))
-                continue
-            found = next((r for r in range(row + 1, len(self._cards))
-                          if self._cards[r].id == card.id), None)
-            if found is None:
-                self.beginInsertRows(QModelIndex(), row, row)
-                self._cards.insert(row, card)
-                self.endInsertRows()
-            else:
-                self.beginMoveRows(QModelIndex(), found, found, QModelIndex(), row)
-                moved = self._cards.pop(found)
-                self._cards.insert(row, card)
-                self.endMoveRows()
-                if moved != card:
-                    self.dataChanged.emit(self.index(row), self.index(row))
-
-    # ----------------------------------------------------------------- Qt overrides
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else len(self._cards)
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._cards):
-            return None
-        card = self._cards[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return card.title
-        if role == Qt.ItemDataRole.AccessibleTextRole:
-            return card.spoken()
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{card.path}\nFolder missing" if card.missing else card.path
-        if role == CARD_ROLE:
-            return card
-        return None
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.ItemIsDropEnabled  # a drop on the column itself
-        return (Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-                | Qt.ItemFlag.ItemIsDragEnabled | Qt.ItemFlag.ItemIsDropEnabled)
-
-    def supportedDragActions(self) -> Qt.DropAction:
-        return Qt.DropAction.MoveAction
-
-    def supportedDropActions(self) -> Qt.DropAction:
-        return Qt.DropAction.MoveAction | Qt.DropAction.CopyAction
-
-    def mimeTypes(self) -> list[str]:
-        return [MIME_TYPE]
-
-    def mimeData(self, indexes: Iterable[QModelIndex]) -> QMimeData:
-        data = QMimeData()
-        ids = [self._cards[i.row()].id for i in indexes if i.isValid()]
-        if ids:
-            data.setData(MIME_TYPE, ids[0].encode())
-        return data
-
-    def canDropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int,
-                        parent: Index) -> bool:
-        return data.hasFormat(MIME_TYPE)
-
-    def dropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int,
-                     parent: Index) -> bool:
-        """A card dropped here: ask for the status change, move no row by hand (the event
-        that follows the change moves it).  False, so the source never removes a row."""
-        if not data.hasFormat(MIME_TYPE):
-            return False
-        ws_id = bytes(data.data(MIME_TYPE).data()).decode()
-        if ws_id and self.row_of(ws_id) is None:
-            self._on_drop(ws_id, self.status)
-        return False
-
-
-# ================================================================= painting a card
-
-
-def _raised(palette: QPalette) -> tuple[QColor, QColor]:
-    """The card's fill and its controls': a card stands out lighter than its column in both
-    schemes (Base is the lightest colour of a light palette, Button of a dark one)."""
-    base = palette.color(QPalette.ColorRole.Base)
-    button = palette.color(QPalette.ColorRole.Button)
-    return (base, button) if base.lightness() >= button.lightness() else (button, base)
-
-
-def _shown_path(path: str) -> str:
-    home = str(Path.home())
-    if path == home or path.startswith(home + os.sep):
-        return "~" + path[len(home):]
-    return path
-
-
-class CardDelegate(QStyledItemDelegate):
-    """A card: the title, where it lives, and the control that advances it one step."""
-
-    MARGIN = 4  # around each card, so cards stand apart
-    PAD = 12  # inside the card
-    LINE_GAP = 6
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.hovered: tuple[QPersistentModelIndex, bool] | None = None  # (card, over advance)
-
-    # ----------------------------------------------------------------- geometry
-
-    @staticmethod
-    def _small(font: QFont) -> QFont:
-        small = QFont(font)
-        small.setPointSizeF(max(font.pointSizeF() * 0.9, 8.0))
-        return small
-
-    @staticmethod
-    def _bold(font: QFont) -> QFont:
-        bold = QFont(font)
-        bold.setWeight(QFont.Weight.DemiBold)
-        return bold
-
-    def card_rect(self, rect: QRect) -> QRect:
-        m = self.MARGIN
-        return rect.adjusted(m, m, -m, -m)
-
-    def bottom_row(self, rect: QRect, font: QFont) -> QRect:
-        """The card's second row (where it lives, and the advance control)."""
-        height = QFontMetrics(self._small(font)).height() + 8
-        inner = self.card_rect(rect).adjusted(self.PAD, self.PAD, -self.PAD, -self.PAD)
-        return QRect(inner.left(), inner.bottom() + 5 - height, inner.width(), height)
-
-    def advance_rect(self, rect: QRect, font: QFont, status: str) -> QRect | None:
-        """Where the advance control of a card drawn in *rect* is; None in the last column."""
-        target = _next_status(status)
-        if target is None:
-            return None
-        width = QFontMetrics(self._small(font)).horizontalAdvance(f"{_title(target)} →") + 18
-        row = self.bottom_row(rect, font)
-        return QRect(row.right() + 5 - width, row.top(), width, row.height())
-
-    # ----------------------------------------------------------------- Qt overrides
-
-    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        title = QFontMetrics(self._bold(option.font))
-        small = QFontMetrics(self._small(option.font))
-        height = (2 * self.MARGIN + 2 * self.PAD + title.height() + self.LINE_GAP
-                  + small.height() + 8)
-        return QSize(200, height)
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        card = index.data(CARD_ROLE)
-        if not isinstance(card, Card):
-            return
-        palette: QPalette = option.palette
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        focused = bool(option.state & QStyle.StateFlag.State_HasFocus)
-        hovering = self.hovered is not None and self.hovered[0] == index
-        over_advance = hovering and self.hovered is not None and self.hovered[1]
-        rect = self.card_rect(option.rect)
-
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        raised, sunken = _raised(palette)
-        fill = palette.color(QPalette.ColorRole.Highlight) if selected else raised
-        border = palette.color(QPalette.ColorRole.Link if selected and focused
-                               else QPalette.ColorRole.Dark if hovering
-                               else QPalette.ColorRole.Mid)
-        painter.setPen(QPen(border, 1.5 if selected and focused else 1.0))
-        painter.setBrush(fill)
-        painter.drawRoundedRect(QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5), 8, 8)
-
-        text_role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        inner = rect.adjusted(self.PAD, self.PAD, -self.PAD, -self.PAD)
-        bold = self._bold(option.font)
-        title_fm = QFontMetrics(bold)
-        painter.setFont(bold)
-        painter.setPen(palette.color(text_role))
-        title_rect = QRect(inner.left(), inner.top(), inner.width(), title_fm.height())
-        painter.drawText(title_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                         title_fm.elidedText(card.title, Qt.TextElideMode.ElideRight,
-                                             title_rect.width()))
-
-        small = self._small(option.font)
-        small_fm = QFontMetrics(small)
-        advance = self.advance_rect(option.rect, option.font, card.status)
-        line_rect = self.bottom_row(option.rect, option.font)
-        if advance is not None:
-            line_rect.setRight(advance.left() - 8)
-        if card.missing:
-            detail = "⚠ Folder missing" + (f" · in {card.where}" if card.parents else "")
-        elif card.parents:
-            detail = f"in {card.where}"
-        else:
-            detail = _shown_path(card.path)
-        painter.setFont(small)
-        muted = palette.color(text_role if selected else QPalette.ColorRole.PlaceholderText)
-        painter.setPen(muted)
-        painter.drawText(line_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                         small_fm.elidedText(detail, Qt.TextElideMode.ElideLeft,
-                                             line_rect.width()))
-
-        if advance is not None:
-            target = _next_status(card.status) or ""
-            pill = QRectF(advance).adjusted(0.5, 0.5, -0.5, -0.5)
-            pill_fill = palette.color(QPalette.ColorRole.Highlight) if over_advance else sunken
-            painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1.0))
-            painter.setBrush(pill_fill)
-            painter.drawRoundedRect(pill, pill.height() / 2, pill.height() / 2)
-            painter.setPen(palette.color(QPalette.ColorRole.HighlightedText if over_advance
-                                         else QPalette.ColorRole.ButtonText))
-            painter.drawText(advance, Qt.AlignmentFlag.AlignCenter, f"{_title(target)} →")
-        painter.restore()
-
+log = logging.getLogger("ui.board")
 
 # ================================================================= one column's view
 

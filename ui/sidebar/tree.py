@@ -1,0 +1,142 @@
+"""The sidebar's tree view and the proxy its filter shows through."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+)
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QTreeView, QWidget
+
+from ui.icons import tinted
+from ui.sidebar.delegate import SidebarDelegate, quiet_colour
+from ui.sidebar.model import KIND_ROLE, SECTION
+
+if TYPE_CHECKING:
+    from ui.sidebar.view import Sidebar
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class FilterProxy(QSortFilterProxyModel):
+    """The rows the filter found, with the sections and workspaces that hold them.
+
+    The sidebar finds the matches in the registry's memory and hands over every key to show
+    (section names, workspace and chat ids), so a row is accepted by one set lookup and a
+    collapsed branch is never looked at.  Attached to the model only while a filter is set.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._shown: frozenset[str] = frozenset()
+
+    def show_only(self, keys: frozenset[str]) -> None:
+        if hasattr(self, "beginFilterChange"):  # Qt 6.9 and later
+            self.beginFilterChange()
+            self._shown = keys
+            self.endFilterChange()
+        else:
+            self._shown = keys
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        return self.sourceModel().key_at(source_row, source_parent) in self._shown
+
+
+class SidebarTree(QTreeView):
+    """The tree: its own branch chevrons, and the sidebar's keys and menus."""
+
+    def __init__(self, sidebar: Sidebar) -> None:
+        super().__init__(sidebar)
+        self._sidebar = sidebar
+        self.setObjectName("sidebarTree")
+        self.setAccessibleName("Workspaces")
+        self.setHeaderHidden(True)
+        self.setRootIsDecorated(False)  # the sections are headers, not branches
+        self.setUniformRowHeights(True)  # lays out only what is visible, at any length
+        self.setIndentation(16)
+        self.setAnimated(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DragDrop)
+        self.setDefaultDropAction(Qt.DropAction.MoveAction)
+        self.setDragEnabled(True)
+        self.setAcceptDrops(True)
+        self.setDropIndicatorShown(True)
+        self.setMouseTracking(True)
+        self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setItemDelegate(SidebarDelegate(self))
+        # The delegate paints the selection as a rounded band; none behind the chevrons.
+        self.setStyleSheet("#sidebarTree { show-decoration-selected: 0; }")
+
+    def drawBranches(self, painter: QPainter, rect: QRect, index: Index) -> None:
+        # Only a chevron in the last indentation step, and no selection colour behind it.
+        if not self.model().hasChildren(index):
+            return
+        size = 12
+        step = self.indentation()
+        slot = QRect(rect.right() - step + 1, rect.top(), step, rect.height())
+        target = QRect(slot.center().x() - size // 2 + 1, slot.center().y() - size // 2 + 1,
+                       size, size)
+        name = "chevron-down" if self.isExpanded(QModelIndex(index)) else "chevron-right"
+        ratio = self.devicePixelRatioF()
+        tinted(name, quiet_colour(self.palette()).name(), size, ratio).paint(painter, target)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        hint = self._sidebar._empty_hint()
+        if hint:
+            painter = QPainter(self.viewport())
+            painter.setPen(quiet_colour(self.palette()))
+            area = self.viewport().rect().adjusted(20, 24, -20, -24)
+            painter.drawText(area, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+                             | Qt.TextFlag.TextWordWrap, hint)
+            painter.end()
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if self.indexAt(event.position().toPoint()).data(KIND_ROLE) == SECTION:
+            event.accept()  # a click already folded it; a second fold would undo that
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        index = self.currentIndex()
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and index.isValid():
+            self._sidebar._open(index)
+        elif key == Qt.Key.Key_F2 and index.isValid():
+            self._sidebar._rename(index)
+        elif (event.matches(QKeySequence.StandardKey.Delete) or key == Qt.Key.Key_Backspace) \
+                and index.isValid():
+            self._sidebar._delete(index)
+        else:
+            super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        if event.reason() == QContextMenuEvent.Reason.Keyboard:
+            index = self.currentIndex()
+            where = self.visualRect(index).bottomLeft() if index.isValid() else QPoint(8, 8)
+        else:
+            where = event.pos()
+            index = self.indexAt(where)
+        menu = self._sidebar.context_menu(index)
+        if menu is not None:
+            menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            menu.popup(self.viewport().mapToGlobal(where))
