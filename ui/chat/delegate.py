@@ -16,7 +16,7 @@ import html
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -76,6 +76,11 @@ class MessageDelegate(QStyledItemDelegate):
         self._docs: OrderedDict[tuple[str, str], tuple[QTextDocument, list[str]]] = OrderedDict()
         self._layouts: OrderedDict[str, Layout] = OrderedDict()
         self._heights: dict[str, tuple[int, int, int]] = {}  # key -> (version, width, height)
+        # Rows laid out exactly when the width changes; the others get an estimate until
+        # they are painted (a resize with a thousand messages read would lay out each one).
+        self.exact_rows = range(0)
+        self._estimated: set[str] = set()
+        self._recheck: dict[str, _Index] = {}
         self._growth: dict[str, tuple[str, list[str]]] = {}  # streaming: (stable text, pieces)
         self.hovered_row = -1
         self.editing_row = -1
@@ -106,14 +111,34 @@ class MessageDelegate(QStyledItemDelegate):
         if entry is None:
             return QSize(width, 0)
         known = self._heights.get(entry.key)
-        if known is not None and known[0] == entry.version and known[1] == width:
-            return QSize(width, known[2])
+        if known is not None and known[0] == entry.version:
+            if known[1] == width:
+                return QSize(width, known[2])
+            if index.row() not in self.exact_rows:
+                height = self._estimate(known[1], known[2], width)
+                self._heights[entry.key] = (entry.version, width, height)
+                self._estimated.add(entry.key)
+                return QSize(width, height)
         return QSize(width, self.layout(entry, width, index.row()).height)
+
+    def _estimate(self, old_width: int, old_height: int, width: int) -> int:
+        """A row's height at a new width, before it is laid out: its text rewraps roughly in
+        proportion to the column's width (the exact height comes when it is painted)."""
+        _, old_column = self.column(old_width)
+        _, column = self.column(width)
+        return max(1, round(old_height * old_column / column)) if column else old_height
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         entry: Entry | None = index.data(EntryRole)
         if entry is None:
             return
+        if entry.key in self._estimated:  # painted at last: its exact height, and a re-layout
+            self._estimated.discard(entry.key)
+            estimate = option.rect.height()
+            layout = self.layout(entry, option.rect.width(), index.row())
+            if layout.height != estimate:
+                self._recheck[entry.key] = QPersistentModelIndex(index)
+                QTimer.singleShot(0, self._rechecked)
         layout = self.layout(entry, option.rect.width(), index.row())
         painter.save()
         painter.translate(option.rect.topLeft())
@@ -151,6 +176,12 @@ class MessageDelegate(QStyledItemDelegate):
                 painter.restore()
         painter.restore()
 
+    def _rechecked(self) -> None:
+        waiting, self._recheck = self._recheck, {}
+        for index in waiting.values():
+            if index.isValid():
+                self.sizeHintChanged.emit(QModelIndex(index))
+
     # ----------------------------------------------------------------- the layout
 
     def layout(self, entry: Entry, width: int, row: int = -1) -> Layout:
@@ -163,6 +194,7 @@ class MessageDelegate(QStyledItemDelegate):
         made = self._lay_out(entry, width, hovered)
         self._layouts[entry.key] = made
         self._heights[entry.key] = (entry.version, width, made.height)
+        self._estimated.discard(entry.key)
         while len(self._layouts) > self.LAYOUTS:
             self._layouts.popitem(last=False)
         return made

@@ -346,6 +346,16 @@ class ConversationView(QListView):
                   else self.viewport().mapToGlobal(self.visualRect(index).center()))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        # Rows in sight (and a few around) are laid out exactly at the new width; the rest
+        # get an estimate until they come into sight.
+        top = self.indexAt(self.viewport().rect().topLeft()).row()
+        bottom = self.indexAt(self.viewport().rect().bottomLeft()).row()
+        rows = self.conversation.rowCount()
+        if self.pinned or bottom < 0:
+            bottom = rows - 1
+        if top < 0:
+            top = max(0, bottom - 10)
+        self.messages.exact_rows = range(max(0, top - 5), min(rows, bottom + 6))
         super().resizeEvent(event)
         self._close_selector()
         self._update_jump()
