@@ -169,7 +169,7 @@ def main() -> None:
         asyncio.set_event_loop(loop)
         starter = start(app, Path(os.environ["CAIRN_DATA_DIR"]), dark=scheme == "dark")
         window = starter.window
-        window.resize(1180, 720)
+        window.resize(1180, 900)
 
         async def shoot() -> None:
             starter.begin()
