@@ -50,3 +50,26 @@ def test_export_import_and_restore_from_the_window(opened, loop, folders, tmp_pa
     assert opened.cairn.knowledge.get(ws.id).text == "## Facts\n- Launch is 2027-04-15\n"
     assert dialog.list.count() == 0
     dialog.close()
+
+
+def test_the_file_menu_and_the_workspaces_menu_offer_sharing(opened, loop, folders, tmp_path):
+    from tests.test_sidebar import action_texts
+
+    (acme,) = folders("Acme Inc")
+    run(loop, opened.ops.add_workspace(acme))
+    window = opened.window
+    ws = next(w for w in opened.cairn.registry.top_level() if w.path == acme)
+    sidebar = window.sidebar
+    menu = sidebar.context_menu(sidebar.model.section_index("workspaces"))
+    assert action_texts(menu) == ["Import workspace…", "Recently removed…"]
+    file_menu = window.menuBar().actions()[0].menu()
+    assert [a.text() for a in file_menu.actions() if a.text()] == [
+        "Add workspace", "Export workspace…", "Import workspace…", "Recently removed…", "Quit"]
+    window.export_selected()  # nothing selected: it says what to do
+    assert window.notice.label.text() == "Select a workspace (or one of its chats) to export it."
+    window.select_workspace(ws.id)
+    window.sharing.ask_export_options = lambda title: (True, False)
+    window.sharing.ask_export_file = lambda title: str(tmp_path / "out.cairn")
+    window.export_selected()
+    wait_for(loop, lambda: (tmp_path / "out.cairn").exists() and "Exported" in
+             window.notice.label.text())

@@ -143,6 +143,8 @@ class MainWindow(QMainWindow):
         """File: adding, importing, restoring and quitting (the toolbar has the daily ones)."""
         menu = self.menuBar().addMenu("&File")
         menu.addAction(self.add_action)
+        self.export_action = menu.addAction("Export workspace…")
+        self.export_action.triggered.connect(self.export_selected)
         self.import_action = menu.addAction("Import workspace…")
         self.import_action.triggered.connect(lambda: self.sharing and self.sharing.choose_bundle())
         self.removed_action = menu.addAction("Recently removed…")
@@ -153,7 +155,7 @@ class MainWindow(QMainWindow):
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # Cmd+Q on macOS
         quit_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         quit_action.triggered.connect(self.close)
-        for act in (self.import_action, self.removed_action):
+        for act in (self.export_action, self.import_action, self.removed_action):
             act.setEnabled(False)  # until the core is attached
 
     def _tint_icons(self) -> None:
@@ -250,6 +252,8 @@ class MainWindow(QMainWindow):
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
         self.sidebar.sig_export.connect(self.sharing.export)
+        self.sidebar.sig_import.connect(self.sharing.choose_bundle)
+        self.sidebar.sig_recently_removed.connect(self.sharing.show_removed)
         self.chat_panel = ChatPanel(cairn, ops, bridge, self.run_task)
         self.chat_panel.sig_error.connect(self.notice.say)
         self.chat_panel.sig_folders.connect(
@@ -258,7 +262,8 @@ class MainWindow(QMainWindow):
         self.sidebar_slot.addWidget(self.sidebar)
         self.sidebar_slot.setCurrentWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
-                    self.settings_action, self.import_action, self.removed_action):
+                    self.settings_action, self.export_action, self.import_action,
+                    self.removed_action):
             act.setEnabled(True)
         bridge.sig_event.connect(self._core_changed)
         state = self._state()
@@ -341,6 +346,19 @@ class MainWindow(QMainWindow):
         self.select_chat(chat.id)
         if self.chat_panel is not None:  # a new chat is for writing in
             self.chat_panel.composer.edit.setFocus()
+
+    def export_selected(self) -> None:
+        """File › Export workspace…: the selected workspace, or the open chat's."""
+        if self.sharing is None or self.cairn is None:
+            return
+        ws_id = self._workspace_id
+        if ws_id is None and self._chat_id is not None:
+            chat = self.cairn.registry.chat(self._chat_id)
+            ws_id = chat.workspace_id if chat is not None else None
+        if ws_id is None:
+            self.notice.say("Select a workspace (or one of its chats) to export it.")
+            return
+        self.sharing.export(ws_id)
 
     def focus_filter(self) -> None:
         if self.sidebar is not None:

@@ -80,6 +80,8 @@ class Sidebar(SidebarActions, QWidget):
     sig_workspace_selected = Signal(str)  # a workspace id: the person opened it
     sig_error = Signal(str)  # a refusal, as the core's sentence
     sig_export = Signal(str)  # a workspace id: the person asked to export it
+    sig_import = Signal()  # the person asked to import a .cairn bundle
+    sig_recently_removed = Signal()  # the person asked for Recently removed
 
     def __init__(self, registry: Registry, bridge: EventBridge, ops: Operations,
                  parent: QWidget | None = None) -> None:
@@ -281,6 +283,14 @@ class Sidebar(SidebarActions, QWidget):
             menu = QMenu(self)
             menu.addAction("Hide archived").triggered.connect(
                 lambda _c=False: self.set_show_archived(False))
+            return menu
+        if item_id == WORKSPACES:  # the list itself: what adds to it, or brings one back
+            menu = QMenu(self)
+            menu.setAccessibleName("Workspaces actions")
+            menu.addAction("Import workspace…").triggered.connect(
+                lambda _c=False: self.sig_import.emit())
+            menu.addAction("Recently removed…").triggered.connect(
+                lambda _c=False: self.sig_recently_removed.emit())
             return menu
         return None
 
