@@ -268,6 +268,10 @@ class ChatEngine:
         """The turn streaming in the chat, if any."""
         return self._turns.get(chat_id)
 
+    def running_turns(self) -> list[Turn]:
+        """Every turn streaming now."""
+        return list(self._turns.values())
+
     def generation(self, chat_id: str) -> int:
         """The chat's current generation: events of any other are stale."""
         return self._generations.current(chat_id)

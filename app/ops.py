@@ -235,6 +235,10 @@ class Operations:
     def running(self, chat_id: str) -> Turn | None:
         return self.cairn.engine.running(chat_id)
 
+    def running_turns(self) -> list[Turn]:
+        """Every turn streaming now, in any chat (quit stops them)."""
+        return self.cairn.engine.running_turns()
+
     async def message_count(self, chat_id: str) -> int:
         return await self.read(lambda: self.cairn.chats.message_count(chat_id))
 

@@ -15,14 +15,32 @@ from ui.chat.markdown import block_spans, pieces, render, stable_pieces
 
 def test_code_blocks_tables_task_lists_and_raw_html():
     text = ("# Title\n\nSee `x` and **bold**.\n\n```python\nprint(1)\n\nprint(2)\n```\n\n"
-            "| a | b |\n|:-|-:|\n| 1 | 2 |\n\n- [ ] todo\n- [x] done\n\n<b>raw</b> ![logo](l.png)")
+            "| a | b |\n|:-|-:|\n| 1 | 2 |\n\n- [ ] todo\n- [x] done\n\n<b>raw</b> "
+            "![logo](https://acme.example/l.png)")
     rendered = render(text)
     assert rendered.code == ["print(1)\n\nprint(2)"]  # the blank line inside stays in
     assert 'href="cairn:copy/0"' in rendered.html and ">python<" in rendered.html
     assert "<table border=\"1\"" in rendered.html and 'align="right"' in rendered.html
     assert "☐ todo" in rendered.html and "☑ done" in rendered.html
     assert "&lt;b&gt;raw&lt;/b&gt;" in rendered.html  # shown, never obeyed
-    assert "<img" not in rendered.html and 'href="l.png"' in rendered.html  # nothing fetched
+    assert "<img" not in rendered.html  # nothing fetched: a link to it
+    assert 'href="https://acme.example/l.png"' in rendered.html
+
+
+def test_a_reply_links_only_to_the_web_and_quotes_nest_cheaply():
+    rendered = render("[a](cairn:retry) [b](javascript:alert(1)) [c](https://x.example) "
+                      "[d](mailto:dana@acme.example)\n\n" + "".join(">" * n + " q\n" for n in
+                                                                     range(1, 21)))
+    assert 'href="cairn:' not in rendered.html and 'href="javascript:' not in rendered.html
+    assert 'href="https://x.example"' in rendered.html and 'href="mailto:' in rendered.html
+    assert "<table" not in rendered.html  # quotes are Qt's own, never nested tables
+
+
+def test_a_code_fence_inside_a_list_item_stays_whole():
+    text = "- step one:\n\n    ```sh\n    make\n\n    make install\n    ```\n\n- step two"
+    assert [text[a:b] for a, b in block_spans(text)] == [
+        "- step one:\n\n    ```sh\n    make\n\n    make install\n    ```", "- step two"]
+    assert render(text).code == ["make\n\nmake install"]
 
 
 def test_blocks_are_cut_at_blank_lines_outside_code_fences_only():

@@ -126,13 +126,17 @@ def test_send_and_watch_the_reply_stream_with_the_knowledge_line_first(opened, l
     # "Pulling Acme Inc knowledge…" from Send to the first token, then the model's name.
     assert "Pulling Acme Inc knowledge…" in seen
     pulling = seen.index("Pulling Acme Inc knowledge…")
-    assert all(s == "Pulling Acme Inc knowledge…" for s in seen[:pulling])
+    assert all(s == "Sending…" for s in seen[:pulling])  # (storing the message)
+    after = seen[pulling:]
+    first_other = next(i for i, s in enumerate(after) if s != "Pulling Acme Inc knowledge…")
+    assert first_other > 0 and "Pulling" not in "".join(after[first_other:])
     assert seen[-1] and "Pulling" not in seen[-1]
     assert panel.composer.text() == ""
     assert opened.cairn.chats.message_count(chat_id) == 2
     # The accessible text of each row is its whole message.
     model = panel.view.conversation
-    assert model.index(1, 0).data(Qt.ItemDataRole.AccessibleTextRole) == f"Claude: {reply}"
+    spoken = model.index(1, 0).data(Qt.ItemDataRole.AccessibleTextRole)
+    assert spoken.startswith(f"Claude: {reply}\n\n") and " out · " in spoken  # and its cost
 
 
 def test_the_cost_line_is_under_the_reply(opened, loop, fake, folders):

@@ -192,7 +192,7 @@ class MainWindow(QMainWindow):
         overview_layout.addWidget(self.header)
         self.center_text = QLabel("")
         self.center_text.setObjectName("center-text")
-        self.center_text.setAccessibleName("Conversation")
+        self.center_text.setAccessibleName("Welcome")
         self.center_text.setWordWrap(True)
         self.center_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.center_text.setStyleSheet("#center-text { color: palette(placeholder-text); }")

@@ -74,7 +74,9 @@ class MessageEdit(QPlainTextEdit):
         if files:
             self.sig_files.emit(files)
             return
-        if source.hasImage():
+        # Text first: a spreadsheet's or a word processor's cells come with a picture of
+        # them too, and the person pasted the words.
+        if source.hasImage() and not source.hasText():
             image = source.imageData()
             if isinstance(image, QImage) and not image.isNull():
                 self.sig_image.emit(png_bytes(image))
@@ -124,6 +126,7 @@ class Chip(QFrame):
         layout.setContentsMargins(8, 2, 2, 2)
         layout.setSpacing(4)
         label = QLabel(f"{name} · {human_size(size)}")
+        label.setTextFormat(Qt.TextFormat.PlainText)  # a file name is never markup
         label.setToolTip(str(path))
         remove = QToolButton()
         remove.setText("✕")
@@ -197,6 +200,7 @@ class Composer(QFrame):
         self.problem.setObjectName("composer-problem")
         self.problem.setAccessibleName("Composer problem")
         self.problem.setWordWrap(True)
+        self.problem.setTextFormat(Qt.TextFormat.PlainText)
         self.problem.setStyleSheet("color: #dc2626;")
         self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.send_button = QPushButton("Send")
@@ -253,6 +257,18 @@ class Composer(QFrame):
 
     def files(self) -> list[Path]:
         return [chip.path for chip in self._chips()]
+
+    def attachments(self) -> list[tuple[Path, str, int]]:
+        return [(chip.path, chip.name, chip.size) for chip in self._chips()]
+
+    def sent(self, files: list[Path]) -> None:
+        """A message went: the files it took leave, the ones added since stay."""
+        for chip in self._chips():
+            if chip.path in files:
+                self._remove_chip(chip)
+        self.editing = None
+        self.editing_bar.hide()
+        self.say("")
 
     def say(self, sentence: str) -> None:
         """A refusal, under the text, until the next change."""

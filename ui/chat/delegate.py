@@ -32,7 +32,7 @@ from app.chats import FAILED, STOPPED
 from app.files import human_size
 from app.prices import usage_line
 from ui.chat.entries import PERSON, Entry
-from ui.chat.markdown import Colours, pieces, plain, render, stable_pieces
+from ui.chat.markdown import Colours, pieces, plain, render, stable_pieces, streaming_chunks
 from ui.chat.model import EntryRole
 
 MEASURE = 760  # the widest the text column grows: a readable line of chat text
@@ -68,12 +68,14 @@ class MessageDelegate(QStyledItemDelegate):
     """See the module's docstring.  ``hovered_row`` and ``editing_row`` are set by the view."""
 
     DOCS = 1500  # piece documents kept
+    DOC_CHARS = 1_500_000  # and at most this much text in them
     LAYOUTS = 400  # entry layouts kept
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
         self._widget = parent
         self._docs: OrderedDict[tuple[str, str], tuple[QTextDocument, list[str]]] = OrderedDict()
+        self._doc_chars = 0
         self._layouts: OrderedDict[str, Layout] = OrderedDict()
         self._heights: dict[str, tuple[int, int, int]] = {}  # key -> (version, width, height)
         # Rows laid out exactly when the width changes; the others get an estimate until
@@ -100,6 +102,7 @@ class MessageDelegate(QStyledItemDelegate):
             link=palette.color(QPalette.ColorRole.Link).name(),
         )
         self._docs.clear()
+        self._doc_chars = 0
         self._layouts.clear()
         self._heights.clear()
 
@@ -266,7 +269,10 @@ class MessageDelegate(QStyledItemDelegate):
                 done, tail = self._growing(entry.key, part.text)
                 for piece in done:
                     add("md", piece)
-                add("tail", tail)
+                *steady, growing = streaming_chunks(tail)
+                for piece in steady:
+                    add("md", piece)
+                add("tail", growing)
             else:
                 for piece in pieces(part.text):
                     add("md", piece)
@@ -292,6 +298,15 @@ class MessageDelegate(QStyledItemDelegate):
 
     def forget_growth(self, key: str) -> None:
         self._growth.pop(key, None)
+
+    def forget_others(self, keys: set[str]) -> None:
+        """Another chat is shown: layouts and heights of rows no longer in the model go (the
+        documents stay cached: a chat shown again lays out from them)."""
+        for key in [k for k in self._layouts if k not in keys]:
+            del self._layouts[key]
+        for key in [k for k in self._heights if k not in keys]:
+            del self._heights[key]
+        self._estimated &= keys
 
     def _reply_footer(self, entry: Entry, hovered: bool) -> str:
         quiet = self.colours.quiet
@@ -343,8 +358,11 @@ class MessageDelegate(QStyledItemDelegate):
             found = (doc, code)
             if kind != "tail":  # a streaming tail changes with every delta: never kept
                 self._docs[key] = found
-                while len(self._docs) > self.DOCS:
-                    self._docs.popitem(last=False)
+                self._doc_chars += len(source)
+                while len(self._docs) > self.DOCS or (self._doc_chars > self.DOC_CHARS
+                                                      and len(self._docs) > 1):
+                    (_, dropped), _ = self._docs.popitem(last=False)
+                    self._doc_chars -= len(dropped)
         else:
             self._docs.move_to_end(key)
         if found[0].textWidth() != width:
@@ -382,14 +400,40 @@ class MessageDelegate(QStyledItemDelegate):
         whole.setDocumentMargin(0)
         whole.setDefaultFont(self._widget.font())
         cursor = QTextCursor(whole)
+        counted = 0  # Copy links count from 0 in each piece: here they count across the entry
         for i, block in enumerate(layout.blocks):
             if i:
                 cursor.insertBlock()
+            start = cursor.position()
             cursor.insertFragment(QTextDocumentFragment(block.doc))
+            if block.code:
+                _renumber_copies(whole, start, cursor.position(), counted)
+                counted += len(block.code)
         return whole
 
     def text_rect(self, entry: Entry, width: int, row: int) -> QRectF:
         return self.layout(entry, width, row).column
+
+
+def _renumber_copies(doc: QTextDocument, start: int, end: int, offset: int) -> None:
+    """Add *offset* to the number of each ``cairn:copy/N`` link between *start* and *end*."""
+    block = doc.findBlock(start)
+    while block.isValid() and block.position() < end:
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            fmt = fragment.charFormat()
+            href = fmt.anchorHref()
+            if fmt.isAnchor() and href.startswith("cairn:copy/"):
+                number = int(href.rsplit("/", 1)[1]) + offset
+                fmt.setAnchorHref(f"cairn:copy/{number}")
+                cursor = QTextCursor(doc)
+                cursor.setPosition(fragment.position())
+                cursor.setPosition(fragment.position() + fragment.length(),
+                                   QTextCursor.MoveMode.KeepAnchor)
+                cursor.setCharFormat(fmt)
+            it += 1
+        block = block.next()
 
 
 def quiet_colour(palette: QPalette) -> QColor:

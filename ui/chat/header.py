@@ -14,7 +14,7 @@ from ui.widgets import ElidedLabel
 class TitleEdit(QLineEdit):
     """The title, flat until it is clicked: Enter renames, Esc puts the old title back."""
 
-    sig_rename = Signal(str)
+    sig_rename = Signal(str, str)  # the chat it was typed for, the new title
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -26,13 +26,26 @@ class TitleEdit(QLineEdit):
                            " background: transparent; }"
                            " #chat-title:focus { background: palette(base); }")
         self._shown = ""
+        self._chat_id = ""
         self.returnPressed.connect(self._commit)
 
-    def show_title(self, title: str) -> None:
-        self._shown = title
-        if not self.hasFocus():
+    def show_title(self, title: str, chat_id: str = "") -> None:
+        if chat_id != self._chat_id:
+            self.commit_pending()  # a rename typed for another chat goes to that chat
+            self._chat_id = chat_id
             self.setText(title)
             self.setCursorPosition(0)
+        elif not self.hasFocus():
+            self.setText(title)
+            self.setCursorPosition(0)
+        self._shown = title
+
+    def commit_pending(self) -> None:
+        """A title typed but not yet confirmed is saved for the chat it was typed for."""
+        text = self.text().strip()
+        if self._chat_id and text and text != self._shown:
+            self._shown = text
+            self.sig_rename.emit(self._chat_id, text)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         if event.key() == Qt.Key.Key_Escape:
@@ -46,10 +59,9 @@ class TitleEdit(QLineEdit):
         self._commit()
 
     def _commit(self) -> None:
-        text = self.text().strip()
-        if text and text != self._shown:
-            self.sig_rename.emit(text)
-        elif not text:
+        if self.text().strip():
+            self.commit_pending()
+        else:
             self.setText(self._shown)
         self.clearFocus()
 
@@ -63,6 +75,7 @@ class ChatHeader(QWidget):
         top = QHBoxLayout()
         top.setSpacing(4)
         self.trail = QLabel()
+        self.trail.setTextFormat(Qt.TextFormat.PlainText)
         self.trail.setObjectName("chat-trail")
         self.trail.setAccessibleName("Chat location")
         self.trail.setStyleSheet("#chat-trail { font-size: 15px; color: palette(placeholder-text); }")
@@ -85,14 +98,14 @@ class ChatHeader(QWidget):
         layout.addLayout(bottom)
         self._trail = ""
 
-    def show_chat(self, trail: list[str], title: str) -> None:
+    def show_chat(self, trail: list[str], title: str, chat_id: str = "") -> None:
         text = " › ".join(trail) + " ›" if trail else ""
         self._trail = text
         self.trail.setToolTip(text)
         self.trail.setAccessibleDescription(text)
         self.trail.setVisible(bool(text))
         self._fit_trail()
-        self.title.show_title(title)
+        self.title.show_title(title, chat_id)
 
     def _fit_trail(self) -> None:
         """The trail takes what it needs, up to half the header; the rest is the title's."""

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 PIECE_CHARS = 2_000
 COPY = "cairn:copy/"  # the anchor of a code block's Copy link: cairn:copy/<index in the piece>
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A fence at any indentation: inside a list item it is indented past the usual three spaces.
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _TASK = re.compile(r"^\[([ xX])\]\s+")
 
 
@@ -47,27 +48,38 @@ class Rendered:
 
 def block_spans(text: str) -> list[tuple[int, int]]:
     """Where *text*'s blocks are: (start, end) offsets, cut at blank lines outside code
-    fences; the text between two spans is blank."""
+    fences; the text between two spans is blank.
+
+    A cut happens only before a line that starts at the margin: an indented line after a
+    blank one continues a list item (its second paragraph, its code), so it stays with it.
+    """
     spans: list[tuple[int, int]] = []
     fence: str | None = None
     start: int | None = None
     end = 0
     at = 0
+    gap = False  # a blank line outside a fence was seen since the last text
     for line in text.split("\n"):
         line_end = at + len(line)
         opened = _FENCE.match(line)
+        blank = not line.strip()
+        if fence is None and gap and not blank and start is not None \
+                and not line[:1].isspace():
+            spans.append((start, end))
+            start = None
         if fence is None and opened:
             fence = opened.group(1)
         elif fence is not None and opened and opened.group(1)[0] == fence[0] \
-                and len(opened.group(1)) >= len(fence) and not line.strip()[len(opened.group(1)):]:
+                and len(opened.group(1)) >= len(fence) \
+                and not line.strip()[len(opened.group(1)):]:
             fence = None
-        if line.strip() or fence is not None:
+        if not blank or fence is not None:
             if start is None:
                 start = at
             end = line_end
-        elif fence is None and start is not None:
-            spans.append((start, end))
-            start = None
+            gap = False
+        elif fence is None:
+            gap = True
         at = line_end + 1
     if start is not None:
         spans.append((start, end))
@@ -115,6 +127,42 @@ def stable_pieces(text: str, size: int = PIECE_CHARS) -> tuple[list[str], str, i
     return out, text[rest:].strip("\n"), rest
 
 
+def streaming_chunks(tail: str, size: int = PIECE_CHARS) -> list[str]:
+    """The tail of a reply that streams, ready to lay out: as it is, or — when a long code
+    block is still open in it — cut into closed boxes of whole lines (each laid out once)
+    and the box still growing, so a reply that is one long code block never re-lays out
+    all of it on every refresh.  (Once the reply has ended, the block is one box again.)"""
+    if len(tail) <= size:
+        return [tail]
+    lines = tail.split("\n")
+    fence: str | None = None
+    opened_at = -1
+    for i, line in enumerate(lines):
+        found = _FENCE.match(line)
+        if fence is None and found:
+            fence, opened_at = found.group(1), i
+        elif fence is not None and found and found.group(1)[0] == fence[0] \
+                and len(found.group(1)) >= len(fence) and not line.strip()[len(found.group(1)):]:
+            fence, opened_at = None, -1
+    if fence is None:
+        return [tail]
+    opener = lines[opened_at]
+    close = opener[: len(opener) - len(opener.lstrip())] + fence
+    head = "\n".join(lines[:opened_at]).strip("\n")
+    chunks: list[str] = []
+    current: list[str] = []
+    length = 0
+    body = lines[opened_at + 1:]
+    for line in body[:-1]:  # the last line may still grow
+        current.append(line)
+        length += len(line) + 1
+        if length >= size:
+            chunks.append("\n".join([opener, *current, close]))
+            current, length = [], 0
+    last = "\n".join([opener, *current, *body[-1:]])
+    return ([head] if head.strip() else []) + chunks + [last]
+
+
 def _fences_closed(block: str) -> bool:
     return sum(1 for line in block.split("\n") if _FENCE.match(line)) % 2 == 0
 
@@ -142,6 +190,7 @@ def _renderer() -> MarkdownIt:
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
+    md.validateLink = _web_link  # a reply's links go to the web, never to Cairn's own anchors
     rules: dict[str, Any] = {
         "fence": _code, "code_block": _code, "code_inline": _code_inline,
         "table_open": _table_open, "th_open": _cell_open, "td_open": _cell_open,
@@ -151,6 +200,13 @@ def _renderer() -> MarkdownIt:
     for name, rule in rules.items():
         md.add_render_rule(name, rule)
     return md
+
+
+WEB_SCHEMES = ("http:", "https:", "mailto:")
+
+
+def _web_link(url: str) -> bool:
+    return url.strip().lower().startswith(WEB_SCHEMES)
 
 
 def _colours(env: dict[str, Any]) -> Colours:
@@ -172,8 +228,8 @@ def _code(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str,
         f'<tr><td><span style="color: {c.quiet}; font-size: small;">{label}</span></td>'
         f'<td align="right"><a href="{COPY}{index}" style="color: {c.quiet};'
         f' font-size: small; text-decoration: none;">Copy</a></td></tr>'
-        f'<tr><td colspan="2"><pre style="font-family: monospace;">{html.escape(code)}</pre>'
-        "</td></tr></table>\n")
+        f'<tr><td colspan="2"><pre style="font-family: monospace; white-space: pre-wrap;">'
+        f"{html.escape(code)}</pre></td></tr></table>\n")
 
 
 def _code_inline(self: Any, tokens: list[Token], idx: int, options: Any,
@@ -223,15 +279,15 @@ def _hr(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, A
 
 def _quote_open(self: Any, tokens: list[Token], idx: int, options: Any,
                 env: dict[str, Any]) -> str:
+    # Qt's own blockquote (an indent), never nested tables: a quote of a quote of a quote
+    # would make Qt's table layout cost double at each level.
     c = _colours(env)
-    return (f'<table cellspacing="0" cellpadding="0" style="margin-top: 4px; margin-bottom: 4px;">'
-            f'<tr><td width="3" bgcolor="{c.rule}"></td><td width="10"></td>'
-            f'<td style="color: {c.quiet};">')
+    return f'<blockquote style="color: {c.quiet}; margin-left: 12px;">'
 
 
 def _quote_close(self: Any, tokens: list[Token], idx: int, options: Any,
                  env: dict[str, Any]) -> str:
-    return "</td></tr></table>\n"
+    return "</blockquote>\n"
 
 
 def _mark_tasks(tokens: list[Token]) -> None:

@@ -18,6 +18,20 @@ EntryRole = Qt.ItemDataRole.UserRole + 1
 _Index = QModelIndex | QPersistentModelIndex
 
 
+def _said_after(entry: Entry) -> str:
+    """What a screen reader hears after a reply's text: how it ended, its tokens and cost."""
+    from app.chats import STOPPED
+    from app.prices import usage_line
+
+    tail = ""
+    if entry.status == STOPPED:
+        tail += "\n\nStopped; what arrived is kept."
+    if entry.kind != PERSON and entry.usage is not None and (entry.usage.input
+                                                             or entry.usage.output):
+        tail += "\n\n" + usage_line(entry.usage, entry.cost_usd if entry.cost_known else None)
+    return tail
+
+
 class ConversationModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -39,6 +53,8 @@ class ConversationModel(QAbstractListModel):
             text = entry.text
             if entry.error:
                 text = f"{text}\n\n{entry.error}" if text else entry.error
+            if role == Qt.ItemDataRole.AccessibleTextRole:
+                text += _said_after(entry)
             return f"{who}: {text}"
         if role == Qt.ItemDataRole.ToolTipRole:
             return None
@@ -86,6 +102,14 @@ class ConversationModel(QAbstractListModel):
             return
         self.beginRemoveRows(QModelIndex(), row, row)
         del self.entries[row]
+        self.endRemoveRows()
+
+    def drop_first(self, count: int) -> None:
+        """The *count* oldest rows go (they are read again when the person scrolls up)."""
+        if count <= 0:
+            return
+        self.beginRemoveRows(QModelIndex(), 0, count - 1)
+        del self.entries[:count]
         self.endRemoveRows()
 
     def truncate(self, row: int) -> None:

@@ -29,6 +29,7 @@ from app.chats import FAILED, STOPPED
 from app.errors import CairnError
 from app.turns import (
     KnowledgePulling,
+    RoundStored,
     TextDelta,
     ThinkingDelta,
     ToolResult,
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 
 PAGE = 40  # messages read when a chat opens, and per scroll back
 REFRESH_MS = 40  # a streaming reply is laid out again at most this often
+MAX_ROWS = 600  # rows read back beyond which a new reply lets the oldest go
+KEEP_ROWS = 300
 DRAFT_MS = 500  # the draft is saved this long after the last keystroke
 WEB_SCHEMES = ("http", "https", "mailto")
 
@@ -93,8 +96,10 @@ class ChatPanel(QWidget):
         self._live: dict[str, Live] = {}
         self._dirty: set[str] = set()
         self._tail = asyncio.Lock()  # one read of the chat's end at a time
-        self._sending = False
+        self._sending: set[str] = set()  # chats whose Send is being stored
         self._draft_for: str | None = None  # the chat whose draft the composer holds
+        self._draft_before_edit: str | None = None  # the draft an Edit put aside
+        self._files: dict[str, list[tuple[Path, str, int]]] = {}  # chips of chats not shown
 
         self._refresh = QTimer(self)
         self._refresh.setSingleShot(True)
@@ -118,7 +123,9 @@ class ChatPanel(QWidget):
         self.composer.sig_edit_cancelled.connect(self._restore_draft)
         self.composer.edit.textChanged.connect(self._typed)
         self.composer.set_enter_sends(bool(cairn.settings.get("chat.enter_sends")))
-        self.header.title.sig_rename.connect(lambda t: self.run_task(self._rename(t)))
+        self.header.title.sig_rename.connect(
+            lambda chat_id, title: self.run_task(self._rename(chat_id, title)))
+        self.view.sig_escape.connect(self.stop)
 
         self._subscription = ops.subscribe_turns(self._turn_event)
         self.destroyed.connect(self._subscription.close)
@@ -136,7 +143,10 @@ class ChatPanel(QWidget):
     def show_chat(self, chat_id: str) -> None:
         if chat_id == self.chat_id:
             return
+        self.header.title.commit_pending()  # a rename typed for the chat being left
         self.flush_draft()
+        if self.chat_id is not None and self.composer.editing is None:
+            self._files[self.chat_id] = self.composer.attachments()  # its chips wait for it
         self.chat_id = chat_id
         self._shown += 1
         self._last_id, self._oldest_id = 0, None
@@ -145,11 +155,14 @@ class ChatPanel(QWidget):
         self.view.show_entries([])
         self.composer.cancel_edit()
         self._draft_for = None
+        self._draft_before_edit = None
         self.composer.edit.blockSignals(True)
         self.composer.clear()
         self.composer.edit.blockSignals(False)
+        for path, name, size in self._files.pop(chat_id, []):
+            self.composer.add_chip(path, name, size)
         live = self._live.get(chat_id)
-        self.composer.set_streaming(live is not None)
+        self.composer.set_streaming(live is not None or self.ops.running(chat_id) is not None)
         self._show_header()
         self.header.say_status(self._status_of(live))
         self.header.say_knowledge("")
@@ -159,33 +172,42 @@ class ChatPanel(QWidget):
         """No chat is shown (a workspace is): the draft saved, the next chat read afresh."""
         if self.chat_id is None:
             return
+        self.header.title.commit_pending()
         self.flush_draft()
+        if self.composer.editing is None:
+            self._files[self.chat_id] = self.composer.attachments()
         self.chat_id = None
         self._shown += 1
         self._draft_for = None
 
     async def _open(self, chat_id: str, shown: int) -> None:
-        messages = await self.ops.page(chat_id, limit=PAGE)
-        draft = await self.ops.draft(chat_id)
-        if shown != self._shown:
-            return  # another chat was opened meanwhile
-        live = self._live.get(chat_id)
-        if live is not None:  # the running turn's rounds are in its live entry
-            cut = max((i for i, m in enumerate(messages) if m.from_person), default=-1)
-            messages = messages[:cut + 1]
-        self._last_id = messages[-1].id if messages else 0
-        self._oldest_id = messages[0].id if messages else None
-        self.view.has_older = len(messages) >= PAGE
-        entries = build(messages) + ([live.entry] if live is not None else [])
-        self.view.show_entries(entries)
+        # Under the tail's lock: a turn that ends meanwhile reads from where this page ends.
+        async with self._tail:
+            messages = await self.ops.page(chat_id, limit=PAGE)
+            draft = await self.ops.draft(chat_id)
+            if shown != self._shown:
+                return  # another chat was opened meanwhile
+            self.view.has_older = len(messages) >= PAGE
+            live = self._live.get(chat_id)
+            if live is not None:  # the running turn's rounds are in its live entry
+                cut = max((i for i, m in enumerate(messages) if m.from_person), default=-1)
+                messages = messages[:cut + 1]
+                live.entry.version += 1  # it grew while another chat was shown
+            self._last_id = messages[-1].id if messages else 0
+            self._oldest_id = messages[0].id if messages else None
+            entries = build(messages) + ([live.entry] if live is not None else [])
+            self.view.messages.forget_others({e.key for e in entries})
+            self.view.show_entries(entries)
         last = next((e for e in reversed(entries) if e.kind == REPLY and e.model), None)
         if live is None and last is not None and last.model:
             self.header.say_status(self._model_name(last.model))
-        if not self.composer.text():
-            self.composer.edit.blockSignals(True)
-            self.composer.set_text(draft)
-            self.composer.edit.blockSignals(False)
+        typed = self.composer.text()  # typed before the chat had opened: kept, after the draft
+        self.composer.edit.blockSignals(True)
+        self.composer.set_text(f"{draft}\n{typed}" if draft and typed else draft or typed)
+        self.composer.edit.blockSignals(False)
         self._draft_for = chat_id
+        if typed:
+            self._draft_timer.start()
         self._update_actions()
         self.refresh_knowledge()
 
@@ -216,7 +238,7 @@ class ChatPanel(QWidget):
                 break
             trail.append(ws.title)
             node = self.registry.parent_of(node)
-        self.header.show_chat(list(reversed(trail)), chat.title)
+        self.header.show_chat(list(reversed(trail)), chat.title, chat.id)
         self._show_archived(chat.archived)
 
     def _show_archived(self, archived: bool) -> None:
@@ -231,6 +253,7 @@ class ChatPanel(QWidget):
     def _chat_changed(self, event: Any) -> None:
         if getattr(event, "id", None) == self.chat_id:
             self._show_header()
+            self._update_actions()  # archived: no Retry or Edit
 
     def written_elsewhere(self) -> None:
         """Another process wrote (the command line may have added to this chat): what it
@@ -258,14 +281,15 @@ class ChatPanel(QWidget):
     # ----------------------------------------------------------------- sending
 
     def _send_clicked(self, text: str, files: list[Path]) -> None:
-        if self.chat_id is None or self._sending:
+        if self.chat_id is None or self.chat_id in self._sending:
             return
         self.run_task(self._send(self.chat_id, text, files, self.composer.editing))
 
     async def _send(self, chat_id: str, text: str, files: list[Path],
                     editing: int | None) -> None:
-        self._sending = True
+        self._sending.add(chat_id)
         self.composer.send_button.setEnabled(False)
+        self.header.say_status("Sending…")  # until the turn says what it does
         try:
             try:
                 if editing is not None:
@@ -273,24 +297,50 @@ class ChatPanel(QWidget):
                 else:
                     await self.ops.start_turn(chat_id, text, attachments=files)
             except CairnError as refused:  # nothing was stored: the text stays to fix
-                self.composer.say(str(refused))
+                if chat_id == self.chat_id:
+                    self.composer.say(str(refused))
+                    self.header.say_status("")
+                else:
+                    self.sig_error.emit(str(refused))
                 return
-            if chat_id == self.chat_id:
-                if editing is not None:
-                    self._drop_from(editing)
-                self._draft_timer.stop()
-                self.composer.edit.blockSignals(True)
-                self.composer.clear()
-                self.composer.edit.blockSignals(False)
-                self._draft_for = chat_id
-                self.composer.set_streaming(chat_id in self._live
-                                            or self.ops.running(chat_id) is not None)
-                self._update_actions()
-            await self.ops.save_draft(chat_id, "")
+            rest = await self._sent(chat_id, text, files, editing)
+            if editing is None:  # (an edit leaves the draft that was put aside as it was)
+                await self.ops.save_draft(chat_id, rest)
             await self._sync_tail(chat_id)
         finally:
-            self._sending = False
+            self._sending.discard(chat_id)
             self._show_header()  # Send enabled again (unless the chat was archived meanwhile)
+
+    async def _sent(self, chat_id: str, text: str, files: list[Path],
+                    editing: int | None) -> str:
+        """The message is stored: it leaves the composer, and whatever was typed after
+        Send stays.  Returns what the chat's draft now is."""
+        def remainder(now: str) -> str:
+            if now == text:
+                return ""
+            return now[len(text):].lstrip("\n") if now.startswith(text) else now
+
+        if chat_id != self.chat_id:  # another chat is shown: its saved draft is the composer's
+            return remainder(await self.ops.draft(chat_id)) if editing is None else ""
+        if editing is not None:
+            self._drop_from(editing)
+        self._draft_timer.stop()
+        rest = remainder(self.composer.text())
+        if editing is not None:  # back to the draft the edit put aside
+            put_aside = self._draft_before_edit or ""
+            rest = f"{put_aside}\n{rest}" if put_aside and rest else put_aside or rest
+            self._draft_before_edit = None
+        self.composer.edit.blockSignals(True)
+        self.composer.sent(files)
+        self.composer.set_text(rest)
+        self.composer.edit.blockSignals(False)
+        self._draft_for = chat_id
+        self.composer.set_streaming(chat_id in self._live
+                                    or self.ops.running(chat_id) is not None)
+        self._update_actions()
+        if editing is not None and rest:
+            await self.ops.save_draft(chat_id, rest)
+        return rest
 
     def stop(self) -> None:
         if self.chat_id is not None:
@@ -369,6 +419,7 @@ class ChatPanel(QWidget):
             entry = Entry(key=f"live-{turn.id}", kind=REPLY, status=STREAMING)
             live = self._live[chat_id] = Live(turn, entry)
             if chat_id == self.chat_id:
+                self._trim()
                 self.view.conversation.append([entry])
                 self.composer.set_streaming(True)
                 self._update_actions()
@@ -383,6 +434,10 @@ class ChatPanel(QWidget):
                 entry.thinking += event.text
         elif isinstance(event, ToolResult):
             entry.add_tool_line(event.summary, is_error=event.is_error)
+        elif isinstance(event, RoundStored):
+            if entry.parts and entry.parts[-1].kind == "text":
+                entry.add_text("\n\n")  # the next round's text starts a paragraph, as stored
+            return
         else:
             return
         if chat_id == self.chat_id:
@@ -390,6 +445,21 @@ class ChatPanel(QWidget):
             self._dirty.add(chat_id)
             if not self._refresh.isActive():
                 self._refresh.start()
+
+    def _trim(self) -> None:
+        """A reply starts at the bottom of a chat the person scrolled far back in: the oldest
+        rows go (they are read again on the way up), so each refresh lays out few rows."""
+        model = self.view.conversation
+        if not self.view.pinned or model.rowCount() <= MAX_ROWS:
+            return
+        entries = model.entries
+        cut = next((i for i in range(len(entries) - KEEP_ROWS, len(entries))
+                    if entries[i].kind == PERSON and entries[i].message_ids), None)
+        if cut is None or cut <= 0:
+            return
+        model.drop_first(cut)
+        self._oldest_id = model.entries[0].message_ids[0]
+        self.view.has_older = True
 
     def _lay_out_live(self) -> None:
         dirty, self._dirty = self._dirty, set()
@@ -412,11 +482,16 @@ class ChatPanel(QWidget):
             entries = build(messages)
             if messages:
                 self._last_id = messages[-1].id
-            if result.status == FAILED and not any(e.kind == REPLY for e in entries):
-                # Not even the failure could be stored (a full disk): said here all the same.
-                entries.append(Entry(key=f"failed-{event.turn_id}", kind=REPLY, status=FAILED,
-                                     error=result.error))
             model.append(entries)
+            shown_rows = model.entries
+            person = max((i for i, e in enumerate(shown_rows) if e.kind == PERSON), default=-1)
+            if result.status == FAILED and not any(e.kind == REPLY
+                                                   for e in shown_rows[person + 1:]):
+                # Not even the failure could be stored (a full disk): said here all the same.
+                model.append([Entry(key=f"failed-{event.turn_id}", kind=REPLY, status=FAILED,
+                                    error=result.error)])
+            if live is not None:
+                self.view.messages.forget_growth(live.entry.key)
             self.composer.set_streaming(self.ops.running(chat_id) is not None)
             self.header.say_status(self._model_name(result.model))
             self._update_actions()
@@ -438,8 +513,9 @@ class ChatPanel(QWidget):
     def _update_actions(self) -> None:
         """Retry and Edit belong to the last exchange, and only while nothing streams."""
         entries = self.view.conversation.entries
-        busy = self.chat_id is not None and (self.chat_id in self._live
-                                             or self.ops.running(self.chat_id) is not None)
+        chat = self.registry.chat(self.chat_id) if self.chat_id else None
+        busy = chat is None or chat.archived or (self.chat_id in self._live
+                                                 or self.ops.running(chat.id) is not None)
         person = max((i for i, e in enumerate(entries) if e.kind == PERSON), default=-1)
         for i, entry in enumerate(entries):
             actions: tuple[str, ...] = ()
@@ -466,7 +542,11 @@ class ChatPanel(QWidget):
         elif href == "cairn:retry":
             self.run_task(self._retry())
         elif href == "cairn:edit":
-            if entry.kind == PERSON and entry.message_ids:
+            if entry.kind == PERSON and entry.message_ids and self.composer.editing is None:
+                self._draft_timer.stop()
+                self._draft_before_edit = self.composer.text()  # back after the edit
+                if self._draft_for is not None:
+                    self.run_task(self.ops.save_draft(self._draft_for, self._draft_before_edit))
                 self.composer.begin_edit(entry.message_ids[-1],
                                          entry.parts[0].text if entry.parts else "")
         else:
@@ -511,7 +591,13 @@ class ChatPanel(QWidget):
         return self.run_task(self.ops.save_draft(self._draft_for, self.composer.text()))
 
     def _restore_draft(self) -> None:
-        if self.chat_id is not None:
+        """Editing was cancelled: the draft it put aside comes back."""
+        put_aside, self._draft_before_edit = self._draft_before_edit, None
+        if put_aside is not None:
+            self.composer.edit.blockSignals(True)
+            self.composer.set_text(put_aside)
+            self.composer.edit.blockSignals(False)
+        elif self.chat_id is not None:
             self.run_task(self._reload_draft(self.chat_id, self._shown))
 
     async def _reload_draft(self, chat_id: str, shown: int) -> None:
@@ -527,9 +613,9 @@ class ChatPanel(QWidget):
         task = self.flush_draft()
         if task is not None:
             waits.append(task)
-        for live in list(self._live.values()):
-            live.turn.cancel()
-            waits.append(asyncio.ensure_future(live.turn.result()))
+        for turn in self.ops.running_turns():  # (one that sent nothing yet too)
+            turn.cancel()
+            waits.append(asyncio.ensure_future(turn.result()))
         if waits:
             await asyncio.wait(waits, timeout=timeout)
 
@@ -545,11 +631,11 @@ class ChatPanel(QWidget):
             self.run_task(self._attach(paths))
         event.acceptProposedAction()
 
-    async def _rename(self, title: str) -> None:
-        if self.chat_id is None:
+    async def _rename(self, chat_id: str, title: str) -> None:
+        if not chat_id:
             return
         try:
-            await self.ops.rename_chat(self.chat_id, title)
+            await self.ops.rename_chat(chat_id, title)
         except CairnError as refused:
             self.sig_error.emit(str(refused))
             self._show_header()

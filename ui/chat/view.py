@@ -40,6 +40,7 @@ BOTTOM_SLACK = 4  # pixels from the bottom that still count as "at the bottom"
 class ConversationView(QListView):
     sig_anchor = Signal(object, str, object)  # (entry, href, code text or None)
     sig_wants_older = Signal()
+    sig_escape = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -107,10 +108,17 @@ class ConversationView(QListView):
 
     def entry_changed(self, entry: Entry) -> None:
         """A streaming entry grew: laid out again now, the latest kept in sight if pinned."""
-        self.conversation.changed(entry)
         row = self.conversation.row_of(entry.key)
-        if row is not None:
-            self.messages.sizeHintChanged.emit(self.conversation.index(row, 0))
+        width = self.viewport().width()
+        before = self.messages.layout(entry, width, row).height if row is not None else -1
+        self.conversation.changed(entry)
+        if row is None:
+            return
+        index = self.conversation.index(row, 0)
+        if self.messages.layout(entry, width, row).height != before:
+            self.messages.sizeHintChanged.emit(index)  # the rows below move: a re-layout
+        else:
+            self.viewport().update(self.visualRect(index))  # the same height: a repaint
 
     def copy_current(self) -> None:
         entry = self._entry(self.currentIndex())
@@ -206,9 +214,11 @@ class ConversationView(QListView):
         column = layout.column
         if entry.kind == PERSON:
             column = column.adjusted(BUBBLE_PAD, BUBBLE_PAD, -BUBBLE_PAD, -BUBBLE_PAD)
-        height = int(browser.document().size().height()) + 2
-        browser.setGeometry(int(rect.x() + column.x()), int(rect.y() + column.y()),
-                            int(column.width()) + 1, height)
+        # The width first: the browser lays its document out at its own width, and only
+        # then is the document's height the one to give it.
+        # Exactly over the painted text: never over the rows below it.
+        x, y = int(rect.x() + column.x()), int(rect.y() + column.y())
+        browser.setGeometry(x, y, int(column.width()) + 1, max(1, int(column.height())))
 
     def _close_selector(self) -> None:
         if self._selector is None:
@@ -321,6 +331,9 @@ class ConversationView(QListView):
         if event.matches(QKeySequence.StandardKey.Copy):
             self.copy_current()
             return
+        if event.key() == Qt.Key.Key_Escape:
+            self.sig_escape.emit()  # Stop, as in the composer
+            return
         super().keyPressEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
@@ -332,6 +345,12 @@ class ConversationView(QListView):
         menu = QMenu(self)
         menu.addAction("Copy message as markdown",
                        lambda: self.sig_anchor.emit(entry, "cairn:copy-message", None))
+        layout = self.messages.layout(entry, self.viewport().width(), index.row())
+        codes = [code for block in layout.blocks for code in block.code]
+        for n, code in enumerate(codes):  # the Copy links, for the keyboard too
+            first = code.strip().split("\n", 1)[0][:40]
+            menu.addAction(f"Copy code block {n + 1}: {first}",
+                           lambda c=code: self.sig_anchor.emit(entry, "cairn:copy/", c))
         if self._selector is not None and self._selector.textCursor().hasSelection():
             menu.addAction("Copy selection", self._selector.copy)
         if "retry" in entry.actions:
