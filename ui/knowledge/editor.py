@@ -1,0 +1,624 @@
+"""The knowledge editor: one document (a workspace's, or personal memory) as plain markdown
+with its sections and entries coloured, a preview, Save with the unsaved-change dot, the
+status line, and the history.
+
+It saves on the version it opened (compare-and-swap, ``Operations.save_knowledge``).  While
+the person has not changed anything, a newer version (a rebuild's result, a restore, the
+command line) replaces the text at once and its changed entries are highlighted for a
+moment.  While they have, the newer version waits beside their text and they choose: see
+its changes and merge them into their text, keep theirs (saved as the newest version), or
+reload (Ctrl+Z brings their text back).  Nothing is overwritten silently in either
+direction, and every saved version stays in the history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPalette, QTextCursor, QTextFormat
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar,
+                               QPushButton, QStackedWidget, QTextBrowser, QTextEdit,
+                               QToolButton, QVBoxLayout, QWidget)
+
+from app.errors import CairnError
+from app.knowledge.merge import changed_lines
+from app.knowledge.status import document_line
+from app.knowledge.store import PERSONAL, Conflict, Document
+from ui.knowledge.diffview import DiffColours, inline_html, summary
+from ui.knowledge.highlight import KnowledgeHighlighter
+from ui.knowledge.history import HistoryView
+
+if TYPE_CHECKING:
+    from app.ops import Operations
+    from app.registry import Registry
+    from ui.bridge import EventBridge
+
+log = logging.getLogger(__name__)
+
+SOFT_CAP = 20_000  # spec 003: under it, chats add freely
+HARD_CAP = 30_000  # past it, chats compress and each message gets the most relevant entries
+FLASH_MS = 2_500  # how long changed entries stay highlighted
+PREVIEW_MS = 150  # the preview follows typing at most this often
+BACKGROUND_JOB = "background job"
+
+RunTask = Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]
+
+
+def size_line(size: int) -> tuple[str, bool]:
+    """The document's size against the caps, and whether it is past the upper one."""
+    if size > HARD_CAP:
+        return (f"{size:,} characters — past {HARD_CAP:,}: chats compress it, and each "
+                "message gets its most relevant entries"), True
+    if size > SOFT_CAP:
+        return (f"{size:,} / {HARD_CAP:,} characters — past {SOFT_CAP:,}: chats merge related "
+                "entries"), False
+    return f"{size:,} / {SOFT_CAP:,} characters", False
+
+
+class KnowledgeEdit(QPlainTextEdit):
+    """The text itself; changed entries can be highlighted for a moment."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabChangesFocus(True)
+        self.document().setDocumentMargin(10)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.flashed: list[int] = []  # the lines highlighted now (tests read it)
+        self._flash_timer = QTimer(self)
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.setInterval(FLASH_MS)
+        self._flash_timer.timeout.connect(self.clear_flash)
+
+    def flash(self, lines: list[int] | tuple[int, ...]) -> None:
+        colour = QColor(self.palette().color(QPalette.ColorRole.Highlight))
+        selections = []
+        for number in lines:
+            block = self.document().findBlockByNumber(number)
+            if not block.isValid():
+                continue
+            selection = QTextEdit.ExtraSelection()
+            selection.format.setBackground(colour)
+            selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            selection.cursor = QTextCursor(block)
+            selections.append(selection)
+        self.flashed = list(lines)
+        self.setExtraSelections(selections)
+        if selections:
+            self._flash_timer.start()
+
+    def clear_flash(self) -> None:
+        self.flashed = []
+        self.setExtraSelections([])
+
+    def replace_all(self, text: str) -> None:
+        """The whole text replaced as one step the person can undo (Ctrl+Z), keeping where
+        they were reading."""
+        scroll = self.verticalScrollBar().value()
+        position = self.textCursor().position()
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.insertText(text)
+        cursor.endEditBlock()
+        cursor.setPosition(min(position, len(text)))
+        self.setTextCursor(cursor)
+        self.verticalScrollBar().setValue(scroll)
+
+
+def _button(text: str, name: str, tip: str = "") -> QPushButton:
+    button = QPushButton(text)
+    button.setAccessibleName(name)
+    button.setAutoDefault(False)
+    if tip:
+        button.setToolTip(tip)
+    return button
+
+
+def _tool(text: str, name: str, tip: str) -> QToolButton:
+    button = QToolButton()
+    button.setText(text)
+    button.setAccessibleName(name)
+    button.setToolTip(tip)
+    button.setAutoRaise(True)
+    return button
+
+
+class DocumentEditor(QWidget):
+    """Edits one document at a time; :meth:`open` switches (the owner asks first whether
+    unsaved changes may go: :meth:`is_dirty`)."""
+
+    sig_error = Signal(str)
+    sig_dirty = Signal(bool)
+    sig_saved = Signal(object)  # the Document saved
+    sig_loaded = Signal()  # a document (or a newer version of it) is on screen
+
+    def __init__(self, ops: Operations, bridge: EventBridge | None, registry: Registry | None,
+                 run_task: RunTask, *, name: str = "Knowledge", own_save: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ops, self.registry, self.run_task = ops, registry, run_task
+        self.owner: str | None = None
+        self.opened: Document | None = None  # the version the text is based on
+        self.incoming: Document | None = None  # a newer version waiting beside unsaved text
+        self._loads = 0  # bumped per document opened: an older read is dropped
+        self._running: set[str] = set()  # chats whose rebuild is running for this document
+        self._dirty = False
+        self._status_pending = False
+
+        # ------------------------------------------------ the status line
+        self.status = QLabel("")
+        self.status.setAccessibleName("Knowledge status")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setStyleSheet("color: palette(placeholder-text);")
+        self.retry = _button("Retry now", "Retry now",
+                             "Run the knowledge update now for the chats waiting")
+        self.retry.hide()
+        self.retry.clicked.connect(lambda: self.run_task(self._retry()))
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName("Knowledge update running")
+        self.progress.setRange(0, 0)  # busy: a rebuild reports no fraction
+        self.progress.setMaximumHeight(4)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        status_row = QHBoxLayout()
+        status_row.setContentsMargins(0, 0, 0, 0)
+        status_row.addWidget(self.status, 1)
+        status_row.addWidget(self.retry, 0, Qt.AlignmentFlag.AlignTop)
+
+        # ------------------------------------------------ the choice when a newer version came
+        self.conflict = QFrame()
+        self.conflict.setObjectName("knowledge-conflict")
+        self.conflict.setAccessibleName("Knowledge conflict")
+        self.conflict.setStyleSheet("#knowledge-conflict { background: palette(alternate-base);"
+                                    " border: 1px solid palette(mid); border-radius: 6px; }")
+        self.conflict_text = QLabel("")
+        self.conflict_text.setAccessibleName("Knowledge conflict message")
+        self.conflict_text.setWordWrap(True)
+        self.see_changes = _button("See changes", "See incoming changes",
+                                   "What the newer version changed since you opened it")
+        self.see_changes.setCheckable(True)
+        self.see_changes.toggled.connect(self._toggle_incoming)
+        self.merge = _button("Merge", "Merge", "Put the newer version's changes into your "
+                             "text; review, then Save")
+        self.merge.clicked.connect(lambda: self.run_task(self._merge()))
+        self.keep = _button("Keep mine", "Keep mine", "Save your text as the newest version "
+                            "(the newer one stays in the history)")
+        self.keep.clicked.connect(lambda: self.run_task(self._keep_mine()))
+        self.reload = _button("Reload", "Reload", "Show the newer version instead of your "
+                              "text (Ctrl+Z brings your text back)")
+        self.reload.clicked.connect(lambda: self.run_task(self._reload()))
+        self.incoming_view = QTextBrowser()
+        self.incoming_view.setAccessibleName("Incoming changes")
+        self.incoming_view.setMaximumHeight(220)
+        self.incoming_view.hide()
+        choices = QHBoxLayout()
+        choices.setSpacing(6)
+        for button in (self.see_changes, self.merge, self.keep, self.reload):
+            choices.addWidget(button)
+        choices.addStretch(1)
+        conflict_layout = QVBoxLayout(self.conflict)
+        conflict_layout.setContentsMargins(10, 8, 10, 8)
+        conflict_layout.addWidget(self.conflict_text)
+        conflict_layout.addLayout(choices)
+        conflict_layout.addWidget(self.incoming_view)
+        self.conflict.hide()
+
+        # ------------------------------------------------ the text and its preview
+        self.edit = KnowledgeEdit()
+        self.edit.setAccessibleName(name)
+        self.edit.setPlaceholderText("Loading…")
+        self.edit.setReadOnly(True)
+        self.highlighter = KnowledgeHighlighter(self.edit.document(), self.edit.palette())
+        self.edit.textChanged.connect(self._typed)
+        self.preview = QTextBrowser()
+        self.preview.setAccessibleName(f"{name} preview")
+        self.preview.setOpenExternalLinks(True)
+        self.preview.document().setDocumentMargin(10)
+        self._preview_timer = QTimer(self)
+        self._preview_timer.setSingleShot(True)
+        self._preview_timer.setInterval(PREVIEW_MS)
+        self._preview_timer.timeout.connect(self._render_preview)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.edit)
+        self.pages.addWidget(self.preview)
+
+        # ------------------------------------------------ the buttons
+        self.size = QLabel("")
+        self.size.setAccessibleName("Knowledge size")
+        self.size.setStyleSheet("color: palette(placeholder-text);")
+        self.undo = _tool("↶", "Undo", "Undo (Ctrl+Z)")
+        self.redo = _tool("↷", "Redo", "Redo (Ctrl+Shift+Z)")
+        self.undo.setEnabled(False)
+        self.redo.setEnabled(False)
+        self.undo.clicked.connect(self.edit.undo)
+        self.redo.clicked.connect(self.edit.redo)
+        self.edit.undoAvailable.connect(self.undo.setEnabled)
+        self.edit.redoAvailable.connect(self.redo.setEnabled)
+        self.preview_toggle = _tool("Preview", "Preview", "Show the document formatted")
+        self.preview_toggle.setCheckable(True)
+        self.preview_toggle.toggled.connect(self.set_preview)
+        self.history_button = _button("History", "History", "Every saved version, with "
+                                      "what changed; restore any of them")
+        self.history_button.clicked.connect(self.show_history)
+        self.dot = QLabel("●")
+        self.dot.setAccessibleName("Unsaved changes")
+        self.dot.setToolTip("Unsaved changes")
+        self.dot.setStyleSheet("color: palette(link);")
+        self.dot.hide()
+        self.save_button = _button("Save", "Save", "Save (Ctrl+S)")
+        self.save_button.setEnabled(False)
+        self.save_button.clicked.connect(self.save)
+        if not own_save:  # (never show() a widget before it has a parent: a window)
+            self.save_button.hide()
+        buttons = QHBoxLayout()
+        buttons.setSpacing(4)
+        buttons.addWidget(self.undo)
+        buttons.addWidget(self.redo)
+        buttons.addWidget(self.preview_toggle)
+        buttons.addStretch(1)
+        buttons.addWidget(self.history_button)
+        buttons.addWidget(self.dot)
+        buttons.addWidget(self.save_button)
+
+        document_page = QWidget()
+        page_layout = QVBoxLayout(document_page)
+        page_layout.setContentsMargins(0, 0, 0, 0)
+        page_layout.setSpacing(6)
+        page_layout.addWidget(self.conflict)
+        page_layout.addWidget(self.pages, 1)
+        page_layout.addWidget(self.size)
+        page_layout.addLayout(buttons)
+
+        self.history = HistoryView(ops, registry, run_task)
+        self.history.sig_back.connect(self.show_document)
+        self.history.sig_error.connect(self.sig_error.emit)
+        self.views = QStackedWidget()
+        self.views.addWidget(document_page)
+        self.views.addWidget(self.history)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addLayout(status_row)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.views, 1)
+
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(60_000)  # "2 min ago" moves on
+        self._status_timer.timeout.connect(self.refresh_status)
+        self._status_timer.start()
+        if bridge is not None:
+            bridge.sig_knowledge_saved.connect(self._knowledge_saved)
+            bridge.sig_rebuild_started.connect(self._rebuild_started)
+            bridge.sig_work_ended.connect(self._work_ended)
+            for signal in (bridge.sig_rebuild_applied, bridge.sig_rebuild_failed,
+                           bridge.sig_rebuild_queued):
+                signal.connect(lambda _e: self.refresh_status())
+
+    # ================================================================= public
+
+    def open(self, owner: str | None) -> None:
+        """Show *owner*'s document (None: none).  Unsaved changes of the one shown are
+        dropped: ask first."""
+        if owner == self.owner and owner is not None:
+            return
+        self.owner = owner
+        self._loads += 1
+        self.opened = self.incoming = None
+        self._running.clear()
+        self.conflict.hide()
+        self.show_document()
+        self.edit.clear_flash()
+        self.edit.setReadOnly(True)
+        self.edit.blockSignals(True)
+        self.edit.setPlainText("")
+        self.edit.blockSignals(False)
+        self._set_dirty(False)
+        self.status.setText("")
+        self.retry.hide()
+        self.progress.hide()
+        if owner is not None:
+            self.edit.setPlaceholderText("Loading…")
+            self.run_task(self._load(owner, self._loads))
+
+    def is_dirty(self) -> bool:
+        return self._dirty
+
+    def text(self) -> str:
+        return self.edit.toPlainText()
+
+    def save(self) -> None:
+        """Save (Ctrl+S): on the version opened; a newer one offers the choice."""
+        if self.owner is not None and self.opened is not None:
+            self.run_task(self.save_now())
+
+    async def save_now(self) -> bool:
+        """True when the text is stored (or nothing needed saving); False when a newer
+        version is in the way (the choice is shown) or the save was refused (said)."""
+        if self.opened is None or self.owner is None:
+            return True
+        if not self._dirty and self.incoming is None:
+            return True
+        owner, loads, text = self.owner, self._loads, self.text()
+        self.save_button.setEnabled(False)
+        try:
+            result, _ = await self.ops.save_knowledge(owner, text, based_on=self.opened.version)
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+            self._set_dirty(self._dirty)
+            return False
+        if loads != self._loads:
+            return False
+        if isinstance(result, Conflict):
+            self._offer_choice(result.current)
+            return False
+        self._stored(result.document, text)
+        return True
+
+    def show_history(self) -> None:
+        if self.owner is None:
+            return
+        self.views.setCurrentWidget(self.history)
+        self.history.open(self.owner)
+
+    def show_document(self) -> None:
+        self.views.setCurrentIndex(0)
+
+    def set_preview(self, on: bool) -> None:
+        if self.preview_toggle.isChecked() != on:
+            self.preview_toggle.setChecked(on)
+            return
+        self.pages.setCurrentWidget(self.preview if on else self.edit)
+        if on:
+            self._render_preview()
+
+    def refresh_status(self) -> None:
+        if self.owner is not None and not self._status_pending:
+            self._status_pending = True
+            self.run_task(self._status(self.owner, self._loads))
+
+    # ================================================================= loading and saving
+
+    async def _load(self, owner: str, loads: int) -> None:
+        document = await self.ops.document(owner)
+        if loads != self._loads:
+            return
+        self.opened = document
+        self.edit.blockSignals(True)
+        self.edit.setPlainText(document.text)
+        self.edit.blockSignals(False)
+        self.edit.setReadOnly(False)
+        self.edit.setPlaceholderText(
+            "What every chat here should know: facts, decisions, people, links…"
+            if owner != PERSONAL else
+            "Facts about you that every chat should know: your name, your role, how you "
+            "like answers…")
+        self._set_dirty(False)
+        self._after_text_change()
+        self.refresh_status()
+        self.sig_loaded.emit()
+
+    def _stored(self, document: Document, text: str) -> None:
+        """*text* is stored as *document*: the editor is based on it now."""
+        self.opened = document
+        self.incoming = None
+        self.conflict.hide()
+        self.see_changes.setChecked(False)
+        self._set_dirty(self.text() != document.text)
+        self.refresh_status()
+        self.sig_saved.emit(document)
+
+    def _knowledge_saved(self, event: Any) -> None:
+        if event.owner != self.owner or self.opened is None:
+            return
+        if event.version <= max(self.opened.version,
+                                self.incoming.version if self.incoming else 0):
+            return  # our own save, or one already seen
+        self.run_task(self._newer(event.owner, self._loads))
+
+    async def _newer(self, owner: str, loads: int) -> None:
+        document = await self.ops.document(owner)
+        if loads != self._loads or self.opened is None or \
+                document.version <= self.opened.version:
+            return
+        if not self._dirty:  # unedited: the newer version at once, its changes lit up
+            before = self.text()
+            self.opened = document
+            self.incoming = None
+            self.edit.blockSignals(True)
+            self.edit.replace_all(document.text)
+            self.edit.blockSignals(False)
+            self._after_text_change()
+            self.edit.flash(changed_lines(before, document.text))
+            self.conflict.hide()
+            self.refresh_status()
+            self.sig_loaded.emit()
+            return
+        self._offer_choice(document)
+
+    def _offer_choice(self, current: Document) -> None:
+        self.incoming = current
+        who = {"rebuild": "A chat updated", "restore": "A restore changed",
+               "import": "An import changed"}.get(current.source or "", "Someone else saved")
+        self.conflict_text.setText(
+            f"{who} this document while you were editing (now version {current.version}). "
+            "Merge its changes into your text, keep yours, or reload.")
+        self.conflict.show()
+        if self.see_changes.isChecked():
+            self.run_task(self._show_incoming())
+        self._set_dirty(self._dirty)
+
+    def _toggle_incoming(self, on: bool) -> None:
+        self.incoming_view.setVisible(on)
+        if on:
+            self.run_task(self._show_incoming())
+
+    async def _show_incoming(self) -> None:
+        if self.owner is None or self.opened is None or self.incoming is None:
+            return
+        hunks = await self.ops.compare(self.owner, self.opened.version, self.incoming.version)
+        self.incoming_view.setHtml(inline_html(hunks, DiffColours.of(self.palette())))
+        self.incoming_view.setToolTip(summary(hunks))
+
+    async def _merge(self) -> None:
+        if self.owner is None or self.opened is None:
+            return
+        loads = self._loads
+        merged, current = await self.ops.merge_knowledge(self.owner, self.opened.version,
+                                                         self.text())
+        if loads != self._loads:
+            return
+        self.opened, self.incoming = current, None
+        self.conflict.hide()
+        self.see_changes.setChecked(False)
+        self.edit.replace_all(merged.text)  # one step: Ctrl+Z takes the merge back
+        self.edit.flash(merged.incoming)
+        self.status.setText("Merged: the incoming changes are highlighted. Review, then Save.")
+
+    async def _keep_mine(self) -> None:
+        if self.incoming is None or self.owner is None:
+            return
+        owner, loads, text = self.owner, self._loads, self.text()
+        try:
+            result, _ = await self.ops.save_knowledge(owner, text,
+                                                      based_on=self.incoming.version)
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+            return
+        if loads != self._loads:
+            return
+        if isinstance(result, Conflict):  # yet another version came: choose again
+            self._offer_choice(result.current)
+            return
+        self._stored(result.document, text)
+
+    async def _reload(self) -> None:
+        if self.owner is None:
+            return
+        loads = self._loads
+        document = await self.ops.document(self.owner)
+        if loads != self._loads:
+            return
+        before = self.text()
+        self.opened, self.incoming = document, None
+        self.conflict.hide()
+        self.see_changes.setChecked(False)
+        self.edit.blockSignals(True)
+        self.edit.replace_all(document.text)  # one step: Ctrl+Z brings the person's text back
+        self.edit.blockSignals(False)
+        self._typed()
+        self.edit.flash(changed_lines(before, document.text))
+        self.refresh_status()
+
+    # ================================================================= the status line
+
+    async def _status(self, owner: str, loads: int) -> None:
+        try:
+            state = await self.ops.knowledge_status(owner)
+        except CairnError:
+            return
+        finally:
+            self._status_pending = False
+        if loads != self._loads or self.opened is None:
+            return
+        if self.status.text().startswith("Merged:") and self._dirty:
+            return  # the merge's instruction stays until the person saves
+        line = document_line(self.opened.source, self.opened.updated_at, state.waiting)
+        if self._running:
+            line = "Learning from a chat…" + (f" · {line}" if line else "")
+        failing = bool(state.failure) and not self._running
+        if failing:
+            line = f"{state.failure}" + (f" · {line}" if line else "")
+        elif not line:
+            line = ("Not saved yet: chats fill it in as you talk, or write it yourself."
+                    if not self.opened.version else "")
+        self.status.setText(line)
+        self.status.setStyleSheet("color: #dc2626;" if failing
+                                  else "color: palette(placeholder-text);")
+        self.retry.setVisible(failing and bool(state.chats))
+        self.progress.setVisible(bool(self._running))
+
+    def _concerns(self, chat_id: str) -> bool:
+        """Does a rebuild for *chat_id* write this document?"""
+        if self.owner is None or self.registry is None:
+            return False
+        if self.owner == PERSONAL:
+            return True
+        chat = self.registry.chat(chat_id)
+        node = chat.workspace_id if chat is not None else None
+        while node is not None:
+            if node == self.owner:
+                return True
+            node = self.registry.parent_of(node)
+        return False
+
+    def _rebuild_started(self, event: Any) -> None:
+        if self._concerns(event.chat):
+            self._running.add(event.chat)
+            self.progress.show()
+            self.refresh_status()
+
+    def _work_ended(self, event: Any) -> None:
+        if event.kind == BACKGROUND_JOB and event.chat in self._running:
+            self._running.discard(event.chat)
+            self.refresh_status()
+
+    async def _retry(self) -> None:
+        if self.owner is None:
+            return
+        self.retry.setEnabled(False)
+        try:
+            started = await self.ops.retry_knowledge(self.owner)
+        finally:
+            self.retry.setEnabled(True)
+        if started:
+            self.retry.hide()
+            self.status.setText("Trying again…")
+
+    # ================================================================= typing
+
+    def _typed(self) -> None:
+        if self.opened is None:
+            return
+        self._set_dirty(self.text() != self.opened.text)
+        self._after_text_change()
+
+    def _after_text_change(self) -> None:
+        text, over = size_line(self.edit.document().characterCount() - 1)
+        self.size.setText(text)
+        self.size.setStyleSheet("color: #dc2626;" if over else "color: palette(placeholder-text);")
+        if self.pages.currentWidget() is self.preview:
+            self._preview_timer.start()
+
+    def _set_dirty(self, dirty: bool) -> None:
+        changed = dirty != self._dirty
+        self._dirty = dirty
+        self.dot.setVisible(dirty)
+        self.save_button.setEnabled(self.opened is not None and (dirty or self.incoming is not None))
+        if changed:
+            self.sig_dirty.emit(dirty)
+
+    def _render_preview(self) -> None:
+        from ui.chat.markdown import Colours, render
+
+        palette = self.palette()
+        dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
+        colours = Colours(code_background="#27272a" if dark else "#f4f4f5",
+                          rule="#3f3f46" if dark else "#d4d4d8",
+                          quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
+                          link=palette.color(QPalette.ColorRole.Link).name())
+        text = self.text()
+        self.preview.setHtml(render(text, colours).html if text.strip() else
+                             f'<p style="color: {colours.quiet};">Nothing written yet.</p>')
+
+    # ================================================================= Qt overrides
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.highlighter.set_palette(self.edit.palette())
