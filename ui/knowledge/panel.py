@@ -35,7 +35,7 @@ class KnowledgePanel(QWidget):
         self.ws_id: str | None = None  # the workspace whose knowledge is shown
         self.chain: list[str] = []  # from the project down to ws_id
         self.setObjectName("knowledge-panel")
-        self.setMinimumWidth(260)
+        self.setMinimumWidth(280)
 
         self.title = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
         self.title.setObjectName("knowledge-title")
@@ -68,6 +68,9 @@ class KnowledgePanel(QWidget):
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Knowledge panel sections")
         self.tabs.setDocumentMode(True)
+        bar = self.tabs.tabBar()
+        bar.setUsesScrollButtons(False)  # three short tabs: never hide one behind arrows
+        bar.setElideMode(Qt.TextElideMode.ElideRight)
         self.tabs.addTab(self.editor, "Knowledge")
         self.tabs.addTab(self.instructions, "Instructions")
         self.tabs.addTab(self.files, "Files")
