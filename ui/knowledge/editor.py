@@ -253,8 +253,9 @@ class DocumentEditor(QWidget):
         self.save_button = _button("Save", "Save", "Save (Ctrl+S)")
         self.save_button.setEnabled(False)
         self.save_button.clicked.connect(self.save)
-        if not own_save:  # (never show() a widget before it has a parent: a window)
+        if not own_save:  # the dialog's own Save saves it (never show() it here: a window)
             self.save_button.hide()
+            self.save_button.setAccessibleName(f"Save {name.lower()}")
         buttons = QHBoxLayout()
         buttons.setSpacing(4)
         buttons.addWidget(self.undo)
@@ -302,11 +303,11 @@ class DocumentEditor(QWidget):
 
     # ================================================================= public
 
-    def open(self, owner: str | None) -> None:
-        """Show *owner*'s document (None: none).  Unsaved changes of the one shown are
-        dropped: ask first."""
+    def open(self, owner: str | None) -> asyncio.Task[Any] | None:
+        """Show *owner*'s document (None: none); the task that reads it.  Unsaved changes
+        of the one shown are dropped: ask first."""
         if owner == self.owner and owner is not None:
-            return
+            return None
         self.owner = owner
         self._loads += 1
         self.opened = self.incoming = None
@@ -322,9 +323,10 @@ class DocumentEditor(QWidget):
         self.status.setText("")
         self.retry.hide()
         self.progress.hide()
-        if owner is not None:
-            self.edit.setPlaceholderText("Loading…")
-            self.run_task(self._load(owner, self._loads))
+        if owner is None:
+            return None
+        self.edit.setPlaceholderText("Loading…")
+        return self.run_task(self._load(owner, self._loads))
 
     def is_dirty(self) -> bool:
         return self._dirty
