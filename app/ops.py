@@ -276,6 +276,30 @@ class Operations:
         return await self.run(lambda: self.cairn.knowledge.save(owner, text, source="user",
                                                                 based_on=based_on))
 
+    async def keep_knowledge(self, owner: str, text: str, *, based_on: int, opened_at: int
+                             ) -> tuple[Saved | Conflict, Changes]:
+        """"Keep mine": the person's text, edited from version *opened_at*, saved over the
+        newer version *based_on* they were shown.  The rebuild results it replaces are
+        learned again, on top of it (``app.knowledge.requeue``): their chats run now."""
+        from app.knowledge.requeue import overwritten, rewind
+        from app.knowledge.store import Saved
+
+        store, db = self.cairn.knowledge, self.cairn.registry.db
+
+        def work() -> tuple[Saved | Conflict, dict[str, int]]:
+            result = store.save(owner, text, source="user", based_on=based_on)
+            marks: dict[str, int] = {}
+            if isinstance(result, Saved) and result.document.version > based_on:
+                marks = overwritten(db, owner, opened_at, based_on)
+                rewind(db, marks)
+            return result, marks
+
+        (result, marks), changes = await self.run(work)
+        for chat_id in marks:
+            if self.cairn.registry.chat(chat_id) is not None:
+                self.cairn.scheduler.run_now(chat_id)
+        return result, changes
+
     async def restore_knowledge(self, owner: str, version: int) -> tuple[Document, Changes]:
         return await self.run(lambda: self.cairn.knowledge.restore(owner, version))
 

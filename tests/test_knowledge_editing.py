@@ -126,6 +126,45 @@ def test_a_folder_file_has_the_folder_scope_in_its_line(online, folders, tmp_pat
     assert line.endswith("logo.txt (4 B, folder)")
 
 
+# ================================================================= keep mine
+
+
+def test_keep_mine_learns_the_rebuild_it_replaced_again_on_top(online, workspace, monkeypatch):
+    import time
+
+    reg, store = online.registry, online.knowledge
+    chat = reg.new_chat(folder=workspace.path)
+    ws = workspace.id
+
+    def exchange(text: str) -> int:
+        online.chats.append(chat.id, "user", [{"type": "text", "text": text}])
+        reply = online.chats.append(chat.id, "assistant",
+                                    [{"type": "text", "text": "Noted. " * 20}])
+        time.sleep(0.005)  # stored before the rebuild that learns it (milliseconds apart)
+        return reply.id
+
+    def rebuild(text: str, mark: int) -> None:
+        store.save(ws, text, source="rebuild", chat_id=chat.id)
+        with reg.db.write() as conn:
+            conn.execute("UPDATE chat SET knowledge_watermark = ? WHERE id = ?", (mark, chat.id))
+        time.sleep(0.005)
+
+    store.save(ws, "## Facts\n", source="user")  # version 1
+    first = exchange("Launch is in April.")
+    rebuild("## Facts\n- Launch in April\n", first)  # version 2: the person opens this
+    second = exchange("Dana signs contracts.")
+    rebuild("## Facts\n- Launch in April\n- Dana signs\n", second)  # version 3 meanwhile
+    ran: list[str] = []
+    monkeypatch.setattr(online.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    result, _ = run(Operations(online).keep_knowledge(
+        ws, "## Facts\n- Launch in April\n- Mine\n", based_on=3, opened_at=2))
+    assert isinstance(result, Saved) and result.document.version == 4
+    assert ran == [chat.id]
+    mark = reg.db.query("SELECT knowledge_watermark FROM chat WHERE id = ?", (chat.id,))[0][0]
+    assert mark == first  # the second exchange is learned again, on top of the person's text
+    assert store.version_text(ws, 3).endswith("- Dana signs\n")  # and stays in the history
+
+
 # ================================================================= instructions
 
 

@@ -252,7 +252,8 @@ def conflict(opened, folders):  # type: ignore[no-untyped-def]
     panel = show(opened, ws)
     type_into(panel, "- mine\n")
     theirs = "## Facts\n- a\n- b\n- from a chat\n"
-    rebuild_saves(opened, ws, theirs)
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    rebuild_saves(opened, ws, theirs, chat.id)
     bar = named(panel, QWidget, "Knowledge conflict")
     wait_for(bar.isVisible)
     text = named(panel, QLabel, "Knowledge conflict message").text()
@@ -290,14 +291,19 @@ def test_merge_puts_the_incoming_changes_into_my_text(opened, conflict):
     wait_for(lambda: not panel.is_dirty())
 
 
-def test_keep_mine_saves_my_text_as_the_newest_and_theirs_stays_in_the_history(opened, conflict):
+def test_keep_mine_saves_my_text_as_the_newest_and_theirs_stays_in_the_history(opened, conflict,
+                                                                              monkeypatch):
     ws, panel, theirs = conflict
+    ran: list[str] = []
+    monkeypatch.setattr(opened.cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
     click(panel, "Keep mine")
     wait_for(lambda: opened.cairn.knowledge.get(ws).version == 3)
     assert versions(opened, ws) == [(1, "user", "## Facts\n- a\n- b\n"), (2, "rebuild", theirs),
                                     (3, "user", "## Facts\n- a\n- b\n- mine\n")]
     wait_for(lambda: not panel.is_dirty())
     assert not named(panel, QWidget, "Knowledge conflict").isVisible()
+    (chat,) = opened.cairn.registry.chats_of(ws)
+    assert ran == [chat.id]  # the rebuild it replaced runs again, on top of it
 
 
 def test_reload_shows_theirs_and_undo_brings_my_text_back(opened, conflict):

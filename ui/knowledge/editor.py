@@ -486,9 +486,10 @@ class DocumentEditor(QWidget):
         if self.incoming is None or self.owner is None:
             return
         owner, loads, text = self.owner, self._loads, self.text()
+        opened_at = self.opened.version if self.opened is not None else 0
         try:
-            result, _ = await self.ops.save_knowledge(owner, text,
-                                                      based_on=self.incoming.version)
+            result, _ = await self.ops.keep_knowledge(owner, text, based_on=self.incoming.version,
+                                                      opened_at=opened_at)
         except CairnError as refused:
             self.sig_error.emit(str(refused))
             return
