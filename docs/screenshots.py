@@ -201,13 +201,17 @@ def main() -> None:
             launch = next(c for c in reg.chats_of(brand.id) if c.title == "Launch copy")
             window.select_chat(launch.id)
             window.chat_panel.composer.set_text("Now a shorter version for the social posts")
+            window.split.setSizes([260, 570, 350])
+            box = window.knowledge.owner_box  # the project's document beside the folder chat
+            box.setCurrentIndex(box.findData(acme.id))
+            window.knowledge._owner_chosen()
             deadline = time.monotonic() + 3
             while time.monotonic() < deadline:  # let it lay out and settle
                 await asyncio.sleep(0.05)
             window.grab().save(str(OUT / f"window-{scheme}.png"))
             # The knowledge panel on the project's document, then its history's diff.
             window.select_workspace(acme.id)
-            window.split.setSizes([250, 470, 460])
+            window.split.setSizes([250, 480, 450])
             panel = window.knowledge
             deadline = time.monotonic() + 1.5
             while time.monotonic() < deadline:
