@@ -239,7 +239,7 @@ def test_a_rebuild_while_unedited_shows_at_once_with_its_changes_lit_up(opened, 
     assert panel.editor.edit.flashed == [2, 3]  # the changed entries, for a moment
     assert not panel.is_dirty() and panel.editor.opened.version == 2
     assert not named(panel, QWidget, "Knowledge conflict").isVisible()
-    wait_for(lambda: panel.editor.status.text().startswith("Updated from a chat"))
+    wait_for(lambda: panel.editor.status_line.label.text().startswith("Updated from a chat"))
     wait_for(lambda: panel.editor.edit.flashed == [], timeout=10)
 
 
@@ -266,7 +266,7 @@ def test_while_editing_the_save_offers_the_choice_and_writes_nothing(opened, con
     ws, panel, theirs = conflict
     click(panel, "Save")
     _QTBOT.wait(100)
-    wait_for(lambda: not panel.editor._status_pending)
+    wait_for(lambda: not panel.editor.status_line.pending)
     assert versions(opened, ws) == [(1, "user", "## Facts\n- a\n- b\n"), (2, "rebuild", theirs)]
     assert named(panel, QWidget, "Knowledge conflict").isVisible()
 
@@ -348,6 +348,19 @@ def test_history_lists_versions_shows_a_diff_and_restores(opened, folders):
     wait_for(lambda: panel.editor.text() == "## Facts\n- Launch 2027-03-01\n")  # unedited
     click(panel, "Back to the document")
     assert panel.editor.edit.isVisible()
+
+
+def test_a_new_version_while_the_history_is_open_is_listed(opened, folders):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    opened.cairn.knowledge.save(ws, "- one\n", source="user")
+    panel = show(opened, ws)
+    click(panel, "History")
+    rows = named(panel, QListWidget, "Versions")
+    wait_for(lambda: rows.count() == 1)
+    rebuild_saves(opened, ws, "- one\n- two\n")
+    wait_for(lambda: rows.count() == 2)
+    assert rows.item(0).text().startswith("Version 2 · a chat")
 
 
 # ================================================================= instructions

@@ -18,19 +18,18 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPalette, QTextCursor, QTextFormat
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar,
-                               QPushButton, QStackedWidget, QTextBrowser, QTextEdit,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QStackedWidget,
+                               QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from app.errors import CairnError
 from app.knowledge.merge import changed_lines
-from app.knowledge.status import document_line
 from app.knowledge.store import PERSONAL, Conflict, Document
 from ui.knowledge.diffview import DiffColours, inline_html, summary
-from ui.knowledge.highlight import KnowledgeHighlighter
+from ui.knowledge.highlight import KnowledgeEdit, KnowledgeHighlighter
 from ui.knowledge.history import HistoryView
+from ui.knowledge.status import StatusLine
 
 if TYPE_CHECKING:
     from app.ops import Operations
@@ -57,56 +56,6 @@ def size_line(size: int) -> tuple[str, bool]:
         return (f"{size:,} / {HARD_CAP:,} characters — past {SOFT_CAP:,}: chats merge related "
                 "entries"), False
     return f"{size:,} / {SOFT_CAP:,} characters", False
-
-
-class KnowledgeEdit(QPlainTextEdit):
-    """The text itself; changed entries can be highlighted for a moment."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setTabChangesFocus(True)
-        self.document().setDocumentMargin(10)
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.flashed: list[int] = []  # the lines highlighted now (tests read it)
-        self._flash_timer = QTimer(self)
-        self._flash_timer.setSingleShot(True)
-        self._flash_timer.setInterval(FLASH_MS)
-        self._flash_timer.timeout.connect(self.clear_flash)
-
-    def flash(self, lines: list[int] | tuple[int, ...]) -> None:
-        colour = QColor(self.palette().color(QPalette.ColorRole.Highlight))
-        selections = []
-        for number in lines:
-            block = self.document().findBlockByNumber(number)
-            if not block.isValid():
-                continue
-            selection = QTextEdit.ExtraSelection()
-            selection.format.setBackground(colour)
-            selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            selection.cursor = QTextCursor(block)
-            selections.append(selection)
-        self.flashed = list(lines)
-        self.setExtraSelections(selections)
-        if selections:
-            self._flash_timer.start()
-
-    def clear_flash(self) -> None:
-        self.flashed = []
-        self.setExtraSelections([])
-
-    def replace_all(self, text: str) -> None:
-        """The whole text replaced as one step the person can undo (Ctrl+Z), keeping where
-        they were reading."""
-        scroll = self.verticalScrollBar().value()
-        position = self.textCursor().position()
-        cursor = QTextCursor(self.document())
-        cursor.beginEditBlock()
-        cursor.select(QTextCursor.SelectionType.Document)
-        cursor.insertText(text)
-        cursor.endEditBlock()
-        cursor.setPosition(min(position, len(text)))
-        self.setTextCursor(cursor)
-        self.verticalScrollBar().setValue(scroll)
 
 
 def _button(text: str, name: str, tip: str = "") -> QPushButton:
@@ -145,30 +94,9 @@ class DocumentEditor(QWidget):
         self.opened: Document | None = None  # the version the text is based on
         self.incoming: Document | None = None  # a newer version waiting beside unsaved text
         self._loads = 0  # bumped per document opened: an older read is dropped
-        self._running: set[str] = set()  # chats whose rebuild is running for this document
         self._dirty = False
-        self._status_pending = False
 
-        # ------------------------------------------------ the status line
-        self.status = QLabel("")
-        self.status.setAccessibleName("Knowledge status")
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.status.setStyleSheet("color: palette(placeholder-text);")
-        self.retry = _button("Retry now", "Retry now",
-                             "Run the knowledge update now for the chats waiting")
-        self.retry.hide()
-        self.retry.clicked.connect(lambda: self.run_task(self._retry()))
-        self.progress = QProgressBar()
-        self.progress.setAccessibleName("Knowledge update running")
-        self.progress.setRange(0, 0)  # busy: a rebuild reports no fraction
-        self.progress.setMaximumHeight(4)
-        self.progress.setTextVisible(False)
-        self.progress.hide()
-        status_row = QHBoxLayout()
-        status_row.setContentsMargins(0, 0, 0, 0)
-        status_row.addWidget(self.status, 1)
-        status_row.addWidget(self.retry, 0, Qt.AlignmentFlag.AlignTop)
+        self.status_line = StatusLine(ops, bridge, registry, run_task)
 
         # ------------------------------------------------ the choice when a newer version came
         self.conflict = QFrame()
@@ -285,21 +213,11 @@ class DocumentEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
-        layout.addLayout(status_row)
-        layout.addWidget(self.progress)
+        layout.addWidget(self.status_line)
         layout.addWidget(self.views, 1)
 
-        self._status_timer = QTimer(self)
-        self._status_timer.setInterval(60_000)  # "2 min ago" moves on
-        self._status_timer.timeout.connect(self.refresh_status)
-        self._status_timer.start()
         if bridge is not None:
             bridge.sig_knowledge_saved.connect(self._knowledge_saved)
-            bridge.sig_rebuild_started.connect(self._rebuild_started)
-            bridge.sig_work_ended.connect(self._work_ended)
-            for signal in (bridge.sig_rebuild_applied, bridge.sig_rebuild_failed,
-                           bridge.sig_rebuild_queued):
-                signal.connect(lambda _e: self.refresh_status())
 
     # ================================================================= public
 
@@ -311,7 +229,6 @@ class DocumentEditor(QWidget):
         self.owner = owner
         self._loads += 1
         self.opened = self.incoming = None
-        self._running.clear()
         self.conflict.hide()
         self.show_document()
         self.edit.clear_flash()
@@ -320,9 +237,7 @@ class DocumentEditor(QWidget):
         self.edit.setPlainText("")
         self.edit.blockSignals(False)
         self._set_dirty(False)
-        self.status.setText("")
-        self.retry.hide()
-        self.progress.hide()
+        self.status_line.show_for(owner)
         if owner is None:
             return None
         self.edit.setPlaceholderText("Loading…")
@@ -379,11 +294,6 @@ class DocumentEditor(QWidget):
         if on:
             self._render_preview()
 
-    def refresh_status(self) -> None:
-        if self.owner is not None and not self._status_pending:
-            self._status_pending = True
-            self.run_task(self._status(self.owner, self._loads))
-
     # ================================================================= loading and saving
 
     async def _load(self, owner: str, loads: int) -> None:
@@ -402,7 +312,7 @@ class DocumentEditor(QWidget):
             "like answers…")
         self._set_dirty(False)
         self._after_text_change()
-        self.refresh_status()
+        self.status_line.set_document(document)
         self.sig_loaded.emit()
 
     def _stored(self, document: Document, text: str) -> None:
@@ -412,7 +322,8 @@ class DocumentEditor(QWidget):
         self.conflict.hide()
         self.see_changes.setChecked(False)
         self._set_dirty(self.text() != document.text)
-        self.refresh_status()
+        self.status_line.note = ""
+        self.status_line.set_document(document)
         self.sig_saved.emit(document)
 
     def _knowledge_saved(self, event: Any) -> None:
@@ -438,7 +349,9 @@ class DocumentEditor(QWidget):
             self._after_text_change()
             self.edit.flash(changed_lines(before, document.text))
             self.conflict.hide()
-            self.refresh_status()
+            self.status_line.set_document(document)
+            if self.views.currentWidget() is self.history:
+                self.history.refresh()
             self.sig_loaded.emit()
             return
         self._offer_choice(document)
@@ -480,7 +393,8 @@ class DocumentEditor(QWidget):
         self.see_changes.setChecked(False)
         self.edit.replace_all(merged.text)  # one step: Ctrl+Z takes the merge back
         self.edit.flash(merged.incoming)
-        self.status.setText("Merged: the incoming changes are highlighted. Review, then Save.")
+        self.status_line.document = current
+        self.status_line.say("Merged: the incoming changes are highlighted. Review, then Save.")
 
     async def _keep_mine(self) -> None:
         if self.incoming is None or self.owner is None:
@@ -516,72 +430,8 @@ class DocumentEditor(QWidget):
         self.edit.blockSignals(False)
         self._typed()
         self.edit.flash(changed_lines(before, document.text))
-        self.refresh_status()
-
-    # ================================================================= the status line
-
-    async def _status(self, owner: str, loads: int) -> None:
-        try:
-            state = await self.ops.knowledge_status(owner)
-        except CairnError:
-            return
-        finally:
-            self._status_pending = False
-        if loads != self._loads or self.opened is None:
-            return
-        if self.status.text().startswith("Merged:") and self._dirty:
-            return  # the merge's instruction stays until the person saves
-        line = document_line(self.opened.source, self.opened.updated_at, state.waiting)
-        if self._running:
-            line = "Learning from a chat…" + (f" · {line}" if line else "")
-        failing = bool(state.failure) and not self._running
-        if failing:
-            line = f"{state.failure}" + (f" · {line}" if line else "")
-        elif not line:
-            line = ("Not saved yet: chats fill it in as you talk, or write it yourself."
-                    if not self.opened.version else "")
-        self.status.setText(line)
-        self.status.setStyleSheet("color: #dc2626;" if failing
-                                  else "color: palette(placeholder-text);")
-        self.retry.setVisible(failing and bool(state.chats))
-        self.progress.setVisible(bool(self._running))
-
-    def _concerns(self, chat_id: str) -> bool:
-        """Does a rebuild for *chat_id* write this document?"""
-        if self.owner is None or self.registry is None:
-            return False
-        if self.owner == PERSONAL:
-            return True
-        chat = self.registry.chat(chat_id)
-        node = chat.workspace_id if chat is not None else None
-        while node is not None:
-            if node == self.owner:
-                return True
-            node = self.registry.parent_of(node)
-        return False
-
-    def _rebuild_started(self, event: Any) -> None:
-        if self._concerns(event.chat):
-            self._running.add(event.chat)
-            self.progress.show()
-            self.refresh_status()
-
-    def _work_ended(self, event: Any) -> None:
-        if event.kind == BACKGROUND_JOB and event.chat in self._running:
-            self._running.discard(event.chat)
-            self.refresh_status()
-
-    async def _retry(self) -> None:
-        if self.owner is None:
-            return
-        self.retry.setEnabled(False)
-        try:
-            started = await self.ops.retry_knowledge(self.owner)
-        finally:
-            self.retry.setEnabled(True)
-        if started:
-            self.retry.hide()
-            self.status.setText("Trying again…")
+        self.status_line.note = ""
+        self.status_line.set_document(document)
 
     # ================================================================= typing
 

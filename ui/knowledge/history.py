@@ -47,6 +47,7 @@ class HistoryView(QWidget):
         self.owner: str | None = None
         self.versions: list[Version] = []
         self._asked = 0  # bumped per diff asked for: an older answer is dropped
+        self._restoring = False
 
         self.back = QPushButton("‹ Document")
         self.back.setAccessibleName("Back to the document")
@@ -114,6 +115,12 @@ class HistoryView(QWidget):
         self.owner = owner
         self.run_task(self._load(owner))
 
+    def refresh(self) -> None:
+        """A new version came: list it, keeping the version selected."""
+        if self.owner is not None and not self._restoring:  # (a restore lists its own)
+            chosen = self.selected()
+            self.run_task(self._load(self.owner, select=chosen.version if chosen else None))
+
     def selected(self) -> Version | None:
         row = self.list.currentRow()
         return self.versions[row] if 0 <= row < len(self.versions) else None
@@ -178,10 +185,14 @@ class HistoryView(QWidget):
         owner = self.owner
         if version is None or owner is None:
             return
+        self._restoring = True
         try:
-            document, _ = await self.ops.restore_knowledge(owner, version.version)
-        except CairnError as refused:
-            self.sig_error.emit(str(refused))
-            return
-        self.sig_restored.emit(document)
-        await self._load(owner, select=document.version)
+            try:
+                document, _ = await self.ops.restore_knowledge(owner, version.version)
+            except CairnError as refused:
+                self.sig_error.emit(str(refused))
+                return
+            self.sig_restored.emit(document)
+            await self._load(owner, select=document.version)
+        finally:
+            self._restoring = False
