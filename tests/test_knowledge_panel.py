@@ -438,6 +438,41 @@ def test_files_added_by_drop_and_dialog_described_and_removed(opened, folders, t
     assert not blob.exists()
 
 
+def answer_the_question(button: str) -> list[str]:
+    """Press *button* of the next modal question, once it is open; its text, for the test."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    seen: list[str] = []
+
+    def press() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, press)
+            return
+        seen.append(box.text())
+        (chosen,) = [b for b in box.buttons() if b.text().replace("&", "") == button]
+        chosen.click()
+
+    QTimer.singleShot(20, press)
+    return seen
+
+
+def test_the_real_questions_ask_and_answer(opened, folders, tmp_path):
+    """The confirmation before a removal and the unsaved question, as the person sees them."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    seen = answer_the_question("Cancel")
+    assert panel.files.confirm_remove("brief.md") is False
+    assert seen and "Remove “brief.md”" in seen[0]
+    seen = answer_the_question("Remove")
+    assert panel.files.confirm_remove("brief.md") is True
+    seen = answer_the_question("Discard")
+    assert panel.ask_unsaved() == DISCARD
+    assert seen == ["Save your changes to the knowledge before leaving?"]
+
+
 def test_a_file_that_cannot_be_added_is_said(opened, folders, tmp_path):
     (acme,) = folders("Acme Inc")
     panel = show(opened, workspace(opened, acme))
@@ -488,6 +523,33 @@ def test_the_status_line_says_the_last_failure_and_retry_now_runs_the_chats(open
     assert "1 exchange waiting" in status.text()
     click(panel, "Retry now")
     wait_for(lambda: ran == [chat.id])
+
+
+def test_a_running_rebuild_shows_a_bar_and_the_size_is_told_against_the_caps(opened, folders):
+    from app.events import RebuildStarted, WorkEnded
+    from ui.knowledge.editor import size_line
+
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    other, _ = run(opened.ops.new_chat())  # Ungrouped: not this document's
+    panel = show(opened, ws)
+    line = panel.editor.status_line
+    hub = opened.cairn.registry.hub
+    hub.emit(RebuildStarted(other.id))
+    _QTBOT.wait(50)
+    assert not line.progress.isVisible()
+    hub.emit(RebuildStarted(chat.id))
+    wait_for(line.progress.isVisible)
+    wait_for(lambda: line.label.text().startswith("Learning from a chat…"))
+    hub.emit(WorkEnded(chat.id, "background job"))
+    wait_for(lambda: not line.progress.isVisible())
+    assert size_line(12_345) == ("12,345 / 20,000 characters", False)
+    assert size_line(25_000)[0].startswith("25,000 / 30,000 characters — past 20,000")
+    assert size_line(31_000) == ("31,000 characters — past 30,000: chats compress it, and each "
+                                 "message gets its most relevant entries", True)
+    panel.editor.edit.setPlainText("x" * 20_001)
+    assert named(panel, QLabel, "Knowledge size").text().startswith("20,001 / 30,000")
 
 
 def test_the_panel_folds_away_and_comes_back(opened, folders):

@@ -156,9 +156,9 @@ class DocumentEditor(QWidget):
         self.pages.addWidget(self.preview)
 
         # ------------------------------------------------ the buttons
-        self.size = QLabel("")
-        self.size.setAccessibleName("Knowledge size")
-        self.size.setStyleSheet("color: palette(placeholder-text);")
+        self.size_label = QLabel("")
+        self.size_label.setAccessibleName("Knowledge size")
+        self.size_label.setStyleSheet("color: palette(placeholder-text);")
         self.undo = _tool("↶", "Undo", "Undo (Ctrl+Z)")
         self.redo = _tool("↷", "Redo", "Redo (Ctrl+Shift+Z)")
         self.undo.setEnabled(False)
@@ -200,7 +200,7 @@ class DocumentEditor(QWidget):
         page_layout.setSpacing(6)
         page_layout.addWidget(self.conflict)
         page_layout.addWidget(self.pages, 1)
-        page_layout.addWidget(self.size)
+        page_layout.addWidget(self.size_label)
         page_layout.addLayout(buttons)
 
         self.history = HistoryView(ops, registry, run_task)
@@ -443,8 +443,8 @@ class DocumentEditor(QWidget):
 
     def _after_text_change(self) -> None:
         text, over = size_line(self.edit.document().characterCount() - 1)
-        self.size.setText(text)
-        self.size.setStyleSheet("color: #dc2626;" if over else "color: palette(placeholder-text);")
+        self.size_label.setText(text)
+        self.size_label.setStyleSheet("color: #dc2626;" if over else "color: palette(placeholder-text);")
         if self.pages.currentWidget() is self.preview:
             self._preview_timer.start()
 

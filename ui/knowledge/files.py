@@ -122,13 +122,16 @@ class FilesView(QWidget):
         return list(paths)
 
     def confirm_remove(self, name: str) -> bool:
-        answer = QMessageBox.question(
-            self, "Remove knowledge file",
-            f"Remove “{name}” from this workspace's knowledge files? Chats will no longer "
-            "see it; the file on your disk is not touched.",
-            QMessageBox.StandardButton.Remove | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel)
-        return answer == QMessageBox.StandardButton.Remove
+        box = QMessageBox(QMessageBox.Icon.Question, "Remove knowledge file",
+                          f"Remove “{name}” from this workspace's knowledge files? Chats will "
+                          "no longer see it; the file on your disk is not touched.",
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setAccessibleName("Remove knowledge file")
+        remove = box.addButton("Remove", QMessageBox.ButtonRole.DestructiveRole)
+        remove.setAccessibleName("Remove")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is remove
 
     # ----------------------------------------------------------------- public
 
