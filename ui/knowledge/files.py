@@ -160,11 +160,19 @@ class FilesView(QWidget):
         ws_id = self.ws_id
         if ws_id is None:
             return
-        for path in paths:
-            try:
-                await self.ops.add_file(ws_id, path)
-            except CairnError as refused:
-                self.sig_error.emit(str(refused))
+        self.add_button.setEnabled(False)
+        try:
+            for n, path in enumerate(paths, 1):
+                # A large file takes a moment to read and hash: say what is happening.
+                self.hint.setText(f"Adding {path.name}…" + (f" ({n} of {len(paths)})"
+                                                            if len(paths) > 1 else ""))
+                try:
+                    await self.ops.add_file(ws_id, path)
+                except CairnError as refused:
+                    self.sig_error.emit(str(refused))
+        finally:
+            self.add_button.setEnabled(self.ws_id is not None)
+            self._say_hint()
 
     def save_description(self) -> None:
         selected = self.selected()
@@ -205,12 +213,15 @@ class FilesView(QWidget):
             if keep is not None and record.id == keep.id:
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
-        self.hint.setText("Files Claude can read when a question needs them. Drop files "
-                          "here, or add them." if files else
-                          "No files yet. Drop files here, or add them: Claude sees each "
-                          "file's name and description, and reads it when needed.")
+        self._say_hint()
         self._show_selected()
         self.sig_loaded.emit()
+
+    def _say_hint(self) -> None:
+        self.hint.setText("Files Claude can read when a question needs them. Drop files "
+                          "here, or add them." if self.files else
+                          "No files yet. Drop files here, or add them: Claude sees each "
+                          "file's name and description, and reads it when needed.")
 
     def _show_selected(self) -> None:
         selected = self.selected()
