@@ -564,6 +564,24 @@ def test_the_panel_folds_away_and_comes_back(opened, folders):
     assert not panel.isVisible()
 
 
+def test_a_closed_window_reads_nothing_more(qapp, loop, isolated, folders):
+    """After quit the status line's minute timer is stopped and a hidden panel reads
+    nothing: a window closed in one test must never start work on a later test's loop."""
+    starter = start(qapp, isolated)
+    starter.begin()
+    wait_for(lambda: starter.ops is not None and starter.window.knowledge is not None)
+    (acme,) = folders("Acme Inc")
+    panel = show(starter, workspace(starter, acme))
+    line = panel.editor.status_line
+    starter.window.close()
+    run(starter.finish())
+    assert not line._timer.isActive() and not line.isVisible()
+    started: list[object] = []
+    line.run_task = lambda work: (started.append(work), work.close())  # type: ignore[assignment]
+    line.refresh()
+    assert started == []
+
+
 def test_an_ungrouped_chat_says_it_has_no_workspace_knowledge(opened):
     chat, _ = run(opened.ops.new_chat())
     opened.window.select_chat(chat.id)

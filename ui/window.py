@@ -484,6 +484,8 @@ class MainWindow(QMainWindow):
 
     async def before_quit(self) -> None:
         """The draft saved and streaming replies stopped and stored, within a bounded wait."""
+        if self.knowledge is not None:
+            self.knowledge.stop()
         if self.chat_panel is not None:
             await self.chat_panel.before_quit()
 

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QStackedWidget,
                                QTextBrowser, QToolButton, QVBoxLayout, QWidget)
@@ -107,9 +107,12 @@ class DocumentEditor(QWidget):
         self.conflict_text = QLabel("")
         self.conflict_text.setAccessibleName("Knowledge conflict message")
         self.conflict_text.setWordWrap(True)
-        self.see_changes = _button("See changes", "See incoming changes",
-                                   "What the newer version changed since you opened it")
+        self.see_changes = _tool("See its changes ▸", "See incoming changes",
+                                 "What the newer version changed since you opened it")
         self.see_changes.setCheckable(True)
+        self.see_changes.setStyleSheet("QToolButton { color: palette(link); }")
+        self.see_changes.toggled.connect(lambda on: self.see_changes.setText(
+            "Hide its changes ▾" if on else "See its changes ▸"))
         self.see_changes.toggled.connect(self._toggle_incoming)
         self.merge = _button("Merge", "Merge", "Put the newer version's changes into your "
                              "text; review, then Save")
@@ -126,14 +129,16 @@ class DocumentEditor(QWidget):
         self.incoming_view.hide()
         choices = QHBoxLayout()
         choices.setSpacing(6)
-        for button in (self.see_changes, self.merge, self.keep, self.reload):
+        for button in (self.merge, self.keep, self.reload):
             choices.addWidget(button)
         choices.addStretch(1)
         conflict_layout = QVBoxLayout(self.conflict)
         conflict_layout.setContentsMargins(10, 8, 10, 8)
+        conflict_layout.setSpacing(6)
         conflict_layout.addWidget(self.conflict_text)
-        conflict_layout.addLayout(choices)
+        conflict_layout.addWidget(self.see_changes, 0, Qt.AlignmentFlag.AlignLeft)
         conflict_layout.addWidget(self.incoming_view)
+        conflict_layout.addLayout(choices)
         self.conflict.hide()
 
         # ------------------------------------------------ the text and its preview

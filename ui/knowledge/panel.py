@@ -148,6 +148,10 @@ class KnowledgePanel(QWidget):
         if self.instructions.is_dirty():
             self.instructions.save()
 
+    def stop(self) -> None:
+        """At quit: no more reads of the status."""
+        self.editor.status_line.stop()
+
     async def may_leave(self) -> bool:
         """Ask about unsaved changes: True when they are saved or may go."""
         if not self.is_dirty():

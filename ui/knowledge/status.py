@@ -84,6 +84,10 @@ class StatusLine(QWidget):
         self.retry.hide()
         self.progress.hide()
 
+    def stop(self) -> None:
+        """At quit: nothing is read any more."""
+        self._timer.stop()
+
     def set_document(self, document: Document) -> None:
         self.document = document
         self.refresh()
@@ -100,9 +104,15 @@ class StatusLine(QWidget):
             self.refresh()
 
     def refresh(self) -> None:
-        if self.owner is not None and not self.pending:
+        """Read the state again (only while shown: a closed window reads nothing)."""
+        if self.owner is not None and not self.pending and self.isVisible() \
+                and self._timer.isActive():
             self.pending = True
             self.run_task(self._read(self.owner, self._shown))
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.refresh()  # shown again (a tab, the folded panel): the line catches up
 
     # ----------------------------------------------------------------- private
 
