@@ -209,6 +209,22 @@ class FileAdded(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class FileChanged(Event):
+    """A knowledge file's description was edited."""
+
+    workspace: str
+    file_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileRemoved(Event):
+    """A knowledge file was removed (its blob too, when nothing else used it)."""
+
+    workspace: str
+    file_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class SettingChanged(Event):
     """A setting (a key of ``app.settings.DEFAULTS``) was saved."""
 

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from app.blobs import CHUNK, BlobStore, TooLarge
 from app.db import Database, utc_now
 from app.errors import Refused, os_reason
-from app.events import FileAdded, Hub
+from app.events import FileAdded, FileChanged, FileRemoved, Hub
 from app.ids import new_id
 from app.paths import shown
 
@@ -128,6 +128,58 @@ class FileStore:
             )
         if self._hub is not None:
             self._hub.emit(FileAdded(workspace_id, record.id))
+        return record
+
+    def get(self, file_id: str) -> KnowledgeFile:
+        rows = self._db.query(
+            "SELECT id, workspace_id, name, media_type, size, sha256, description, created_at"
+            " FROM knowledge_file WHERE id = ?", (file_id,))
+        if not rows:
+            raise Refused(f"cannot find knowledge file '{file_id}': it was removed")
+        return KnowledgeFile(*rows[0])
+
+    def describe(self, file_id: str, description: str) -> KnowledgeFile:
+        """Set a knowledge file's description (one line: the manifest shows it after the
+        file's name)."""
+        description = " ".join(description.split())
+        with self._db.write() as conn:
+            found = conn.execute("SELECT workspace_id, description FROM knowledge_file"
+                                 " WHERE id = ?", (file_id,)).fetchone()
+            if found is None:
+                raise Refused(f"cannot describe knowledge file '{file_id}': it was removed")
+            if found[1] == description:
+                return self.get(file_id)
+            conn.execute("UPDATE knowledge_file SET description = ? WHERE id = ?",
+                         (description, file_id))
+        if self._hub is not None:
+            self._hub.emit(FileChanged(found[0], file_id))
+        return self.get(file_id)
+
+    def remove(self, file_id: str) -> KnowledgeFile:
+        """Remove a knowledge file.  Its blob goes too, unless another knowledge file or an
+        attachment of a stored message still uses it (the same bytes are stored once)."""
+        with self._db.write() as conn:
+            row = conn.execute(
+                "SELECT id, workspace_id, name, media_type, size, sha256, description,"
+                " created_at FROM knowledge_file WHERE id = ?", (file_id,)).fetchone()
+            if row is None:
+                raise Refused(f"cannot remove knowledge file '{file_id}': it was removed "
+                              "already")
+            record = KnowledgeFile(*row)
+            conn.execute("DELETE FROM knowledge_file WHERE id = ?", (file_id,))
+            used = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM knowledge_file WHERE sha256 = ?)"
+                " OR EXISTS (SELECT 1 FROM message WHERE instr(content, ?) > 0)",
+                (record.sha256, record.sha256)).fetchone()[0]
+            if not used:
+                # Inside the write transaction: no other writer can take the blob up
+                # between the check and the deletion.
+                try:
+                    self.blobs.delete(record.sha256)
+                except OSError:  # a blob left behind costs space, never correctness
+                    pass
+        if self._hub is not None:
+            self._hub.emit(FileRemoved(record.workspace_id, file_id))
         return record
 
     def readable(self, record: KnowledgeFile) -> bool:

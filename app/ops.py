@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from app.cairn import Cairn
     from app.chats import Message
     from app.files import KnowledgeFile
-    from app.knowledge.status import ChatKnowledge
+    from app.knowledge.merge import Hunk, Merged
+    from app.knowledge.status import ChatKnowledge, OwnerKnowledge
     from app.knowledge.store import Conflict, Document, Saved, Version
     from app.recently_removed import RemovedWorkspace
     from app.importing import Imported
@@ -313,6 +314,30 @@ class Operations:
         return await self.run(lambda: self.cairn.knowledge.save(owner, text, source="user",
                                                                 based_on=based_on))
 
+    async def keep_knowledge(self, owner: str, text: str, *, based_on: int, opened_at: int
+                             ) -> tuple[Saved | Conflict, Changes]:
+        """"Keep mine": the person's text, edited from version *opened_at*, saved over the
+        newer version *based_on* they were shown.  The rebuild results it replaces are
+        learned again, on top of it (``app.knowledge.requeue``): their chats run now."""
+        from app.knowledge.requeue import overwritten, rewind
+        from app.knowledge.store import Saved
+
+        store, db = self.cairn.knowledge, self.cairn.registry.db
+
+        def work() -> tuple[Saved | Conflict, dict[str, int]]:
+            result = store.save(owner, text, source="user", based_on=based_on)
+            marks: dict[str, int] = {}
+            if isinstance(result, Saved) and result.document.version > based_on:
+                marks = overwritten(db, owner, opened_at, based_on)
+                rewind(db, marks)
+            return result, marks
+
+        (result, marks), changes = await self.run(work)
+        for chat_id in marks:
+            if self.cairn.registry.chat(chat_id) is not None:
+                self.cairn.scheduler.run_now(chat_id)
+        return result, changes
+
     async def restore_knowledge(self, owner: str, version: int) -> tuple[Document, Changes]:
         return await self.run(lambda: self.cairn.knowledge.restore(owner, version))
 
@@ -321,6 +346,86 @@ class Operations:
 
     async def diff(self, owner: str, old: int, new: int) -> str:
         return await self.read(lambda: self.cairn.knowledge.diff(owner, old, new))
+
+    async def version_text(self, owner: str, version: int) -> str:
+        """A saved version's text ('' for version 0, before the first save)."""
+        if version == 0:
+            return ""
+        return await self.read(lambda: self.cairn.knowledge.version_text(owner, version))
+
+    async def compare(self, owner: str, old: int, new: int) -> list[Hunk]:
+        """Two saved versions as the hunks a diff view shows (version 0: empty)."""
+        from app.knowledge.merge import compare
+
+        store = self.cairn.knowledge
+
+        def work() -> list[Hunk]:
+            before = store.version_text(owner, old) if old else ""
+            after = store.version_text(owner, new) if new else ""
+            return compare(before, after)
+
+        return await self.read(work)
+
+    async def compare_texts(self, old: str, new: str) -> list[Hunk]:
+        from app.knowledge.merge import compare
+
+        return await self.read(lambda: compare(old, new))
+
+    async def merge_knowledge(self, owner: str, base: int, mine: str) -> tuple[Merged, Document]:
+        """The changes made since version *base* put into *mine* (``merge3``), with the
+        current document they came from: the editor then saves on that version."""
+        from app.knowledge.merge import merge3
+
+        store = self.cairn.knowledge
+
+        def work() -> tuple[Merged, Document]:
+            current = store.get(owner)
+            before = store.version_text(owner, base) if base else ""
+            return merge3(before, mine, current.text), current
+
+        return await self.read(work)
+
+    async def knowledge_status(self, owner: str) -> OwnerKnowledge:
+        """What the knowledge panel says about *owner*'s document (``app.knowledge.status``)."""
+        from app.knowledge.status import owner_knowledge
+
+        return await self.read(
+            lambda: owner_knowledge(self.cairn.registry, self.cairn.rebuilder, owner))
+
+    async def retry_knowledge(self, owner: str) -> int:
+        """"Retry now": rebuild at once for the chats with exchanges waiting for *owner*'s
+        document; how many were started."""
+        state = await self.knowledge_status(owner)
+        scheduler = self.cairn.scheduler
+        for chat_id in state.chats:
+            scheduler.run_now(chat_id)
+        return len(state.chats)
+
+    async def save_instructions(self, ws_id: str, *, description: str, instructions: str,
+                                expected: tuple[str, str]) -> tuple[Workspace | None, Changes]:
+        """Save a workspace's description and instructions if they are still *expected*
+        (what the editor opened); None, with nothing written, when they changed meanwhile.
+        Decided on the stored state inside the registry's write."""
+        registry = self.cairn.registry
+
+        class _Moved(Exception):
+            pass
+
+        def decide(ws: Workspace) -> dict[str, Any]:
+            if (ws.description, ws.instructions) != expected and \
+                    (ws.description, ws.instructions) != (description, instructions):
+                raise _Moved
+            return {name: value for name, value in (("description", description),
+                                                    ("instructions", instructions))
+                    if getattr(ws, name) != value}
+
+        def work() -> Workspace | None:
+            try:
+                return registry._change_workspace(ws_id, "change", decide)
+            except _Moved:
+                return None
+
+        return await self.run(work)
 
     # ----------------------------------------------------------------- files
 
@@ -332,6 +437,23 @@ class Operations:
 
     async def files_of(self, ws_ids: Sequence[str]) -> list[KnowledgeFile]:
         return await self.read(lambda: self.cairn.files.of_workspaces(list(ws_ids)))
+
+    async def manifest(self, ws_id: str) -> list[tuple[KnowledgeFile, str]]:
+        """A workspace's own knowledge files, each with its line as the model sees it in the
+        manifest (``app.context.manifest_line``; a folder's files have the folder scope)."""
+        from app.context import manifest_line
+
+        scope = "project" if self.cairn.registry.parent_of(ws_id) is None else "folder"
+        files = await self.files_of([ws_id])
+        return [(f, manifest_line(f, scope)) for f in files]
+
+    async def describe_file(self, file_id: str, description: str
+                            ) -> tuple[KnowledgeFile, Changes]:
+        return await self.run(lambda: self.cairn.files.describe(file_id, description))
+
+    async def remove_file(self, file_id: str) -> tuple[KnowledgeFile, Changes]:
+        """The record, and the blob when nothing else uses it (a file removal on disk)."""
+        return await self.run(lambda: self.cairn.files.remove(file_id))
 
     # ----------------------------------------------------------------- settings and key
 

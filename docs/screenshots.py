@@ -35,9 +35,19 @@ KNOWLEDGE = """## Working style & preferences
 - Dana Ruiz (dana@acme.com) signs off contracts
 - Sam Lee is the designer for the launch
 
+## Assets & links
+- Brand guidelines: brand-guidelines.pdf (knowledge file)
+- Launch brief in Notion: https://notion.so/acme/launch
+
 ## Open questions
 - Do we ship the German site at launch?
 """
+
+# The history the screenshots show: a hand edit, then what a chat taught.
+KNOWLEDGE_BEFORE = KNOWLEDGE.replace(
+    "- Launch date is 2027-04-15 (updated 2026-11-30)\n", "- Launch date is 2027-03-01\n"
+).replace("- Sam Lee is the designer for the launch\n", "").replace(
+    "- Launch brief in Notion: https://notion.so/acme/launch\n", "")
 
 
 REPLY_1 = """Here is the palette as the brand guidelines define it, with the CSS variables the
@@ -130,7 +140,16 @@ def make_data(root: Path) -> None:
     reg.new_chat(folder=str(root / "Recipes"), title="Sourdough timings")
     reg.new_chat(title="Scratch: regex for dates")
     reg.new_chat(title="Trip to Lisbon")
-    cairn.knowledge.save(acme.id, KNOWLEDGE, source="user")
+    cairn.knowledge.save(acme.id, KNOWLEDGE_BEFORE, source="user")
+    cairn.knowledge.save(acme.id, KNOWLEDGE, source="rebuild", chat_id=chat.id)
+    guidelines = root / "brand-guidelines.txt"
+    guidelines.write_text("Acme brand guidelines\n" + "Logo, colour and type rules.\n" * 400)
+    cairn.files.add(acme.id, guidelines, description="Acme Inc brand guidelines: logo usage, "
+                    "palette, typography")
+    brief = root / "q3-launch-brief.md"
+    brief.write_text("# Q3 launch brief\n" + "Timeline, channels, success metrics.\n" * 80)
+    cairn.files.add(acme.id, brief, description="Q3 2026 launch brief — timeline, channels, "
+                    "success metrics")
     cairn.settings.set("knowledge.idle_seconds", 86_400)  # no rebuild while shooting
     # The conversation was learned a few minutes ago (as a rebuild records it).
     with reg.db.write() as conn:
@@ -182,10 +201,32 @@ def main() -> None:
             launch = next(c for c in reg.chats_of(brand.id) if c.title == "Launch copy")
             window.select_chat(launch.id)
             window.chat_panel.composer.set_text("Now a shorter version for the social posts")
+            window.split.setSizes([260, 570, 350])
+            box = window.knowledge.owner_box  # the project's document beside the folder chat
+            box.setCurrentIndex(box.findData(acme.id))
+            window.knowledge._owner_chosen()
             deadline = time.monotonic() + 3
             while time.monotonic() < deadline:  # let it lay out and settle
                 await asyncio.sleep(0.05)
             window.grab().save(str(OUT / f"window-{scheme}.png"))
+            # The knowledge panel on the project's document, then its history's diff.
+            window.select_workspace(acme.id)
+            window.split.setSizes([250, 480, 450])
+            panel = window.knowledge
+            deadline = time.monotonic() + 1.5
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            panel.editor.edit.verticalScrollBar().setValue(0)
+            panel.grab().save(str(OUT / f"knowledge-{scheme}.png"))
+            panel.editor.show_history()
+            history = panel.editor.history
+            history.list.setCurrentRow(0)
+            history.side_by_side.setChecked(False)
+            deadline = time.monotonic() + 1.5
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            panel.grab().save(str(OUT / f"history-{scheme}.png"))
+            panel.editor.show_document()
             starter.show_board()
             board = starter._board
             board.resize(1000, 520)

@@ -266,12 +266,14 @@ def test_memory_is_edited_and_a_conflict_offers_reload(qtbot, open_dialog, onlin
     editor.setPlainText("- Name: Dana\n- Prefers short answers\n")
     online.knowledge.save(PERSONAL, "- Name: Dana\n- Lives in Lisbon\n", source="rebuild")
     click(qtbot, dialog, "Save")
-    conflict = named(dialog, QLabel, "Memory conflict message")
+    conflict = named(dialog, QLabel, "Knowledge conflict message")
     qtbot.waitUntil(conflict.isVisible)
-    assert "changed by a chat" in conflict.text() and "version 2" in conflict.text()
+    assert conflict.text().startswith("A chat updated this document while you were editing "
+                                      "(now version 2)")
+    qtbot.waitUntil(lambda: message(dialog).startswith("Personal memory was not saved"))
     assert online.knowledge.get(PERSONAL).text.endswith("Lisbon\n")  # nothing overwritten
     click(qtbot, dialog, "Reload")
-    assert editor.toPlainText() == "- Name: Dana\n- Lives in Lisbon\n"
+    qtbot.waitUntil(lambda: editor.toPlainText() == "- Name: Dana\n- Lives in Lisbon\n")
     assert not conflict.isVisible() and not dialog.has_unsaved_changes()
 
     editor.setPlainText("- Name: Dana\n- Lives in Lisbon\n- Prefers short answers\n")
@@ -286,12 +288,40 @@ def test_memory_conflict_keep_mine_saves_over_the_newer_version(qtbot, open_dial
     editor.setPlainText("- Mine\n")
     online.knowledge.save(PERSONAL, "- From a chat\n", source="rebuild")
     click(qtbot, dialog, "Save")
-    qtbot.waitUntil(named(dialog, QLabel, "Memory conflict message").isVisible)
+    qtbot.waitUntil(named(dialog, QLabel, "Knowledge conflict message").isVisible)
     click(qtbot, dialog, "Keep mine")
     qtbot.waitUntil(lambda: online.knowledge.get(PERSONAL).text == "- Mine\n")
     assert online.knowledge.get(PERSONAL).version == 2
     assert [v.source for v in online.knowledge.history(PERSONAL)] == ["user", "rebuild"]
     qtbot.waitUntil(lambda: message(dialog) == "Saved.")
+
+
+def test_memory_is_edited_in_the_knowledge_editor_with_its_history(qtbot, open_dialog, online):
+    """Personal memory uses the knowledge panel's editor: the unsaved dot, Ctrl+S, the
+    history with its diff, and Restore."""
+    from PySide6.QtWidgets import QListWidget, QTextBrowser
+
+    online.knowledge.save(PERSONAL, "- Name: Dana\n", source="user")
+    dialog = open_dialog()
+    named(dialog, QTabWidget, "Settings sections").setCurrentIndex(2)  # Memory
+    editor = named(dialog, QPlainTextEdit, "Personal memory")
+    dot = named(dialog, QLabel, "Unsaved changes")
+    editor.setPlainText("- Name: Dana\n- Works in Lisbon\n")
+    assert dialog.has_unsaved_changes() and not dot.isHidden()
+    qtbot.keyClick(editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: online.knowledge.get(PERSONAL).version == 2)
+    qtbot.waitUntil(lambda: dot.isHidden() and message(dialog) == "Saved.")
+    click(qtbot, dialog, "History")
+    rows = named(dialog, QListWidget, "Versions")
+    qtbot.waitUntil(lambda: rows.count() == 2)
+    changes = named(dialog, QTextBrowser, "Changes")
+    qtbot.waitUntil(lambda: "Works in Lisbon" in changes.toPlainText())
+    rows.setCurrentRow(1)
+    click(qtbot, dialog, "Restore")
+    qtbot.waitUntil(lambda: online.knowledge.get(PERSONAL).version == 3)
+    assert online.knowledge.get(PERSONAL).text == "- Name: Dana\n"
+    assert online.knowledge.get(PERSONAL).source == "restore"
+    qtbot.waitUntil(lambda: editor.toPlainText() == "- Name: Dana\n")
 
 
 # ================================================================= accessibility

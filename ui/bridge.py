@@ -53,6 +53,8 @@ class EventBridge(QObject):
     sig_message_stored = Signal(object)  # MessageStored(chat, message_id, role)
     sig_knowledge_saved = Signal(object)  # KnowledgeSaved(owner, version, source)
     sig_file_added = Signal(object)  # FileAdded(workspace, file_id)
+    sig_file_changed = Signal(object)  # FileChanged(workspace, file_id)
+    sig_file_removed = Signal(object)  # FileRemoved(workspace, file_id)
     sig_setting_changed = Signal(object)  # SettingChanged(key)
     sig_rebuild_queued = Signal(object)  # RebuildQueued(chat)
     sig_rebuild_started = Signal(object)  # RebuildStarted(chat)
@@ -119,6 +121,8 @@ _SIGNALS: dict[type[ev.Event], str] = {
     ev.MessageStored: "sig_message_stored",
     ev.KnowledgeSaved: "sig_knowledge_saved",
     ev.FileAdded: "sig_file_added",
+    ev.FileChanged: "sig_file_changed",
+    ev.FileRemoved: "sig_file_removed",
     ev.SettingChanged: "sig_setting_changed",
     ev.RebuildQueued: "sig_rebuild_queued",
     ev.RebuildStarted: "sig_rebuild_started",

@@ -20,14 +20,14 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QKeySequence, QPalette, QShortcut, QStandardItemModel
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFrame,
-                               QGridLayout, QHBoxLayout, QLabel, QLayout, QLineEdit, QMessageBox,
-                               QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QGridLayout,
+                               QHBoxLayout, QLabel, QLayout, QLineEdit, QMessageBox,
+                               QPushButton, QSizePolicy, QSpinBox, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from app.catalog import ModelInfo
 from app.errors import CairnError
-from app.knowledge.store import PERSONAL, Conflict, Document
+from app.knowledge.store import PERSONAL
 from app.ops import Operations
 from app.settings import CHOICES, MAX_IDLE_SECONDS
 
@@ -208,9 +208,8 @@ class SettingsDialog(QDialog):
         self._cairn = cairn
         self._ops = ops
         self._tasks: set[asyncio.Future[Any]] = set()
-        self._memory: Document | None = None  # the personal memory as opened (or last saved)
-        self._conflict_with: Document | None = None  # the newer version a save ran into
         self._has_key = False
+        self._saving = False  # Save is saving the memory: its own message follows
         self.loaded = False  # see sig_loaded
         self.setWindowTitle("Settings")
         self.setAccessibleName("Settings")
@@ -260,7 +259,7 @@ class SettingsDialog(QDialog):
 
     def has_unsaved_changes(self) -> bool:
         return bool(self._key.text().strip()) or bool(self._changed_settings()) \
-            or self._memory_changed()
+            or self._memory.is_dirty()
 
     # ================================================================= building the pages
 
@@ -374,35 +373,20 @@ class SettingsDialog(QDialog):
         return form.page()
 
     def _memory_page(self) -> QWidget:
+        from ui.bridge import EventBridge
+        from ui.knowledge.editor import DocumentEditor
+
         self._memory_on = QCheckBox("Use personal memory in chats")
         self._memory_on.setAccessibleName("Memory")
         help_text = _note("Memory help", muted=True, text=(
             "When on, this document goes with every message and chats keep it up to date. "
             "It never touches a workspace's knowledge."))
-        self._memory_text = QPlainTextEdit()
-        self._memory_text.setAccessibleName("Personal memory")
-        self._memory_text.setPlaceholderText("Loading…")
-        self._memory_text.setReadOnly(True)
-        self._memory_text.setTabChangesFocus(True)
-        self._memory_text.document().setDocumentMargin(10)
-        self._memory_state = _note("Personal memory status", muted=True)
-
-        self._conflict = QFrame()
-        self._conflict.setFrameShape(QFrame.Shape.StyledPanel)
-        self._conflict.setAutoFillBackground(True)
-        self._conflict.setBackgroundRole(QPalette.ColorRole.AlternateBase)
-        self._conflict.setAccessibleName("Memory conflict")
-        self._conflict_text = _note("Memory conflict message")
-        reload = _button("Reload", "Reload", self._reload_memory)
-        reload.setToolTip("Show the newer version; your edits here are dropped")
-        keep = _button("Keep mine", "Keep mine", self._keep_my_memory)
-        keep.setToolTip("Save your text over the newer version (it stays in the history)")
-        bar = QHBoxLayout(self._conflict)
-        bar.setContentsMargins(12, 8, 8, 8)
-        bar.addWidget(self._conflict_text, 1)
-        bar.addWidget(reload)
-        bar.addWidget(keep)
-        self._conflict.hide()
+        # The knowledge panel's editor: the same colours, history and safe save.
+        self._bridge = EventBridge(self._cairn.registry, self)
+        self._memory = DocumentEditor(self._ops, self._bridge, self._cairn.registry,
+                                      self._run, name="Personal memory", own_save=False)
+        self._memory.sig_error.connect(self._say)
+        self._memory.sig_saved.connect(lambda _d: self._memory_saved())
 
         page = QWidget()
         layout = QVBoxLayout(page)
@@ -410,9 +394,7 @@ class SettingsDialog(QDialog):
         layout.setSpacing(10)
         layout.addWidget(self._memory_on)
         layout.addWidget(help_text)
-        layout.addWidget(self._conflict)
-        layout.addWidget(self._memory_text, 1)
-        layout.addWidget(self._memory_state)
+        layout.addWidget(self._memory, 1)
         return page
 
     # ================================================================= reading values
@@ -484,7 +466,7 @@ class SettingsDialog(QDialog):
         return {key: value for key, value in wanted.items() if settings.get(key) != value}
 
     def _memory_changed(self) -> bool:
-        return self._memory is not None and self._memory_text.toPlainText() != self._memory.text
+        return self._memory.is_dirty() or self._memory.incoming is not None
 
     # ================================================================= reacting
 
@@ -554,22 +536,11 @@ class SettingsDialog(QDialog):
         self._key.setEnabled(problem is None)
         self._forget.setEnabled(has_key and not from_env and problem is None)
 
-    def _show_memory(self, document: Document) -> None:
-        self._memory = document
-        self._memory_text.setReadOnly(False)
-        self._memory_text.setPlaceholderText(
-            "Facts about you that every chat should know: your name, your role, how you "
-            "like answers…")
-        self._memory_text.setPlainText(document.text)
-        if document.version:
-            by = {"rebuild": "by a chat", "user": "by you", "restore": "restored",
-                  "import": "imported"}.get(document.source or "", "")
-            when = _local_time(document.updated_at)
-            self._memory_state.setText(f"Version {document.version}"
-                                       + (f", saved {when}" if when else "")
-                                       + (f" {by}" if by else "") + ".")
-        else:
-            self._memory_state.setText("Not saved yet.")
+    def _memory_saved(self) -> None:
+        """A choice in the memory editor (Keep mine) saved it."""
+        if not self._saving:
+            self._say("Saved.")
+            self.sig_saved.emit()
 
     def _say(self, sentence: str) -> None:
         self._message.setText(sentence)
@@ -578,9 +549,13 @@ class SettingsDialog(QDialog):
     # ================================================================= async work
 
     def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        self._run(work)
+
+    def _run(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(self._guarded(work))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
         try:
@@ -609,10 +584,11 @@ class SettingsDialog(QDialog):
         """What needs the keychain or the database: the key's state, personal memory; then
         the models list when this server's is missing or a day old."""
         try:
-            document = await self._ops.document(PERSONAL)
+            opening = self._memory.open(PERSONAL)
+            if opening is not None:
+                await opening
             if not shiboken6.isValid(self):
                 return
-            self._show_memory(document)
             await self._refresh_key_state()
             engine, catalog = self._cairn.engine, self._cairn.catalog
             if self._has_key and catalog.stale(engine.server()):
@@ -665,52 +641,21 @@ class SettingsDialog(QDialog):
         if changes:
             self._fill_models()
         memory_saved = self._memory_changed()
-        if memory_saved and not await self._save_memory(based_on=True):
-            if shiboken6.isValid(self):
-                self._say(("Your other settings were saved, but personal memory was not: "
-                           if key_saved or changes else "Personal memory was not saved: ")
-                          + "it changed since you opened it.")
-            return
+        if memory_saved:
+            self._saving = True
+            try:
+                stored = await self._memory.save_now()
+            finally:
+                self._saving = False
+            if not stored:
+                if shiboken6.isValid(self):
+                    self._say(("Your other settings were saved, but personal memory was not: "
+                               if key_saved or changes else "Personal memory was not saved: ")
+                              + "it changed since you opened it; choose below.")
+                    self._tabs.setCurrentIndex(2)
+                return
         self._say("Saved." if key_saved or changes or memory_saved else "Nothing to save.")
         self.sig_saved.emit()
-
-    async def _save_memory(self, *, based_on: bool) -> bool:
-        """Save the editor's text on the version it was opened at (or over whatever is
-        stored); False, with the choice offered, when a chat saved a newer version meanwhile."""
-        assert self._memory is not None
-        text = self._memory_text.toPlainText()
-        base = self._memory.version if based_on else None
-        result, _ = await self._ops.save_knowledge(PERSONAL, text, based_on=base)
-        if not shiboken6.isValid(self):
-            return False
-        if isinstance(result, Conflict):
-            self._conflict_with = result.current
-            by = "by a chat" if result.current.source == "rebuild" else "elsewhere"
-            self._conflict_text.setText(
-                f"Your personal memory was changed {by} since you opened it (now version "
-                f"{result.current.version}). Reload it, or keep your text?")
-            self._conflict.show()
-            self._tabs.setCurrentIndex(2)
-            return False
-        self._conflict.hide()
-        self._show_memory(result.document)
-        return True
-
-    def _reload_memory(self) -> None:
-        current, self._conflict_with = self._conflict_with, None
-        self._conflict.hide()
-        self._say("")
-        if current is not None:
-            self._show_memory(current)
-
-    def _keep_my_memory(self) -> None:
-        async def keep() -> None:
-            self._busy(True)
-            if await self._save_memory(based_on=False) and shiboken6.isValid(self):
-                self._say("Saved.")
-                self.sig_saved.emit()
-
-        self._start(keep())
 
     def _forget_key(self) -> None:
         async def forget() -> None:

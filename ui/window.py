@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from app.ops import Operations
     from ui.bridge import EventBridge
     from ui.chat.panel import ChatPanel
+    from ui.knowledge import KnowledgePanel
     from ui.sharing import SharingFlows
     from ui.sidebar import Sidebar
 
@@ -84,6 +85,8 @@ class MainWindow(QMainWindow):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._chat_id: str | None = None
         self._workspace_id: str | None = None
+        self.knowledge: KnowledgePanel | None = None
+        self._may_close = False  # the knowledge panel's unsaved changes were dealt with
         self.setWindowTitle("Cairn")
         self.setWindowIcon(QIcon(str(ICONS / "cairn.png")))  # (PNG: no SVG plugin yet)
         self.setAcceptDrops(True)  # a folder dropped anywhere on the window is added
@@ -259,6 +262,7 @@ class MainWindow(QMainWindow):
         self.chat_panel.sig_folders.connect(
             lambda folders: [self.run_task(self.open_folder(f)) for f in folders])
         self.center_stack.addWidget(self.chat_panel)
+        self._attach_knowledge(cairn, ops, bridge)
         self.sidebar_slot.addWidget(self.sidebar)
         self.sidebar_slot.setCurrentWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
@@ -281,6 +285,58 @@ class MainWindow(QMainWindow):
         self.sidebar.tree.setFocus()  # keyboard first: arrows move in the tree at once
         self._ready_pending = True
         self.update()
+
+    def _attach_knowledge(self, cairn: Cairn, ops: Operations, bridge: EventBridge) -> None:
+        """The knowledge panel takes the side panel's place: collapsible from its header,
+        the toolbar (Ctrl+Shift+K) and the splitter; Ctrl+S saves it."""
+        from ui.knowledge import KnowledgePanel
+
+        self.knowledge = KnowledgePanel(cairn.registry, ops, bridge, self.run_task)
+        self.knowledge.sig_error.connect(self.notice.say)
+        old = self.split.replaceWidget(2, self.knowledge)
+        if old is not None:
+            old.hide()
+            old.deleteLater()
+        self.panel = self.knowledge  # type: ignore[assignment]  # the placeholder's place
+        self.split.setCollapsible(2, True)
+        self.split.splitterMoved.connect(lambda _pos, _index: self._panel_moved())
+        toggle = QAction("Knowledge", self)
+        toggle.setCheckable(True)
+        toggle.setToolTip("Show or hide the knowledge panel (Ctrl+Shift+K)")
+        toggle.setShortcut(QKeySequence("Ctrl+Shift+K"))
+        toggle.toggled.connect(self.show_knowledge_panel)
+        bar = self.findChild(QToolBar, "main-toolbar")
+        if bar is not None:
+            bar.insertAction(self.settings_action, toggle)
+            button = bar.widgetForAction(toggle)
+            button.setAccessibleName("Knowledge panel")
+        self.addAction(toggle)
+        self.knowledge_action = toggle
+        self.knowledge.sig_hide.connect(lambda: self.show_knowledge_panel(False))
+        save = QAction(self)
+        save.setShortcut(QKeySequence.StandardKey.Save)
+        save.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        save.triggered.connect(self.knowledge.save)
+        self.addAction(save)
+        hidden = self._state().value("knowledge_hidden", "false") in ("true", True)
+        self.show_knowledge_panel(not hidden)
+
+    def show_knowledge_panel(self, shown: bool) -> None:
+        if self.knowledge is None:
+            return
+        self.knowledge.setVisible(shown)
+        if shown and self.split.sizes()[2] == 0:  # folded by the splitter: open it again
+            sizes = self.split.sizes()
+            self.split.setSizes([sizes[0], max(200, sizes[1] - 300), 300])
+        if self.knowledge_action.isChecked() != shown:
+            self.knowledge_action.setChecked(shown)
+
+    def _panel_moved(self) -> None:
+        folded = self.split.sizes()[2] == 0
+        if self.knowledge is not None and self.knowledge_action.isChecked() == folded:
+            self.knowledge_action.blockSignals(True)
+            self.knowledge_action.setChecked(not folded)
+            self.knowledge_action.blockSignals(False)
 
     def run_task(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Start work on the loop, keep it referenced, and say its refusal as a notice."""
@@ -386,12 +442,36 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------- what is shown
 
     def _chat_selected(self, chat_id: str) -> None:
-        self._chat_id, self._workspace_id = chat_id, None
-        self._show_selection()
+        chat = self.cairn.registry.chat(chat_id) if self.cairn is not None else None
+        self._guarded(chat.workspace_id if chat is not None else None, chat_id, None)
 
     def _workspace_selected(self, ws_id: str) -> None:
-        self._workspace_id, self._chat_id = ws_id, None
-        self._show_selection()
+        self._guarded(ws_id, None, ws_id)
+
+    def _guarded(self, ws_id: str | None, chat_id: str | None, selected_ws: str | None) -> None:
+        """Select, after asking about the knowledge panel's unsaved changes when they
+        would go; Cancel puts the sidebar's selection back."""
+
+        def select() -> None:
+            self._chat_id, self._workspace_id = chat_id, selected_ws
+            self._show_selection()
+
+        panel = self.knowledge
+        if panel is None or not panel.would_leave(ws_id):
+            select()
+            return
+        before = (self._chat_id, self._workspace_id)
+
+        async def ask() -> None:
+            if await panel.may_leave():
+                select()
+            elif self.sidebar is not None:
+                if before[0] is not None:
+                    self.sidebar.select_chat(before[0])
+                elif before[1] is not None:
+                    self.sidebar.select_workspace(before[1])
+
+        self.run_task(ask())
 
     def _core_changed(self, _event: object) -> None:
         self._show_selection()
@@ -400,7 +480,6 @@ class MainWindow(QMainWindow):
         if self.cairn is None:
             self.header.setText("")
             self.center_text.setText("")
-            self.panel.setText("")
             return
         self._show_selection()
 
@@ -418,7 +497,8 @@ class MainWindow(QMainWindow):
                 "Pick a chat on the left, or start one with New chat (Ctrl+N).\n\n"
                 "Add a folder with Add workspace (Ctrl+Shift+N), by dropping it here, or from "
                 "a terminal with: cairn PATH")
-            self.panel.setText("")
+            if self.knowledge is not None:
+                self.knowledge.show_workspace(None)
             return
         trail = []
         if ws is not None:
@@ -441,17 +521,9 @@ class MainWindow(QMainWindow):
         else:
             self._leave_chat()
             self.center_text.setText("Start a chat in this workspace with New chat (Ctrl+N).")
-        if ws is not None:
-            status = "⚠ folder missing — use “Move to folder…”" if ws.status != "ok" else ""
-            lines = [f"<b>{_escape(ws.title)}</b>", f"<small>{_escape(ws.path)}</small>",
-                     f"Build status: {ws.build_status}"]
-            if status:
-                lines.append(status)
-            if ws.description:
-                lines.append(_escape(ws.description))
-            self.panel.setText("<br>".join(lines))
-        else:
-            self.panel.setText("Ungrouped chat: no workspace knowledge.")
+        if self.knowledge is not None:
+            self.knowledge.show_workspace(ws.id if ws is not None else None,
+                                          ungrouped=chat is not None and ws is None)
 
     def _leave_chat(self) -> None:
         self.center_stack.setCurrentWidget(self.overview)
@@ -460,6 +532,8 @@ class MainWindow(QMainWindow):
 
     async def before_quit(self) -> None:
         """The draft saved and streaming replies stopped and stored, within a bounded wait."""
+        if self.knowledge is not None:
+            self.knowledge.stop()
         if self.chat_panel is not None:
             await self.chat_panel.before_quit()
 
@@ -485,6 +559,9 @@ class MainWindow(QMainWindow):
             state.setValue("expanded", self.sidebar.expanded_ids())
         state.setValue("chat", self._chat_id or "")
         state.setValue("workspace", self._workspace_id or "")
+        if self.knowledge is not None:
+            state.setValue("knowledge_hidden", "false" if self.knowledge_action.isChecked()
+                           else "true")
         state.sync()
 
     # ----------------------------------------------------------------- Qt overrides
@@ -508,6 +585,17 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        panel = self.knowledge
+        if panel is not None and panel.is_dirty() and not self._may_close:
+            event.ignore()  # ask first; close again once the changes are saved or may go
+
+            async def ask() -> None:
+                if await panel.may_leave():
+                    self._may_close = True
+                    self.close()
+
+            self.run_task(ask())
+            return
         try:
             self.save_state()
         except Exception:  # the window state is a comfort: never a reason not to quit
@@ -526,10 +614,6 @@ class MainWindow(QMainWindow):
             self._ready_pending = False
             # The filled window has been laid out and painted: say so after this paint.
             QTimer.singleShot(0, self.sig_ready.emit)
-
-
-def _escape(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 __all__ = ["MainWindow", "Notice", "icon"]

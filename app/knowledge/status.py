@@ -75,3 +75,78 @@ def ago(stamp: str, now: datetime | None = None) -> str:
     if seconds < 30 * 86_400:
         return f"{int(seconds // 86_400)} days ago"
     return then.date().isoformat()
+
+
+# ===================================================================== one document
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerKnowledge:
+    """What the knowledge panel's status line says about one document (a workspace's, or
+    personal memory): the chats with exchanges waiting for it, its last success, its last
+    failure when nothing succeeded since."""
+
+    waiting: int  # qualifying exchanges not learned yet, over the chats below
+    chats: tuple[str, ...]  # those chats (what "Retry now" runs)
+    learned_at: str | None
+    failure: str | None
+
+
+SOURCE_WORDS = {"rebuild": "Updated from a chat", "user": "Edited by you",
+                "restore": "Restored from the history", "import": "Imported"}
+
+
+def owner_knowledge(registry: Registry, rebuilder: Rebuilder, owner: str) -> OwnerKnowledge:
+    """The state of *owner*'s document (storage thread: it reads what is pending).
+
+    A workspace's document learns from the chats in it and in its folders; personal memory
+    from every chat.
+    """
+    from app.knowledge.store import PERSONAL
+
+    if owner == PERSONAL:
+        candidates = rebuilder.waiting()
+    else:
+        ids: list[str] = []
+        stack = [owner]
+        while stack:
+            ws_id = stack.pop()
+            ids += [chat.id for chat in registry.chats_of(ws_id)]
+            stack += [child.id for child in registry.children(ws_id)]
+        candidates = _with_news(registry, ids)
+    waiting: dict[str, int] = {}
+    for chat_id in candidates:
+        count = sum(e.qualifies for e in rebuilder.pending(chat_id))
+        if count:
+            waiting[chat_id] = count
+    rows = registry.db.query(
+        "SELECT last_success, last_error, last_error_at FROM knowledge_status WHERE owner = ?",
+        (owner,))
+    success, error, error_at = rows[0] if rows else (None, None, None)
+    failing = bool(error and (not success or (error_at or "") > success))
+    return OwnerKnowledge(sum(waiting.values()), tuple(waiting), success,
+                          error if failing else None)
+
+
+def _with_news(registry: Registry, chat_ids: list[str]) -> list[str]:
+    """Those of *chat_ids* with a message of the conversation after their watermark."""
+    found: list[str] = []
+    for start in range(0, len(chat_ids), 500):  # well under SQLite's variable limit
+        part = chat_ids[start:start + 500]
+        marks = ", ".join("?" * len(part))
+        found += [r[0] for r in registry.db.query(
+            f"SELECT c.id FROM chat c WHERE c.id IN ({marks}) AND EXISTS (SELECT 1 FROM"
+            " message m WHERE m.chat_id = c.id AND m.superseded_by IS NULL"
+            " AND m.id > c.knowledge_watermark)", part)]
+    return found
+
+
+def document_line(source: str | None, updated_at: str | None, waiting: int,
+                  now: datetime | None = None) -> str:
+    """"Updated from a chat 2 min ago · 3 exchanges waiting", "Edited by you yesterday"."""
+    parts: list[str] = []
+    if source and updated_at:
+        parts.append(f"{SOURCE_WORDS.get(source, 'Saved')} {ago(updated_at, now)}")
+    if waiting:
+        parts.append(f"{waiting} exchange{'' if waiting == 1 else 's'} waiting")
+    return " · ".join(parts)
