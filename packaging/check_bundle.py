@@ -78,6 +78,21 @@ def cli_round_trip(exe: Path, tmp: Path) -> None:
     cairn("import", str(export), str(tmp / "Imported"))
     titles = [w["title"] for w in cairn("workspace", "list", "--json")]
     check(titles.count("Acme Inc") == 2, "command line: export, then import into another folder")
+    # A turn against the fake Anthropic server on 127.0.0.1 (tests/fake_anthropic.py, standard
+    # library only): the SDK, httpx2, truststore and the storage of a reply, all frozen.
+    sys.path.insert(0, str(ROOT))
+    from tests.fake_anthropic import FakeAnthropic
+
+    with FakeAnthropic() as fake:
+        fake.reply_text("Brand colours: orange #FF5500.")  # under 80 characters: no rebuild
+        asked = run([str(exe), "ask", "--chat", chat["id"], "What are our brand colours?"],
+                    {**env, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": fake.base_url},
+                    cwd=tmp)
+    stored = cairn("chat", "show", chat["id"], "--json")
+    check(asked.returncode == 0 and "#FF5500" in asked.stdout
+          and stored["messages"][-1]["status"] == "complete",
+          "command line: `cairn ask` streams a reply from a fake server on 127.0.0.1 and stores it"
+          + ("" if asked.returncode == 0 else f": {asked.returncode} {asked.stderr[-500:]}"))
     bad = run([str(exe), "workspace", "add", "relative/path"], env, cwd=tmp)
     check(bad.returncode == 1 and "not fully qualified" in bad.stderr,
           "command line: a refused operation exits 1 with its sentence on stderr")
