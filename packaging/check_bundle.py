@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -26,12 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {"setuptools", "pkg_resources", "_distutils_hack", "distutils", "pip", "wheel",
              "pytest", "_pytest", "pytestqt", "pytest_asyncio", "hypothesis"}
 failures: list[str] = []
+passes: list[str] = []
 
 
 def check(ok: bool, what: str) -> None:
     print(("ok    " if ok else "FAIL  ") + what, flush=True)
-    if not ok:
-        failures.append(what)
+    (passes if ok else failures).append(what)
 
 
 def bundle_env(data: Path) -> dict[str, str]:
@@ -93,6 +94,11 @@ def cli_round_trip(exe: Path, tmp: Path) -> None:
           and stored["messages"][-1]["status"] == "complete",
           "command line: `cairn ask` streams a reply from a fake server on 127.0.0.1 and stores it"
           + ("" if asked.returncode == 0 else f": {asked.returncode} {asked.stderr[-500:]}"))
+    if sys.platform == "linux":  # the dynamic loader names every library it opens
+        traced = run([str(exe), "workspace", "list"], {**env, "LD_DEBUG": "files"}, cwd=tmp)
+        qt = sorted(set(re.findall(r"file=(\S*libQt6\w+)", traced.stderr)))
+        check(traced.returncode == 0 and not qt,
+              f"command line: `workspace list` loads no Qt library: {qt or 'none'}")
     bad = run([str(exe), "workspace", "add", "relative/path"], env, cwd=tmp)
     check(bad.returncode == 1 and "not fully qualified" in bad.stderr,
           "command line: a refused operation exits 1 with its sentence on stderr")
@@ -165,7 +171,7 @@ def main() -> int:
         shipped = bundle_contents(bundle, exe) & FORBIDDEN
         check(not shipped, f"no build tool or dev package in the bundle: {sorted(shipped) or 'none'}")
         if failures:
-            print(f"\n{len(failures)} check(s) failed", file=sys.stderr)
+            print(f"\nbundle: {len(passes)} passed, {len(failures)} failed")
             return 1
         if args.rounds:
             rows = start_times(exe, tmp / "timing", args.rounds)
@@ -183,7 +189,7 @@ def main() -> int:
         for label, frozen, via_uv, bare in rows:
             print(f"| {label} | {frozen * 1000:.0f} ms | {via_uv * 1000:.0f} ms | "
                   f"{bare * 1000:.0f} ms | {frozen / via_uv:.2f}× |")
-    print("\nall checks passed")
+    print(f"\nbundle: {len(passes)} passed, 0 failed")
     return 0
 
 

@@ -18,6 +18,11 @@ WANT="${CAIRN_BUILD_PYTHON:-3.12}"
 if ! PYTHON="$(uv python find "$WANT" 2>/dev/null)"; then
     PYTHON="$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$WANT"*/bin/python"$WANT" 2>/dev/null | sort -V | tail -n 1 || true)"
 fi
+if [[ -z "$PYTHON" && -z "${CAIRN_BUILD_PYTHON:-}" ]]; then
+    # Asked for nothing in particular: a check on the project's own Python beats no check.
+    PYTHON="$(uv python find 2>/dev/null || true)"
+    [[ -n "$PYTHON" ]] && echo "check_bundle.sh: no Python $WANT here, building with $PYTHON" >&2
+fi
 if [[ -z "$PYTHON" ]]; then
     echo "check_bundle.sh: no Python $WANT found (uv python install $WANT, or set CAIRN_BUILD_PYTHON)" >&2
     exit 1
