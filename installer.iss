@@ -116,7 +116,8 @@ Root: HKA; Subkey: "Software\Classes\Directory\shell\Cairn"; ValueType: string; 
 Root: HKA; Subkey: "Software\Classes\Directory\shell\Cairn\command"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"" open ""%1"""; Tasks: contextmenu
 Root: HKA; Subkey: "Software\Classes\Directory\Background\shell\Cairn"; ValueType: string; ValueName: ""; ValueData: "Open in Cairn"; Flags: uninsdeletekey; Tasks: contextmenu
 Root: HKA; Subkey: "Software\Classes\Directory\Background\shell\Cairn"; ValueType: string; ValueName: "Icon"; ValueData: """{app}\Cairn.exe"",0"; Tasks: contextmenu
-Root: HKA; Subkey: "Software\Classes\Directory\Background\shell\Cairn\command"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"" open ""%V"""; Tasks: contextmenu
+; %V\. rather than %V: for a drive's root %V ends in a backslash, and \" would escape the quote.
+Root: HKA; Subkey: "Software\Classes\Directory\Background\shell\Cairn\command"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"" open ""%V\."""; Tasks: contextmenu
 
 [Run]
 Filename: "{app}\Cairn.exe"; Description: "{cm:LaunchProgram,Cairn}"; Flags: nowait postinstall skipifsilent
