@@ -5,6 +5,12 @@
 # Needs uv and Inno Setup 6.3+ (winget install JRSoftware.InnoSetup). Set CAIRN_ISCC to the full
 # path of ISCC.exe if it is not on PATH or in a standard install location, and CAIRN_BUILD_PYTHON
 # to bundle a Python other than 3.12.
+#
+# Signing: set CAIRN_SIGNTOOL to a signtool command line without the file, e.g.
+#   signtool sign /fd sha256 /tr http://timestamp.digicert.com /td sha256 /sha1 <certificate thumbprint>
+# (no quotes inside: the same line goes to cmd.exe and, through /S, to ISCC).
+# Cairn.exe and cairn.com are signed before ISCC packs them; ISCC then signs Setup and the
+# uninstaller with the same command (installer.iss: SignTool=cairn).
 
 # Stop at the first failing cmdlet; native programs are checked through $LASTEXITCODE below.
 $ErrorActionPreference = 'Stop'
@@ -25,11 +31,15 @@ function Invoke-Native {
 }
 
 # Installers ship Python 3.12 (DESIGN.md section 2) while development may run 3.11, so the build has its
-# own environment and leaves the developer's .venv alone. --locked: build exactly what uv.lock
-# pins, and fail if the lock is stale rather than resolve something new.
+# own environment and leaves the developer's .venv alone: exactly what uv.lock pins without the
+# dev group (--locked fails on a stale lock; sync removes anything else), plus the pinned
+# PyInstaller of packaging\build-requirements.txt.
 if (-not $env:UV_PROJECT_ENVIRONMENT) { $env:UV_PROJECT_ENVIRONMENT = 'build\venv' }
 $Python = if ($env:CAIRN_BUILD_PYTHON) { $env:CAIRN_BUILD_PYTHON } else { '3.12' }
-$UvRun = @('run', '--locked', '--python', $Python)
+Invoke-Native 'uv' @('sync', '--locked', '--no-dev', '--python', $Python)
+Invoke-Native 'uv' @('pip', 'install', '--python', $env:UV_PROJECT_ENVIRONMENT, '--require-hashes',
+                     '-r', 'packaging\build-requirements.txt')
+$UvRun = @('run', '--no-sync')
 
 # pyproject.toml is the only place the version is written.
 $ReadVersion = "import tomllib; print(tomllib.load(open('pyproject.toml', 'rb'))['project']['version'])"
@@ -39,8 +49,21 @@ if (-not $Version) { throw 'could not read the version from pyproject.toml' }
 $FileVersion = [regex]::Match($Version, '^\d+(\.\d+){0,3}').Value
 
 Write-Host "==> Building Cairn $Version"
-# PyInstaller is a build tool, not a dependency of the app: keep it out of uv.lock.
-Invoke-Native 'uv' ($UvRun + @('--with', 'pyinstaller>=6.10', 'pyinstaller', '--noconfirm', '--clean', 'packaging\cairn.spec'))
+Invoke-Native 'uv' ($UvRun + @('pyinstaller', '--noconfirm', '--clean', 'packaging\cairn.spec'))
+
+# The bundle must say the version it was built from: the console entry answers on stdout.
+$Said = "$(Invoke-Native '.\dist\Cairn\cairn.com' @('--version'))".Trim()
+if ($Said -ne "Cairn $Version") { throw "dist\Cairn\cairn.com --version said '$Said', not 'Cairn $Version'" }
+
+$SignArgs = @()
+if ($env:CAIRN_SIGNTOOL) {
+    Write-Host '==> Signing Cairn.exe and cairn.com'
+    foreach ($Exe in @('dist\Cairn\Cairn.exe', 'dist\Cairn\cairn.com')) {
+        Invoke-Native 'cmd.exe' @('/c', "$env:CAIRN_SIGNTOOL `"$Exe`"")
+    }
+    # ISCC replaces $f with the quoted file name; it signs Setup and the uninstaller.
+    $SignArgs = @('/DSign', "/Scairn=$env:CAIRN_SIGNTOOL `$f")
+}
 
 $Iscc = $env:CAIRN_ISCC
 if (-not $Iscc) {
@@ -56,6 +79,6 @@ if (-not $Iscc) {
 if (-not $Iscc) { throw 'ISCC.exe not found: install Inno Setup 6 or set CAIRN_ISCC' }
 
 Write-Host "==> Making the installer with $Iscc"
-Invoke-Native $Iscc @("/DAppVersion=$Version", "/DFileVersion=$FileVersion", 'installer.iss')
+Invoke-Native $Iscc (@("/DAppVersion=$Version", "/DFileVersion=$FileVersion") + $SignArgs + @('installer.iss'))
 
 Write-Host "==> Done: dist\Cairn-$Version-setup.exe"

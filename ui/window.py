@@ -152,6 +152,9 @@ class MainWindow(QMainWindow):
         self.import_action.triggered.connect(lambda: self.sharing and self.sharing.choose_bundle())
         self.removed_action = menu.addAction("Recently removed…")
         self.removed_action.triggered.connect(lambda: self.sharing and self.sharing.show_removed())
+        from ui.about import show_about  # version and licences; macOS puts it in the app menu
+        about = menu.addAction("About Cairn", lambda: show_about(self))
+        about.setMenuRole(QAction.MenuRole.AboutRole)
         menu.addSeparator()
         quit_action = menu.addAction("Quit")
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
