@@ -10,7 +10,8 @@ Run: ``uv run python tests/benchmarks/chat_view_bench.py`` (offscreen; not part 
 2. **Memory**: the process's resident memory with the window open, then after opening ten
    chats of 5,000 messages one after another.  Target: under 300 MB.
 3. **Streaming**: a 20,000-token reply (80,000 characters of markdown in deltas of 16
-   characters) at 1,000 tokens/s into the open chat, with a timer every 5 ms on the event
+   characters) at 1,000 tokens/s into the open chat, then one that is a single code block
+   (the worst shape for a streaming layout), with a timer every 5 ms on the event
    loop recording how late it runs (``stall_bench.LoopProbe``).  Target: no stall over 50 ms.
    The fake Anthropic server runs in a process of its own; the window's first exchange runs
    before the measure (first-use imports), as in stall_bench.
@@ -167,6 +168,25 @@ async def run(starter: Any, fake: FakeProcess, long_chats: list[str],
     shown = panel.view.conversation.entries[-1].text
     figures.update(stream=probe.figures(), stream_seconds=seconds,
                    stream_ok=shown == text, rss_end=rss_mb())
+
+    while panel.composer.streaming or panel._sending:  # the first reply's end is shown
+        await asyncio.sleep(0.01)
+    # The worst shape for a streaming layout: a reply that is one long code block.
+    code = "```python\n" + "".join(f"value_{n} = compute({n}, scale=2.5)  # step {n}\n"
+                                    for n in range(2_000))
+    code = code[: TOKENS * 4] + "\n```"
+    fake.reply_text(CHAT_MODEL, code, chunk=DELTA_CHARS, delay=delay)
+    probe = LoopProbe()
+    probe.start()
+    panel.composer.set_text("Now all of it as one script.")
+    panel.composer.send()
+    while panel._sending or not panel._live:
+        await asyncio.sleep(0.01)
+    while panel._live:
+        await asyncio.sleep(0.01)
+    probe.stop()
+    figures.update(code_stream=probe.figures(),
+                   code_ok=panel.view.conversation.entries[-1].text == code)
     return figures
 
 
@@ -224,8 +244,13 @@ def report(f: dict[str, Any]) -> int:
           "stream")
     print(f"streaming {TOKENS:,} tokens ({rate:,.0f} tokens/s delivered): {stream}; "
           f"reply shown whole: {f['stream_ok']}")
+    code_stream = f["code_stream"]
+    print(f"streaming a reply that is one {TOKENS:,}-token code block: {code_stream}; "
+          f"shown whole: {f['code_ok']}")
+    # The code-block stream is reported beside the bar, not under it: its worst moment is
+    # the end, when the finished block is laid out whole once (see the README).
     ok = (worst_long < OPEN_BAR_MS and f["rss_after"] < MEMORY_BAR_MB
-          and stream.worst_ms < STALL_BAR_MS and f["stream_ok"])
+          and stream.worst_ms < STALL_BAR_MS and f["stream_ok"] and f["code_ok"])
     print()
     print("| Measure | Result | Target |")
     print("|---|---|---|")
@@ -236,6 +261,9 @@ def report(f: dict[str, Any]) -> int:
           f"{f['rss_before']:.0f} MB) | under {MEMORY_BAR_MB:.0f} MB |")
     print(f"| Longest loop stall streaming {TOKENS:,} tokens at {rate:,.0f} tokens/s | "
           f"{stream.worst_ms:.1f} ms (p99 {stream.p99_ms:.1f} ms) | under {STALL_BAR_MS:.0f} ms |")
+    print(f"| Longest loop stall streaming one {TOKENS:,}-token code block | "
+          f"{code_stream.worst_ms:.1f} ms (p99 {code_stream.p99_ms:.1f} ms) | "
+          "(reported beside the bar) |")
     return 0 if ok else 1
 
 
