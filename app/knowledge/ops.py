@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from app.knowledge import document as doc
+from app.knowledge import tokens as tk
 from app.knowledge.document import Entry, Parsed, Splice
 
 ADDS_PER_EXCHANGE = 3
@@ -34,7 +35,7 @@ TARGETS: dict[str, str] = {"project": "P", "folder": "F", "personal": "U"}
 
 _REF = re.compile(r"\s*([PFU])([0-9]{1,9})\s*")
 _BREAKS = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
-_LABEL = re.compile(r"\A[PFU][0-9]{1,9}:\s*")  # the label the model was shown, echoed
+_LABEL = re.compile(r"\A([PFU][0-9]{1,9}):\s*")  # the label the model was shown, echoed
 _BULLETS = re.compile(r"\A(?:[-*+](?:\s+|\Z))+")
 _MARK = re.compile(r"\s*\(updated \d{4}-\d{2}-\d{2}\)")
 _MARK_DATE = re.compile(r"\(updated (\d{4}-\d{2}-\d{2})\)")
@@ -68,6 +69,7 @@ class _Edit:
     entry: int
     text: str | None  # None: the entry goes away (merged into another)
     whole: bool  # replace all its lines, not just its leading paragraph
+    carried: tuple[int, ...] = ()  # merged entries whose sub-items and blocks follow this one
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class _Batch:
     today: str
     add_cap: int
     seen: dict[str, str]  # normalised entry text -> where it is, for duplicate detection
+    labels: frozenset[str] = frozenset()  # every label shown
     claimed: set[str] = field(default_factory=set)
     adds: int = 0
 
@@ -142,7 +145,9 @@ def _batch(layers: Sequence[Layer], exchanges: str, today: str, qualifying: int,
         for entry in parsed.entries:
             _remember(seen, parsed, entry, "an entry of another document of this chat")
     cap = ADDS_PER_EXCHANGE * max(qualifying, 0) if isinstance(qualifying, int) else 0
-    return _Batch(docs, _squash(exchanges), today, cap, seen)
+    labels = frozenset(f"{d.layer.prefix}{n}" for d in docs.values()
+                       for n in range(1, len(d.parsed.entries) + 1))
+    return _Batch(docs, _squash(exchanges), today, cap, seen, labels)
 
 
 def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) -> None:
@@ -152,9 +157,23 @@ def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) ->
         seen.setdefault(doc.normalise(text), where)
 
 
+# Quoting a formatted reply loosely is still quoting it: emphasis and code ticks go, and
+# typographic quotes, dashes, ellipses and spaces read as their plain forms.
+_PLAIN = str.maketrans({
+    **dict.fromkeys("‘’‚‛′", "'"), **dict.fromkeys("“”„‟″«»", '"'),
+    **dict.fromkeys("‐‑‒–—―−", "-"), "…": "...", **dict.fromkeys("*_`~", ""),
+})
+
+
 def _squash(text: str) -> str:
-    """Case and whitespace ignored: evidence may be re-wrapped or re-cased by the model."""
-    return "".join(text.split()).casefold()
+    """Case, whitespace, markdown emphasis, code ticks and typographic variants ignored:
+    evidence may be re-wrapped, re-cased or quoted from a formatted reply."""
+    return "".join(text.translate(_PLAIN).casefold().split())
+
+
+def _values(text: str) -> list[str]:
+    """The hard tokens of *text* as written (names aside), with repeats."""
+    return [t.value for t in tk.tokens(text) if t.kind != "name"]
 
 
 # =============================================================================== checking
@@ -187,10 +206,12 @@ def _check_add(batch: _Batch, op: dict, position: int) -> _Change | str:
                 if target == "folder" else
                 "Personal memory is switched off, so nothing can be added to it."
                 if target == "personal" else "There is no project document to add to.")
-    if section not in doc.SECTIONS:
+    canonical = doc.canonical_section(section)
+    if canonical is None:
         return f"The section must be one of: {', '.join(doc.SECTIONS)}."
-    text, problem = _clean(raw)
-    problem = problem or _evidence_problem(batch, evidence)
+    section = canonical
+    text, problem = _clean(raw, label=batch.labels)
+    problem = problem or _evidence_problem(batch, evidence, _values(text))
     if problem:
         return problem
     key = doc.normalise(text)
@@ -215,23 +236,52 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     if isinstance(found, str):
         return found
     label, d, entry = found
-    text, problem = _clean(raw)
-    problem = problem or _evidence_problem(batch, evidence)
+    text, problem = _clean(raw, label=label)
     if problem:
         return problem
-    head = "".join(d.parsed.lines[entry.start:entry.head_end]) or entry.text
-    if doc.normalise(text) == doc.normalise(head):
+    old = doc.head(d.parsed, entry)
+    gained = tk.gained_by_kind(old, text)
+    problem = (_evidence_problem(batch, evidence, [v for k, vs in gained.items() if k != "name"
+                                                   for v in vs])
+               or _update_problem(label, old, text, evidence))
+    if problem:
+        return problem
+    if doc.normalise(text) == doc.normalise(old):
         return f"The new text of {label} says the same as the entry, so nothing changes."
     marked = f"{text} (updated {batch.today})"
-    _, new_entry = doc.head_splice(d.parsed, entry, marked, whole=False)
-    lost = doc.missing_tokens(entry.text, new_entry)
-    if lost:
-        return (f"The new text of {label} drops {_listing(lost)}; keep old values, "
-                "e.g. as \"(was …)\".")
     batch.claimed.add(label)
     batch.seen.setdefault(doc.normalise(text), f"the updated {label}")
     applied = {"op": "update", "ref": label, "text": marked, "evidence": evidence}
     return _Change(position, d.layer.key, op, applied, edits=(_Edit(entry.index, marked, False),))
+
+
+def _update_problem(label: str, old: str, new: str, evidence: str) -> str:
+    """Why *new* may not replace *old* ('' when it may): a value leaves only by substitution —
+    a new one of its kind that the evidence states — and a negation only when the evidence
+    is about the entry; values must not trade places."""
+    said = _squash(evidence)
+    grounded = {kind: [v for v in values if _squash(v) in said]
+                for kind, values in tk.gained_by_kind(old, new).items()}
+    for kind, gone in sorted(tk.lost_by_kind(old, new).items()):
+        if len(gone) > len(grounded.get(kind, [])):
+            what = "name" if kind == "name" else "value of the same kind"
+            return (f"The new text of {label} drops {_listing(gone)} with no new {what} from "
+                    "the evidence in its place; keep it, or quote the new value as evidence.")
+    if tk.negations(new) < tk.negations(old) and not _about(evidence, old):
+        return (f"The new text of {label} drops a negation (never, not, no …) that the "
+                "evidence does not take back.")
+    moved = [pair for pair in tk.swapped(old, new) if _squash(pair) not in said]
+    if moved:
+        return f"The new text of {label} puts values next to other labels ({_listing(moved)})."
+    return ""
+
+
+def _about(evidence: str, old: str) -> bool:
+    """Whether *evidence* speaks of the entry: it shares one of its names, values or longer
+    words (not the common ones)."""
+    def words(text: str) -> set[str]:
+        return {w.casefold() for w in re.findall(r"[^\W_]{4,}", text)} - tk.OPENERS
+    return bool(words(evidence) & (words(old) | tk.names(old)))
 
 
 def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
@@ -251,21 +301,50 @@ def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
         return "A merge must name each entry once."
     if len({d.layer.key for _, d, _ in resolved}) != 1:
         return "The refs of one merge must all belong to the same document."
-    text, problem = _clean(raw)
+    d = resolved[0][1]
+    bare = [label for label, _, e in resolved if e.head_end == e.start]
+    if bare:
+        return f"{bare[0]} does not open with a line of text, so it cannot be merged."
+    text, problem = _clean(raw, label=labels)
+    if problem:
+        return problem
+    heads = [(label, doc.head(d.parsed, e)) for label, _, e in resolved]
+    problem = _merge_problem(heads, text)
     if problem:
         return problem
     dates = [m[1] for _, _, e in resolved for m in _MARK_DATE.finditer(e.text)]
     final = f"{text} (updated {max(dates)})" if dates else text
-    lost = sorted({t for _, _, e in resolved for t in doc.missing_tokens(e.text, final)})
-    if lost:
-        return f"The merged text drops {_listing(lost)}, so the merge was refused."
     batch.claimed.update(labels)
     batch.seen.setdefault(doc.normalise(text), "the merged " + "+".join(labels))
-    d = resolved[0][1]
-    edits = tuple(_Edit(e.index, final if i == 0 else None, True)
-                  for i, (_, _, e) in enumerate(resolved))
+    # The merged entry takes the first ref's place, unless that is an open question and
+    # another ref is not: an answered question leaves Open questions this way.
+    entries = [e for _, _, e in resolved]
+    place = next((e for e in entries if doc.canonical_section(e.section or "") != doc.SECTIONS[5]),
+                 entries[0])
+    others = tuple(e.index for e in entries if e is not place)
+    edits = (_Edit(place.index, final, False, others),) + tuple(
+        _Edit(index, None, True) for index in others)
     applied = {"op": "merge", "refs": labels, "text": final}
     return _Change(position, d.layer.key, op, applied, edits=edits)
+
+
+def _merge_problem(heads: list[tuple[str, str]], text: str) -> str:
+    """Why *text* cannot stand for the merged entries ('' when it can): a merge compresses,
+    it never forgets a value, a name or a negation, and never moves a value to another
+    label.  Sub-items are carried under the merged entry by code."""
+    for label, old in heads:
+        lost = tk.missing_tokens(old, text)
+        if lost:
+            return (f"The merged text drops {_listing(lost)} of {label}, so the merge was "
+                    "refused.")
+    if tk.negations(text) < sum(tk.negations(old) for _, old in heads):
+        return ("The merged text has fewer negations (never, not, no …) than the entries it "
+                "merges, so the merge was refused.")
+    moved = tk.swapped("\n".join(old for _, old in heads), text)
+    if moved:
+        return (f"The merged text puts values next to other labels ({_listing(moved)}), so "
+                "the merge was refused.")
+    return ""
 
 
 def _strings(op: dict, *keys: str) -> list[str] | None:
@@ -288,11 +367,16 @@ def _resolve(batch: _Batch, ref: str) -> tuple[str, _Doc, Entry] | str:
     return f"{ref[:40]!r} names no entry of the documents shown."
 
 
-def _clean(raw: str) -> tuple[str, str]:
+def _clean(raw: str, *, label: str | Collection[str] = ()) -> tuple[str, str]:
     """An op's text as one entry line, and why it cannot be one ('' when it can). Code owns
-    the ``(updated …)`` marks, so any the model wrote go."""
-    text = _BREAKS.sub(" ", raw).strip()
-    text = _BULLETS.sub("", _LABEL.sub("", _BULLETS.sub("", text)))
+    the ``(updated …)`` marks, so any the model wrote go; so does one echoed *label* (only a
+    label it was shown: "P0: …" or a hand-written "P1:" in another entry are text)."""
+    if not _encodable(raw):
+        return raw, "The text holds characters that cannot be stored (a lone surrogate)."
+    text = _BULLETS.sub("", _BREAKS.sub(" ", raw).strip())
+    echoed = _LABEL.match(text)
+    if echoed and echoed[1] in ({label} if isinstance(label, str) else set(label)):
+        text = _BULLETS.sub("", text[echoed.end():])
     text = _MARK.sub("", text).strip()
     if _HEADING.match(text):
         return text, "The text is a heading; an op adds entries, never sections."
@@ -306,12 +390,42 @@ def _clean(raw: str) -> tuple[str, str]:
     return text, ""
 
 
-def _evidence_problem(batch: _Batch, evidence: str) -> str:
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_ELISION = re.compile(r"\.\.\.|\[\.\.\.\]")
+MIN_EVIDENCE_WORDS = 3
+MIN_EVIDENCE_CHARS = 12
+
+
+def _evidence_problem(batch: _Batch, evidence: str, values: Sequence[str] = ()) -> str:
+    """Why *evidence* does not ground the op ('' when it does): a quote of at least 3 words
+    or 12 characters from the new exchanges (an ellipsis may skip words between parts), that
+    holds every new value of the op's text."""
+    if not _encodable(evidence):
+        return "The evidence holds characters that cannot be stored (a lone surrogate)."
     quote = _squash(evidence)
     if not any(c.isalnum() for c in quote):
         return "The evidence is empty."
-    if quote not in batch.evidence_pool:
-        return "The evidence does not occur in the new exchanges."
+    words = len(re.findall(r"[^\W_]+", evidence))
+    if words < MIN_EVIDENCE_WORDS and len(quote.replace(".", "")) < MIN_EVIDENCE_CHARS:
+        return (f"The evidence is too short: quote at least {MIN_EVIDENCE_WORDS} words or "
+                f"{MIN_EVIDENCE_CHARS} characters.")
+    at = 0
+    for part in filter(None, _ELISION.split(quote)):
+        found = batch.evidence_pool.find(part, at)
+        if found < 0:
+            return "The evidence does not occur in the new exchanges."
+        at = found + len(part)
+    unstated = [v for v in dict.fromkeys(values) if _squash(v) not in quote]
+    if unstated:
+        return (f"The evidence does not state {_listing(unstated)}; quote where the "
+                "exchanges say it.")
     return ""
 
 
@@ -347,8 +461,9 @@ def _render_layer(d: _Doc, changes: list[_Change]
 
 def _render(d: _Doc, changes: list[_Change]) -> tuple[str, str]:
     """The new text, and why it must not be used ('' when it can): re-parsing shows it is
-    not exactly what the ops alone should have made (an edit disturbed its neighbours, e.g.
-    a following line became part of a new entry), or a hard token went."""
+    not exactly what the ops alone should have made — an entry no op named changed, or a
+    block outside the entries (heading, paragraph, rule, fence, front matter …) did: a
+    removed entry must not turn a paragraph into a heading or join two paragraphs."""
     parsed = d.parsed
     expected = Counter((e.section, e.text) for e in parsed.entries)
     splices: list[Splice] = []
@@ -360,19 +475,39 @@ def _render(d: _Doc, changes: list[_Change]) -> tuple[str, str]:
             if edit.text is None:
                 splices.append(doc.removal(parsed, entry))
                 continue
-            spliced, new_text = doc.head_splice(parsed, entry, edit.text, whole=edit.whole)
+            if edit.carried:
+                spliced, new_text = doc.merge_splice(
+                    parsed, entry, [parsed.entries[i] for i in edit.carried], edit.text)
+            else:
+                spliced, new_text = doc.head_splice(parsed, entry, edit.text, whole=edit.whole)
             splices.append(spliced)
             expected[(entry.section, new_text)] += 1
         if change.add:
             adds.setdefault(change.add[0], []).append(change.add[1])
+    created: list[str] = []
     for section, texts in adds.items():
         spliced, title, lines = doc.placement(parsed, section, texts)
         splices.append(spliced)
         expected.update((title, line) for line in lines)
+        if not any(doc.canonical_section(h.title) == section for h in parsed.headings):
+            created.append(f"## {section}")
     text = doc.splice(parsed, splices)
-    if Counter((e.section, e.text) for e in doc.entries(text)) != +expected:
+    after = doc.parse(text)
+    if Counter((e.section, e.text) for e in after.entries) != +expected:
         return text, "Applying it would change the document's structure around it."
-    lost = doc.missing_tokens(d.layer.text, text)
-    if lost:
-        return text, f"Applying it would lose {_listing(lost)}."
+    if _without(after.blocks, created) != list(parsed.blocks):
+        return text, "Applying it would change the document's structure around it."
     return text, ""
+
+
+def _without(blocks: Sequence[tuple[str, str]], headings: list[str]) -> list[tuple[str, str]]:
+    """*blocks* less the section headings code created (one each)."""
+    left = list(headings)
+    kept: list[tuple[str, str]] = []
+    for kind, source in blocks:
+        title = source.rstrip("\r\n")
+        if kind == "heading_open h2" and title in left:
+            left.remove(title)
+            continue
+        kept.append((kind, source))
+    return kept
