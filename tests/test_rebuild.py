@@ -293,7 +293,8 @@ def test_cli_history_diff_restore_and_rebuild(cairn, fake, project, tmp_path, ca
     assert cli.main(["knowledge", "show", project.id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["text"] == "## Facts\n- a\n" and shown["version"] == 3
-    assert shown["rebuild"] == {"last_success": None, "last_error": None, "pending_exchanges": 0}
+    assert shown["rebuild"] == {"last_success": None, "last_error": None, "pending_exchanges": 0,
+                                "unapplied": None}
     assert cli.main(["knowledge", "restore", project.id, "99"]) == 1
     assert "cannot find version 99" in capsys.readouterr().err
 
@@ -519,3 +520,89 @@ def test_pending_counts_from_the_watermark_equal_the_whole_chat_computation(
         e.qualifies for e in whole)
     if chat.id in cairn.rebuilder.waiting():
         assert any(e.qualifies for e in whole)
+
+
+# ================================================ refused suggestions (issue 14, item 4)
+
+def knowledge_requests(fake) -> list:
+    return [r for r in fake.message_requests if "output_config" in (r.body or {})
+            and "format" in r.body["output_config"]]
+
+
+async def test_a_refused_op_goes_back_once_and_the_fixed_op_applies(cairn, fake, project):
+    cairn.knowledge.save(project.id, "## Facts\n- Launch 2027-03-01\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When do we launch now?")
+    first = {"op": "update", "ref": "P1", "text": "Launch 2027-04-15",
+             "evidence": "the launch moved to April"}  # words nobody said
+    fixed = {**first, "evidence": "Our launch date is 2027-04-15"}
+    fake.reply_json("update_knowledge", {"ops": [first]})
+    fake.reply_json("update_knowledge", {"ops": [fixed]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    asked = knowledge_requests(fake)
+    assert len(asked) == 2
+    second = asked[1].body["messages"][0]["content"]
+    assert "CORRECTIONS" in second and "The evidence does not occur in the new exchanges." in second
+    assert "the launch moved to April" in second
+    assert report.status == "applied" and report.refused == [] and report.unapplied is None
+    doc = cairn.knowledge.get(project.id)
+    today = cairn.rebuilder._today().isoformat()
+    assert doc.text == f"## Facts\n- Launch 2027-04-15 (updated {today})\n"
+    # the contradicted value lives on in the history, not in the entry
+    assert "-- Launch 2027-03-01" in cairn.knowledge.diff(project.id, 1, 2)
+    assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
+    assert cairn.rebuilder.status(project.id)["unapplied"] is None
+
+
+async def test_a_still_refused_op_is_recorded_shown_and_the_watermark_moves(
+        cairn, fake, project, capsys):
+    from app import cli
+
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    invented = add_op("CEO is Jane Doe", "the CEO is Jane Doe, as you said")
+    fake.reply_json("update_knowledge", {"ops": [invented, add_op(
+        "Launch date is 2027-04-15", "launch date is 2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [invented]})  # the same again: still refused
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert len(knowledge_requests(fake)) == 2  # one corrective round, never a loop
+    assert report.status == "applied" and len(report.applied) == 1
+    assert report.unapplied == ("1 suggestion could not be applied: The evidence does not "
+                                "occur in the new exchanges.")
+    assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
+    status = cairn.rebuilder.status(project.id)
+    assert status["unapplied"] == report.unapplied and status["last_error"] is None
+    cairn.close()
+    assert cli.main(["knowledge", "status", project.id]) == 0
+    out = capsys.readouterr().out
+    assert "1 suggestion could not be applied: The evidence does not occur" in out
+    assert "0 exchanges waiting for a rebuild." in out
+
+
+async def test_a_model_that_gives_up_or_a_failed_corrective_call_keeps_the_refusals(
+        cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("Budget is 9000", "budget is 9000")]})
+    fake.reply_json("update_knowledge", {"ops": []})  # gives up
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "nothing" and report.unapplied.startswith(
+        "1 suggestion could not be applied: The evidence does not occur")
+    await talk(cairn, fake, chat.id, "And then?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("Budget is 9000", "budget is 9000")]})
+    fake.reply_error_status(500, "api_error", "boom", headers={"x-should-retry": "false"})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "nothing" and report.error is None
+    assert report.unapplied.startswith("1 suggestion could not be applied")
+    assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
+
+
+async def test_duplicates_are_not_sent_back(cairn, fake, project):
+    cairn.knowledge.save(project.id, "## Facts\n- Launch date is 2027-04-15\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch date is 2027-04-15",
+                                                       "launch date is 2027-04-15")]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert len(knowledge_requests(fake)) == 1 and report.unapplied is None
+    assert "duplicates P1" in report.refused[0].reason

@@ -56,6 +56,13 @@ class Refusal:
     op: object
     reason: str  # one sentence
 
+    @property
+    def moot(self) -> bool:
+        """Nothing was lost: what the op said is already in the documents (a duplicate, an
+        update that says the same).  Such ops are not sent back, nor reported as unapplied."""
+        return self.reason.startswith("It duplicates ") or self.reason.endswith(
+            "so nothing changes.")
+
 
 @dataclass(frozen=True)
 class Outcome:

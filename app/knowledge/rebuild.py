@@ -27,7 +27,14 @@ from app.chats import COMPLETE, ChatStore, Message
 from app.db import utc_now
 from app.events import RebuildApplied, RebuildFailed, RebuildStarted, WorkEnded, WorkStarted
 from app.knowledge.document import SECTIONS, labelled
-from app.knowledge.ops import Layer, Refusal, apply_ops
+from app.knowledge.corrections import (
+    addressed,
+    correction,
+    refusals_of,
+    resubmitted,
+    unapplied,
+)
+from app.knowledge.ops import Layer, Outcome, Refusal, apply_ops
 from app.knowledge.store import PERSONAL, Change, KnowledgeStore
 from app.live import BACKGROUND_JOB, NetworkThread, StorageThread, Stopped, Stopper
 from app.registry import Registry
@@ -100,6 +107,7 @@ class Report:
     output_tokens: int = 0
     exchanges: int = 0
     notice: str | None = None  # the knowledge model is deprecated: said once
+    unapplied: str | None = None  # "2 suggestions could not be applied: …" (still refused)
 
 
 def exchanges_of(messages: list[Message]) -> list[Exchange]:
@@ -269,6 +277,7 @@ class Rebuilder:
                 report.output_tokens += step.output_tokens
                 report.exchanges += step.exchanges
                 report.notice = report.notice or step.notice
+                report.unapplied = _joined(report.unapplied, step.unapplied)
                 if step.status in ("failed", "superseded", "stopped"):
                     report.status, report.error = step.status, step.error
                     break  # the watermark stays: the next trigger starts from here
@@ -311,17 +320,41 @@ class Rebuilder:
             await storage.run(self._record_error, list(owners.values()), report.error,
                               chat_id=chat_id)
             return report
-        # Validating against 30,000-character documents takes a while: never on the loop.
-        outcome = await asyncio.to_thread(
-            apply_ops, tool_input, layers=layers, exchanges=said, today=self._today().isoformat(),
-            qualifying_exchanges=report.exchanges, chain_texts=chain_texts)
+        def validate(answer: object) -> Awaitable[Outcome]:
+            # Validating against 30,000-character documents takes a while: never on the loop.
+            return asyncio.to_thread(
+                apply_ops, answer, layers=layers, exchanges=said,
+                today=self._today().isoformat(), qualifying_exchanges=report.exchanges,
+                chain_texts=chain_texts)
+
+        outcome = await validate(tool_input)
+        sent_back = [r for r in outcome.refused if not r.moot]
+        if sent_back and not stopper.stopped:  # one corrective round, never a loop
+            try:
+                again, tokens = await stopper.step(self._ask_model(
+                    layers, chain, text, template, correction=correction(tool_input, sent_back)))
+            except Stopped:
+                report.status = "stopped"
+                return report
+            except Exception as failure:  # the first answer stands, its refusals recorded
+                log.info("the corrective round for %s failed: %s", chat_id, failure)
+            else:
+                report.output_tokens += tokens
+                first = outcome
+                outcome = await validate(resubmitted(tool_input, first, again))
+                outcome = Outcome(outcome.texts, outcome.applied, [
+                    *[r for r in first.refused if r.moot],
+                    *[r for r in sent_back if not addressed(r, again)], *outcome.refused])
         if stopper.stopped:  # stopped while validating: nothing of it is saved
             report.status = "stopped"
             return report
         report.applied, report.refused = list(outcome.applied), list(outcome.refused)
+        report.unapplied = unapplied(report.refused)
         changes = [Change(owners[key], new_text, versions[key])
                    for key, new_text in outcome.texts.items()]
-        saved = await storage.run(self._save_result, chat_id, changes, list(owners.values()),
+        notes = {owner: unapplied(refusals_of(report.refused, key, layers))
+                 for key, owner in owners.items()}
+        saved = await storage.run(self._save_result, chat_id, changes, notes,
                                   chunk[-1].last_message)
         if not saved:
             report.status = "superseded"  # a hand edit landed meanwhile: it wins, run again
@@ -367,11 +400,13 @@ class Rebuilder:
         return layers, owners, chain_texts, versions
 
     async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: str,
-                         template: str) -> tuple[object, int]:
+                         template: str, *, correction: str = "") -> tuple[object, int]:
         model = self.settings.get("model.knowledge")
         # Labelling every entry of 30,000-character documents takes a while: not on the loop.
         request = await asyncio.to_thread(self._request, model, layers, chain, exchanges,
                                           template)
+        if correction:
+            request["messages"][0]["content"] += "\n\n" + correction
         shape = self.catalog.knowledge_shape(model)
         try:
             response = await self._call(request, shape)
@@ -429,18 +464,22 @@ class Rebuilder:
         client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
         return await self._network.run(lambda: client.messages.create(**request, **options))
 
-    def _save_result(self, chat_id: str, changes: list[Change], owners: list[str],
+    def _save_result(self, chat_id: str, changes: list[Change], notes: dict[str, str | None],
                      watermark: int) -> bool:
         """The changed documents, the watermark and the owners' last success in one
-        transaction, if no document moved on meanwhile (storage thread)."""
+        transaction, if no document moved on meanwhile (storage thread).
+
+        What could not be applied is kept as the owner's ``last_error`` *without* a time:
+        a note of the last success, not a failure (a failure always has its time)."""
         now = utc_now()
         saved = self.knowledge.save_if_unchanged(
             changes, source="rebuild", chat_id=chat_id,
             also=[("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?) WHERE id = ?",
                    (watermark, chat_id)),
-                  *(("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)"
-                     " ON CONFLICT (owner) DO UPDATE SET last_success = excluded.last_success",
-                     (owner, now)) for owner in owners)])
+                  *(("INSERT INTO knowledge_status (owner, last_success, last_error, last_error_at)"
+                     " VALUES (?, ?, ?, NULL) ON CONFLICT (owner) DO UPDATE SET"
+                     " last_success = excluded.last_success, last_error = excluded.last_error,"
+                     " last_error_at = NULL", (owner, now, note)) for owner, note in notes.items())])
         if saved:
             self.registry.hub.emit(RebuildApplied(chat_id, tuple(c.owner for c in changes)))
         return saved
@@ -466,11 +505,12 @@ class Rebuilder:
             "SELECT last_success, last_error, last_error_at FROM knowledge_status WHERE owner = ?",
             (owner,))
         success, error, error_at = rows[0] if rows else (None, None, None)
-        failing = bool(error and (not success or (error_at or "") > success))
+        failing = bool(error and error_at and (not success or error_at > success))
         chats = self._with_news([chat.id for chat in self.registry.chats_of(owner)])
         pending = sum(sum(e.qualifies for e in self.pending(chat_id)) for chat_id in chats)
         return {"last_success": success, "last_error": error if failing else None,
-                "pending_exchanges": pending}
+                "pending_exchanges": pending,
+                "unapplied": error if error and not error_at else None}
 
     def _with_news(self, chat_ids: list[str]) -> list[str]:
         """Those of *chat_ids* with a message of the conversation after their watermark."""
@@ -535,6 +575,10 @@ def _json_answer(response: Any) -> object:
         return json.loads(text)
     except json.JSONDecodeError:
         return None
+
+
+def _joined(first: str | None, second: str | None) -> str | None:
+    return " ".join(filter(None, (first, second))) or None
 
 
 def _chunk(backlog: list[Exchange]) -> list[Exchange]:
