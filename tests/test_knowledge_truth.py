@@ -391,3 +391,32 @@ def test_outside_the_named_entries_the_blocks_stay_byte_identical(text, data):
     assert text.startswith("\ufeff") == after.startswith("\ufeff")
     if any(op["op"] == "add" for op in outcome.applied):
         assert any(e.text.endswith("Ann designs the logo") for e in entries(after))
+
+
+def test_an_answered_open_question_moves_by_an_update_that_names_its_section():
+    text = "## Facts\n- Launch 2027-04-15\n\n## Open questions\n- Who signs the contract?\n"
+    said = "Claude: Dana Ruiz signs the contract, confirmed by legal."
+    outcome = run(text, update("P2", "Dana Ruiz signs the contract", "Dana Ruiz signs the contract",
+                               section="People"), said=said)
+    assert reasons(outcome) == [] and outcome.applied[0]["section"] == "People & contacts"
+    assert outcome.texts["project"] == (
+        "## Facts\n- Launch 2027-04-15\n\n## People & contacts\n\n"
+        "- Dana Ruiz signs the contract (updated 2027-05-01)\n\n## Open questions\n")
+    refused = reasons(run(text, update("P1", "Launch 2027-04-15, firm", "Dana Ruiz signs the",
+                                       section="Decisions"), said=said))
+    assert refused == ["Only an open question moves to another section; P1 stays where it is."]
+
+
+def test_reply_parts_around_a_tool_call_are_kept_apart():
+    from app.chats import Message
+    from app.knowledge.rebuild import exchanges_of
+
+    def message(n: int, role: str, content: list) -> Message:
+        return Message(n, "c", role, content, "complete", None, None, None, None, "t")
+
+    found = exchanges_of([
+        message(1, "user", [{"type": "text", "text": "What is in the kit?"}]),
+        message(2, "assistant", [{"type": "text", "text": "The brand kit v2"}]),
+        message(3, "user", [{"type": "tool_result", "tool_use_id": "t", "content": []}]),
+        message(4, "assistant", [{"type": "text", "text": "3 colours and a logo."}])])
+    assert found[0].reply == "The brand kit v2\n3 colours and a logo."

@@ -606,3 +606,42 @@ async def test_duplicates_are_not_sent_back(cairn, fake, project):
     report = await cairn.rebuilder.rebuild(chat.id)
     assert len(knowledge_requests(fake)) == 1 and report.unapplied is None
     assert "duplicates P1" in report.refused[0].reason
+
+
+async def test_hand_edits_in_a_row_never_drop_the_rebuild(cairn, fake, project):
+    """Each knowledge call is overtaken by a hand save: the run after the second one is
+    queued again, and the third lands on top of both edits (issue 14, item 7)."""
+    cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    loop = asyncio.get_running_loop()
+    real_client = cairn.rebuilder._client
+    calls = []
+
+    async def hand_edit(n: int) -> None:
+        cairn.knowledge.save(project.id, f"## Facts\n- Budget {n} EUR (by hand)\n", source="user")
+
+    class Overtaken:
+        def __init__(self) -> None:
+            self.messages = self
+
+        async def create(self, **kwargs):
+            calls.append(kwargs)
+            if len(calls) <= 2:
+                await asyncio.wrap_future(
+                    asyncio.run_coroutine_threadsafe(hand_edit(len(calls)), loop))
+            return await real_client().messages.create(**kwargs)
+
+    cairn.rebuilder._client = Overtaken
+    for _ in range(3):
+        fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15",
+                                                           "launch date is 2027-04-15")]})
+    done = asyncio.Event()
+    reports = []
+    cairn.scheduler.listeners.append(lambda r: (reports.append(r), done.set()
+                                                if r.status == "applied" else None))
+    cairn.scheduler.run_now(chat.id)
+    await asyncio.wait_for(done.wait(), timeout=10)
+    assert len(calls) == 3 and [r.status for r in reports] == ["superseded", "applied"]
+    text = cairn.knowledge.get(project.id).text
+    assert text == "## Facts\n- Budget 2 EUR (by hand)\n- Launch 2027-04-15\n"

@@ -256,10 +256,36 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     if doc.normalise(text) == doc.normalise(old):
         return f"The new text of {label} says the same as the entry, so nothing changes."
     marked = f"{text} (updated {batch.today})"
+    moved = _moved_to(op, d, entry, label)
+    if moved.startswith("!"):
+        return moved[1:]
     batch.claimed.add(label)
     batch.seen.setdefault(doc.normalise(text), f"the updated {label}")
     applied = {"op": "update", "ref": label, "text": marked, "evidence": evidence}
+    if moved:  # an answered open question: out of Open questions, into its section
+        applied["section"] = moved
+        return _Change(position, d.layer.key, op, applied,
+                       edits=(_Edit(entry.index, None, True),), add=(moved, marked))
     return _Change(position, d.layer.key, op, applied, edits=(_Edit(entry.index, marked, False),))
+
+
+def _moved_to(op: dict, d: _Doc, entry: Entry, label: str) -> str:
+    """The section an update moves its entry to ('' to stay; '!' + why not).  Only an entry
+    of Open questions moves: once answered, it belongs with the facts or decisions."""
+    section = op.get("section")
+    if section is None:
+        return ""
+    where = doc.canonical_section(section) if isinstance(section, str) else None
+    if where is None:
+        return f"!The section must be one of: {', '.join(doc.SECTIONS)}."
+    here = doc.canonical_section(entry.section or "")
+    if where == here:
+        return ""
+    if here != doc.SECTIONS[5]:
+        return f"!Only an open question moves to another section; {label} stays where it is."
+    if entry.head_end != entry.end:
+        return f"!{label} has sub-items; merge it with an entry of {where} instead."
+    return where
 
 
 def _update_problem(label: str, old: str, new: str, evidence: str) -> str:

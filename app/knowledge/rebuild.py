@@ -128,15 +128,21 @@ def exchanges_of(messages: list[Message]) -> list[Exchange]:
             # (text, attachments) starts an exchange.
             if _asks(message):
                 if reply:
-                    found.append(Exchange("\n".join(user), "".join(reply), last))
+                    found.append(Exchange("\n".join(user), _joined_reply(reply), last))
                     user, reply = [], []
                 user.append(_typed(message))
         elif message.status == COMPLETE:
             reply.append(message.text)
         last = message.id
     if user and reply:
-        found.append(Exchange("\n".join(user), "".join(reply), last))
+        found.append(Exchange("\n".join(user), _joined_reply(reply), last))
     return found
+
+
+def _joined_reply(parts: list[str]) -> str:
+    """The reply's parts around tool calls, each on its own line: "brand kit v2" and
+    "3 colours" must not read as "v23 colours"."""
+    return "\n".join(part for part in parts if part)
 
 
 def _typed(message: Message) -> str:
