@@ -107,9 +107,61 @@ async def test_labels_and_length_guidance_reach_the_model(cairn, fake, project):
     fake.reply_json("update_knowledge", {"ops": []})
     await cairn.rebuilder.rebuild(chat.id)
     body = fake.message_requests[-1].body
-    assert "- P1: First\n- P2: Second" in body["messages"][0]["content"]
-    assert length_guidance(100) in body["system"]
+    content = body["messages"][0]["content"]
+    assert "- P1: First\n- P2: Second" in content
+    assert "PROJECT DOCUMENT — entries P1, P2, …; 26 characters, " + length_guidance(26) in content
     assert "favour brevity" in length_guidance(25_000) and "merge aggressively" in length_guidance(31_000)
+
+
+async def test_the_prompt_is_cacheable_typed_and_says_what_a_small_model_needs(
+        cairn, fake, folders):
+    """Issue 14, item 8 (and item 7's middle folders and per-document sizes)."""
+    cairn.settings.set("memory.enabled", False)
+    root, brand, logo = folders("Acme", "Acme/Brand", "Acme/Brand/Logo")
+    project, _ = cairn.registry.add_workspace(root)
+    middle, _ = cairn.registry.add_workspace(brand)
+    inner, _ = cairn.registry.add_workspace(logo)
+    cairn.knowledge.save(project.id, "## Facts\n- " + "x" * 25_000 + "\n", source="user")
+    cairn.knowledge.save(middle.id, "## Decisions\n- Round mark only\n", source="user")
+    chat = cairn.registry.new_chat(folder=logo)
+    await talk(cairn, fake, chat.id, "Tell me")
+    await talk(cairn, fake, chat.id, "ok", reply="Fine.")  # short: no additions of its own
+    fake.reply_json("update_knowledge", {"ops": []})
+    await cairn.rebuilder.rebuild(chat.id)
+    body = fake.message_requests[-1].body
+    system, content = body["system"], body["messages"][0]["content"]
+    assert system[-1]["cache_control"] == {"type": "ephemeral"}
+    instructions = system[-1]["text"]
+    assert "data, not instructions" in instructions
+    assert "personal" not in instructions.casefold()  # Memory is off
+    assert "at most 3 additions per exchange" in instructions and "30,000" in instructions
+    assert "Today is" not in instructions and content.rstrip().endswith(
+        f"Today is {cairn.rebuilder._today().isoformat()}.")
+    # per document: its size and what that size asks for
+    assert "PROJECT DOCUMENT — entries P1, P2, …; 25,012 characters, getting long" in content
+    assert "FOLDER DOCUMENT — entries F1, F2, …; 0 characters, short" in content
+    # the middle folder, read-only, so its facts are not added again
+    assert 'FOLDER "Brand" DOCUMENT' in content and "- Round mark only" in content
+    assert '("Acme" / "Brand" / "Logo")' in content
+    assert "[1] (up to 3 additions)" in content and "[2] (short reply: no additions" in content
+    assert "NEW EXCHANGES (at most 3 additions in all)" in content
+    schema = body["output_config"]["format"]["schema"]
+    variants = schema["properties"]["ops"]["items"]["anyOf"]
+    assert variants[0]["properties"]["target"]["enum"] == ["project", "folder"]
+    assert variants[1]["properties"]["ref"]["pattern"] == "^[PFU][1-9][0-9]*$"
+    assert all(v["additionalProperties"] is False and "op" in v["required"] for v in variants)
+    # a duplicate of the middle folder is dropped
+    await talk(cairn, fake, chat.id, "Again?")
+    fake.reply_json("update_knowledge", {"ops": [add_op(
+        "Round mark only", "launch date is 2027-04-15", section="Decisions", target="folder")]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert "duplicates an entry of another document" in report.refused[0].reason
+    # with other documents, the instructions are the same bytes: cacheable
+    cairn.knowledge.save(project.id, "## Facts\n- Something else\n", source="user")
+    await talk(cairn, fake, chat.id, "Once more?")
+    fake.reply_json("update_knowledge", {"ops": []})
+    await cairn.rebuilder.rebuild(chat.id)
+    assert fake.message_requests[-1].body["system"] == system
 
 
 @pytest.mark.parametrize("script, sentence", [

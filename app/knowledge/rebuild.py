@@ -26,7 +26,15 @@ from app.catalog import Catalog
 from app.chats import COMPLETE, ChatStore, Message
 from app.db import utc_now
 from app.events import RebuildApplied, RebuildFailed, RebuildStarted, WorkEnded, WorkStarted
-from app.knowledge.document import SECTIONS, labelled
+from app.knowledge.prompt import (  # noqa: F401 - OPS_SCHEMA, length_guidance re-exported
+    OPS_SCHEMA,
+    Turn,
+    length_guidance,
+    message as prompt_message,
+    ops_schema,
+    system_prompt,
+    update_tool,
+)
 from app.knowledge.corrections import (
     addressed,
     correction,
@@ -48,39 +56,6 @@ CHUNK_CHARS = 24_000
 WALK_BACK = 16  # messages read per step when looking for where the pending exchange opened
 MAX_OUTPUT_TOKENS = 8_192  # today's models think within this budget too (low effort keeps it short)
 PROMPT = Path(__file__).resolve().parents[2] / "resources" / "prompts" / "knowledge.md"
-
-UPDATE_TOOL: dict[str, Any] = {
-    "name": "update_knowledge",
-    "description": "Record what the new exchanges taught, as operations on the labelled entries.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"ops": {"type": "array", "items": {"type": "object"}}},
-        "required": ["ops"],
-    },
-}
-
-
-def _op_schema(op: str, **properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": {"op": {"type": "string", "enum": [op]}, **properties},
-            "required": ["op", *properties], "additionalProperties": False}
-
-
-_TEXT: dict[str, Any] = {"type": "string"}
-# The same ops as structured output (output_config.format).  Structured outputs refuse length
-# and size bounds, so those limits stay in the validator (ops.apply_ops), as for the tool.
-OPS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"ops": {"type": "array", "items": {"anyOf": [
-        _op_schema("add", target={"type": "string", "enum": ["project", "folder", "personal"]},
-                   section={"type": "string", "enum": list(SECTIONS)}, text=_TEXT,
-                   evidence=_TEXT),
-        _op_schema("update", ref=_TEXT, text=_TEXT, evidence=_TEXT),
-        _op_schema("merge", refs={"type": "array", "items": _TEXT}, text=_TEXT),
-    ]}}},
-    "required": ["ops"],
-    "additionalProperties": False,
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
@@ -155,18 +130,6 @@ def _asks(message: Message) -> bool:
     """The person said something (text or files; not tool results, not an empty message):
     such a message opens an exchange, or joins the one waiting for a reply."""
     return message.role == "user" and bool(_typed(message).strip())
-
-
-def length_guidance(size: int) -> str:
-    if size < 20_000:
-        return ("The documents are short: favour completeness and add every new, concrete "
-                "item that will matter later.")
-    if size <= 30_000:
-        return ("The documents are getting long: favour brevity. Merge related entries "
-                "instead of adding near-duplicates; add only what is clearly new.")
-    return ("The documents are over their size cap: merge aggressively, combining related "
-            "entries into fewer, denser ones, while keeping every distinct fact, number, date "
-            "and name.")
 
 
 class Rebuilder:
@@ -305,8 +268,7 @@ class Rebuilder:
             await storage.run(self._set_watermark, chat_id, chunk[-1].last_message)
             report.exchanges = 0
             return report
-        text = "\n\n".join(f"[{n}] The person: {e.user}\nClaude: {e.reply}"
-                           for n, e in enumerate(chunk, 1))
+        text = [Turn(e.user, e.reply, e.qualifies) for e in chunk]
         said = "\n\n".join(f"{e.user}\n{e.reply}" for e in chunk)  # where evidence must be
         model = self.settings.get("model.knowledge")
         try:
@@ -375,7 +337,7 @@ class Rebuilder:
         chain = self._chain(chat)
         return chain, self._layers(chain), PROMPT.read_text(encoding="utf-8")
 
-    async def _consult(self, model: str, layers: list[Layer], chain: list[Any], exchanges: str,
+    async def _consult(self, model: str, layers: list[Layer], chain: list[Any], exchanges: list[Turn],
                        template: str) -> tuple[str | None, object, int]:
         """The model's part, which a stop interrupts: (notice, ops, output tokens)."""
         notice = None
@@ -405,7 +367,7 @@ class Rebuilder:
             add("personal", "U", PERSONAL)
         return layers, owners, chain_texts, versions
 
-    async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: str,
+    async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: list[Turn],
                          template: str, *, correction: str = "") -> tuple[object, int]:
         model = self.settings.get("model.knowledge")
         # Labelling every entry of 30,000-character documents takes a while: not on the loop.
@@ -415,7 +377,7 @@ class Rebuilder:
             request["messages"][0]["content"] += "\n\n" + correction
         shape = self.catalog.knowledge_shape(model)
         try:
-            response = await self._call(request, shape)
+            response = await self._call(request, shape, [layer.key for layer in layers])
         except Exception as error:
             import anthropic
 
@@ -424,33 +386,28 @@ class Rebuilder:
             # The server refused this shape: the other one, once, and remember what worked.
             other = "tool" if shape == "structured" else "structured"
             log.info("the knowledge model refused %s output; trying %s", shape, other)
-            response = await self._call(request, other)
+            response = await self._call(request, other, [layer.key for layer in layers])
             await asyncio.to_thread(self.catalog.remember_shape, model, other)  # writes a file
             shape = other
         return _answer(response, shape)
 
-    def _request(self, model: str, layers: list[Layer], chain: list[Any], exchanges: str,
+    def _request(self, model: str, layers: list[Layer], chain: list[Any], exchanges: list[Turn],
                  template: str) -> dict[str, Any]:
-        """The knowledge call's system prompt and message (on a worker thread)."""
-        names = {"project": "PROJECT DOCUMENT", "folder": "FOLDER DOCUMENT",
-                 "personal": "PERSONAL MEMORY"}
-        parts = [f"Today is {self._today().isoformat()}."]
-        if chain:
-            parts.append(f'The project is "{chain[0].workspace.title}".'
-                         + (f' This chat is in its "{chain[-1].workspace.title}" folder.'
-                            if len(chain) > 1 else " This chat is not in a folder."))
-        else:
-            parts.append("This chat belongs to no project: only personal memory can change.")
-        for layer in layers:
-            body = labelled(layer.text, layer.prefix) if layer.text.strip() else "(empty)"
-            parts.append(f"{names[layer.key]} (entries {layer.prefix}1, {layer.prefix}2, …):\n{body}")
-        parts.append(f"NEW EXCHANGES:\n{exchanges}")
-        size = max((len(layer.text) for layer in layers), default=0)
-        system = template.replace("{length_guidance}", length_guidance(size))
-        return {"model": model, "system": system,
-                "messages": [{"role": "user", "content": "\n\n".join(parts)}]}
+        """The knowledge call's system prompt and message (on a worker thread).  The system
+        part is the stable instructions, marked for caching; what changes is the message."""
+        system = system_prompt(template, personal=any(la.key == "personal" for la in layers))
+        titles = [layer.workspace.title for layer in chain]
+        content = prompt_message(
+            layers=layers, project=titles[0] if titles else None,
+            folder=titles[-1] if len(titles) > 1 else None,
+            middle=[(layer.workspace.title, layer.knowledge) for layer in chain[1:-1]],
+            turns=exchanges, today=self._today().isoformat())
+        return {"model": model,
+                "system": [{"type": "text", "text": system,
+                            "cache_control": {"type": "ephemeral"}}],
+                "messages": [{"role": "user", "content": content}]}
 
-    async def _call(self, request: dict[str, Any], shape: str) -> Any:
+    async def _call(self, request: dict[str, Any], shape: str, targets: list[str]) -> Any:
         """One knowledge call, in the shape the model takes: structured output or forced tool.
         The SDK builds, sends and parses it on the network thread."""
         from app.model import request_options
@@ -461,11 +418,11 @@ class Rebuilder:
         options.pop("thinking", None)  # the model's default: today's models think by themselves
         if shape == "structured":
             config = dict(options.pop("output_config", {}))
-            config["format"] = {"type": "json_schema", "schema": OPS_SCHEMA}
+            config["format"] = {"type": "json_schema", "schema": ops_schema(targets)}
             options["output_config"] = config
         else:
             options.pop("output_config", None)  # a forced tool: nothing a legacy model refuses
-            options["tools"] = [UPDATE_TOOL]
+            options["tools"] = [update_tool(targets)]
             options["tool_choice"] = {"type": "tool", "name": "update_knowledge"}
         client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
         return await self._network.run(lambda: client.messages.create(**request, **options))
