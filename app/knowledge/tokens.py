@@ -115,7 +115,7 @@ def tokens(text: str) -> list[Token]:
         if kind in ("url", "path"):
             value = _trim(value)
         elif kind == "word":
-            kind = _word_kind(value, content, match.start())
+            kind = _word_kind(value, content, match.start(), match.end())
             if not kind:
                 continue
         if value:
@@ -123,7 +123,7 @@ def tokens(text: str) -> list[Token]:
     return found
 
 
-def _word_kind(word: str, content: str, at: int) -> str:
+def _word_kind(word: str, content: str, at: int, end: int) -> str:
     """``number``, ``id``, ``name`` or '' (an ordinary word)."""
     if word.replace(",", "").replace(".", "").isdigit():
         return "number"
@@ -132,10 +132,22 @@ def _word_kind(word: str, content: str, at: int) -> str:
             or any(a.islower() and b.isupper() for a, b in zip(word, word[1:]))
             or (len(letters) >= 2 and all(c.isupper() for c in letters))):
         return "id"
-    if word[0].isupper() and word.casefold() not in OPENERS and "'" not in word \
-            and "’" not in word:
+    if not word[0].isupper() or word.casefold() in OPENERS or "'" in word or "’" in word:
+        return ""
+    if not _opens_sentence(content, at):
         return "name"
-    return ""
+    # A sentence's first word is capitalised anyway ("Tracking page …"): a name only when
+    # another capitalised word follows ("Dana Ruiz") or it is capitalised elsewhere too.
+    after = re.match(r"[ \t]+([^\W\d_])[^\W\d_]*[a-z]", content[end:])
+    if after and after[1].isupper():
+        return "name"
+    elsewhere = re.finditer(rf"(?<![\w'’]){re.escape(word)}(?![\w'’])", content)
+    return "name" if any(not _opens_sentence(content, m.start()) for m in elsewhere) else ""
+
+
+def _opens_sentence(content: str, at: int) -> bool:
+    before = content[max(0, at - 80):at].rstrip(" \t\"'“‘*_(")
+    return not before or before.endswith(("\n", "\r", ".", "!", "?", ":", ";"))
 
 
 def _trim(token: str) -> str:
