@@ -420,3 +420,17 @@ def test_reply_parts_around_a_tool_call_are_kept_apart():
         message(3, "user", [{"type": "tool_result", "tool_use_id": "t", "content": []}]),
         message(4, "assistant", [{"type": "text", "text": "3 colours and a logo."}])])
     assert found[0].reply == "The brand kit v2\n3 colours and a logo."
+
+
+def test_a_corrected_add_sent_elsewhere_counts_as_addressed():
+    from app.knowledge.corrections import addressed, unapplied
+    from app.knowledge.ops import Refusal
+
+    refused = Refusal(add("Ann designs the logo", "Ann designs"), "The evidence is too short.")
+    moved = {**add("Ann designs the logo.", "Ann designs the logo"), "target": "folder"}
+    assert addressed(refused, {"ops": [moved]})
+    assert not addressed(refused, {"ops": []})
+    assert unapplied([refused, refused]) == (
+        "2 suggestions could not be applied: The evidence is too short; "
+        "The evidence is too short.")
+    assert unapplied([Refusal({}, "It duplicates P1, so it was dropped.")]) is None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from app.knowledge.document import canonical_section
+from app.knowledge.document import canonical_section, normalise
 from app.knowledge.ops import TARGETS, Layer, Outcome, Refusal
 
 SHOWN_REASONS = 3  # in the sentence; `cairn knowledge rebuild` lists every one
@@ -40,9 +40,18 @@ def resubmitted(first: object, outcome: Outcome, again: object) -> dict[str, lis
 
 def addressed(refusal: Refusal, again: object) -> bool:
     """Whether the second answer holds an op for what *refusal* tried (the same kind of op
-    on the same entries or section); if not, the first refusal still stands."""
+    on the same entries or section, or an add of the same text, wherever it now goes); if
+    not, the first refusal still stands."""
     more = again.get("ops") if isinstance(again, dict) else None
-    return any(_aim(op) == _aim(refusal.op) for op in more or [] if isinstance(op, dict))
+    return any(_aim(op) == _aim(refusal.op) or _same_add(op, refusal.op)
+               for op in more or [] if isinstance(op, dict))
+
+
+def _same_add(op: dict, refused: object) -> bool:
+    text = op.get("text")
+    return (op.get("op") == "add" and isinstance(refused, dict) and refused.get("op") == "add"
+            and isinstance(text, str) and isinstance(refused.get("text"), str)
+            and normalise(text) == normalise(refused["text"]))
 
 
 def _aim(op: object) -> tuple[object, ...]:
