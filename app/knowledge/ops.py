@@ -2,20 +2,25 @@
 
 Pure: no I/O, no clock. The model never re-types a document; it names entries by label and
 code makes every change, so whatever no valid op names is carried forward byte for byte.
-Every op is checked on its own (each refusal says why in one sentence), then each changed
-document is re-parsed and compared with what the applied ops should have produced; an op whose
-edit would disturb anything else, or lose a hard token, is refused rather than applied.
+Every op is checked on its own (each refusal says why in one sentence; the meaning and
+evidence rules are in :mod:`meaning`), then each changed document is re-parsed and compared
+with what the applied ops should have produced — its entries, and every block outside them
+byte for byte; an op whose edit would disturb anything else is refused rather than applied.
 
 Decisions beyond DESIGN §6:
 - an ``update`` replaces the entry's leading paragraph and keeps its sub-items and any later
   blocks under it (nothing under an entry is lost); an entry that does not open with a
-  paragraph is replaced whole. All the old entry's hard tokens must be in the new entry.
-- a ``merge`` replaces its entries whole (sub-items included) by one line; it carries the
-  latest ``(updated …)`` mark of the merged entries, so merging never makes facts look newer.
+  paragraph is replaced whole. An update of an open question may name another section: it
+  moves there (only an entry without sub-items; else a merge).
+- a ``merge`` rewrites the leading paragraphs into one line and carries the sub-items and
+  blocks of every merged entry under it; it carries the latest ``(updated …)`` mark of the
+  merged entries, so merging never makes facts look newer. Entries that do not open with a
+  paragraph cannot be merged.
 - only ops that pass their checks claim their refs and use an add's place: a refused op
   does not block a later one. (One refused at the final re-parse has already used them.)
-- an op text may start with the label it was shown (``P3: …``) or list markers; both are
-  stripped. A heading is refused only when the text really is one (``#FF5500 …`` is not).
+- an op text may start with list markers and with the label it was shown (``P3: …``, only a
+  label that exists: "P0: …" is text); both are stripped. A heading is refused only when the
+  text really is one (``#FF5500 …`` is not). Sections are matched like headings.
 """
 
 from __future__ import annotations
@@ -28,6 +33,14 @@ from dataclasses import dataclass, field
 from app.knowledge import document as doc
 from app.knowledge import tokens as tk
 from app.knowledge.document import Entry, Parsed, Splice
+from app.knowledge.meaning import (
+    encodable,
+    evidence_problem,
+    merge_problem,
+    squash,
+    update_problem,
+    values_of,
+)
 
 ADDS_PER_EXCHANGE = 3
 MAX_TEXT = 1_000
@@ -154,7 +167,7 @@ def _batch(layers: Sequence[Layer], exchanges: str, today: str, qualifying: int,
     cap = ADDS_PER_EXCHANGE * max(qualifying, 0) if isinstance(qualifying, int) else 0
     labels = frozenset(f"{d.layer.prefix}{n}" for d in docs.values()
                        for n in range(1, len(d.parsed.entries) + 1))
-    return _Batch(docs, _squash(exchanges), today, cap, seen, labels)
+    return _Batch(docs, squash(exchanges), today, cap, seen, labels)
 
 
 def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) -> None:
@@ -162,25 +175,6 @@ def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) ->
     head = "".join(parsed.lines[entry.start:entry.head_end]) or entry.text
     for text in (entry.text, head):
         seen.setdefault(doc.normalise(text), where)
-
-
-# Quoting a formatted reply loosely is still quoting it: emphasis and code ticks go, and
-# typographic quotes, dashes, ellipses and spaces read as their plain forms.
-_PLAIN = str.maketrans({
-    **dict.fromkeys("‘’‚‛′", "'"), **dict.fromkeys("“”„‟″«»", '"'),
-    **dict.fromkeys("‐‑‒–—―−", "-"), "…": "...", **dict.fromkeys("*_`~", ""),
-})
-
-
-def _squash(text: str) -> str:
-    """Case, whitespace, markdown emphasis, code ticks and typographic variants ignored:
-    evidence may be re-wrapped, re-cased or quoted from a formatted reply."""
-    return "".join(text.translate(_PLAIN).casefold().split())
-
-
-def _values(text: str) -> list[str]:
-    """The hard tokens of *text* as written (names aside), with repeats."""
-    return [t.value for t in tk.tokens(text) if t.kind != "name"]
 
 
 # =============================================================================== checking
@@ -218,7 +212,7 @@ def _check_add(batch: _Batch, op: dict, position: int) -> _Change | str:
         return f"The section must be one of: {', '.join(doc.SECTIONS)}."
     section = canonical
     text, problem = _clean(raw, label=batch.labels)
-    problem = problem or _evidence_problem(batch, evidence, _values(text))
+    problem = problem or evidence_problem(batch.evidence_pool, evidence, values_of(text))
     if problem:
         return problem
     key = doc.normalise(text)
@@ -248,9 +242,9 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
         return problem
     old = doc.head(d.parsed, entry)
     gained = tk.gained_by_kind(old, text)
-    problem = (_evidence_problem(batch, evidence, [v for k, vs in gained.items() if k != "name"
+    problem = (evidence_problem(batch.evidence_pool, evidence, [v for k, vs in gained.items() if k != "name"
                                                    for v in vs])
-               or _update_problem(label, old, text, evidence))
+               or update_problem(label, old, text, evidence))
     if problem:
         return problem
     if doc.normalise(text) == doc.normalise(old):
@@ -288,35 +282,6 @@ def _moved_to(op: dict, d: _Doc, entry: Entry, label: str) -> str:
     return where
 
 
-def _update_problem(label: str, old: str, new: str, evidence: str) -> str:
-    """Why *new* may not replace *old* ('' when it may): a value leaves only by substitution —
-    a new one of its kind that the evidence states — and a negation only when the evidence
-    is about the entry; values must not trade places."""
-    said = _squash(evidence)
-    grounded = {kind: [v for v in values if _squash(v) in said]
-                for kind, values in tk.gained_by_kind(old, new).items()}
-    for kind, gone in sorted(tk.lost_by_kind(old, new).items()):
-        if len(gone) > len(grounded.get(kind, [])):
-            what = "name" if kind == "name" else "value of the same kind"
-            return (f"The new text of {label} drops {_listing(gone)} with no new {what} from "
-                    "the evidence in its place; keep it, or quote the new value as evidence.")
-    if tk.negations(new) < tk.negations(old) and not _about(evidence, old):
-        return (f"The new text of {label} drops a negation (never, not, no …) that the "
-                "evidence does not take back.")
-    moved = [pair for pair in tk.swapped(old, new) if _squash(pair) not in said]
-    if moved:
-        return f"The new text of {label} puts values next to other labels ({_listing(moved)})."
-    return ""
-
-
-def _about(evidence: str, old: str) -> bool:
-    """Whether *evidence* speaks of the entry: it shares one of its names, values or longer
-    words (not the common ones)."""
-    def words(text: str) -> set[str]:
-        return {w.casefold() for w in re.findall(r"[^\W_]{4,}", text)} - tk.OPENERS
-    return bool(words(evidence) & (words(old) | tk.names(old)))
-
-
 def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
     refs, raw = op.get("refs"), op.get("text")
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs) \
@@ -342,7 +307,7 @@ def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
     if problem:
         return problem
     heads = [(label, doc.head(d.parsed, e)) for label, _, e in resolved]
-    problem = _merge_problem(heads, text)
+    problem = merge_problem(heads, text)
     if problem:
         return problem
     dates = [m[1] for _, _, e in resolved for m in _MARK_DATE.finditer(e.text)]
@@ -359,25 +324,6 @@ def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
         _Edit(index, None, True) for index in others)
     applied = {"op": "merge", "refs": labels, "text": final}
     return _Change(position, d.layer.key, op, applied, edits=edits)
-
-
-def _merge_problem(heads: list[tuple[str, str]], text: str) -> str:
-    """Why *text* cannot stand for the merged entries ('' when it can): a merge compresses,
-    it never forgets a value, a name or a negation, and never moves a value to another
-    label.  Sub-items are carried under the merged entry by code."""
-    for label, old in heads:
-        lost = tk.missing_tokens(old, text)
-        if lost:
-            return (f"The merged text drops {_listing(lost)} of {label}, so the merge was "
-                    "refused.")
-    if tk.negations(text) < sum(tk.negations(old) for _, old in heads):
-        return ("The merged text has fewer negations (never, not, no …) than the entries it "
-                "merges, so the merge was refused.")
-    moved = tk.swapped("\n".join(old for _, old in heads), text)
-    if moved:
-        return (f"The merged text puts values next to other labels ({_listing(moved)}), so "
-                "the merge was refused.")
-    return ""
 
 
 def _strings(op: dict, *keys: str) -> list[str] | None:
@@ -404,7 +350,7 @@ def _clean(raw: str, *, label: str | Collection[str] = ()) -> tuple[str, str]:
     """An op's text as one entry line, and why it cannot be one ('' when it can). Code owns
     the ``(updated …)`` marks, so any the model wrote go; so does one echoed *label* (only a
     label it was shown: "P0: …" or a hand-written "P1:" in another entry are text)."""
-    if not _encodable(raw):
+    if not encodable(raw):
         return raw, "The text holds characters that cannot be stored (a lone surrogate)."
     text = _BULLETS.sub("", _BREAKS.sub(" ", raw).strip())
     echoed = _LABEL.match(text)
@@ -421,50 +367,6 @@ def _clean(raw: str, *, label: str | Collection[str] = ()) -> tuple[str, str]:
         return text, ("The text would not stay one plain entry (it reads as a list, quote or "
                       "block).")
     return text, ""
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-_ELISION = re.compile(r"\.\.\.|\[\.\.\.\]")
-MIN_EVIDENCE_WORDS = 3
-MIN_EVIDENCE_CHARS = 12
-
-
-def _evidence_problem(batch: _Batch, evidence: str, values: Sequence[str] = ()) -> str:
-    """Why *evidence* does not ground the op ('' when it does): a quote of at least 3 words
-    or 12 characters from the new exchanges (an ellipsis may skip words between parts), that
-    holds every new value of the op's text."""
-    if not _encodable(evidence):
-        return "The evidence holds characters that cannot be stored (a lone surrogate)."
-    quote = _squash(evidence)
-    if not any(c.isalnum() for c in quote):
-        return "The evidence is empty."
-    words = len(re.findall(r"[^\W_]+", evidence))
-    if words < MIN_EVIDENCE_WORDS and len(quote.replace(".", "")) < MIN_EVIDENCE_CHARS:
-        return (f"The evidence is too short: quote at least {MIN_EVIDENCE_WORDS} words or "
-                f"{MIN_EVIDENCE_CHARS} characters.")
-    at = 0
-    for part in filter(None, _ELISION.split(quote)):
-        found = batch.evidence_pool.find(part, at)
-        if found < 0:
-            return "The evidence does not occur in the new exchanges."
-        at = found + len(part)
-    unstated = [v for v in dict.fromkeys(values) if _squash(v) not in quote]
-    if unstated:
-        return (f"The evidence does not state {_listing(unstated)}; quote where the "
-                "exchanges say it.")
-    return ""
-
-
-def _listing(tokens: list[str]) -> str:
-    shown = ", ".join(tokens[:5])
-    return shown + (f" and {len(tokens) - 5} more" if len(tokens) > 5 else "")
 
 
 # ============================================================================== rendering
