@@ -338,6 +338,11 @@ def test_a_lone_surrogate_is_refused_not_a_crash():
     outcome = run("", add("Bad \ud800 text", "the launch is late"),
                   said="Claude: the launch is late.")
     assert outcome.texts == {} and "cannot be stored" in reasons(outcome)[0]
+    from app.knowledge.corrections import correction, unapplied
+
+    sent_back = correction({"ops": []}, outcome.refused)  # goes back in a UTF-8 request
+    sent_back.encode("utf-8")
+    unapplied(outcome.refused).encode("utf-8")  # and into the status
 
 
 # =========================================== 6. the structure property, over wild documents

@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 
 from app.knowledge.document import canonical_section, normalise
+from app.knowledge.meaning import encodable
 from app.knowledge.ops import TARGETS, Layer, Outcome, Refusal
 
 SHOWN_REASONS = 3  # in the sentence; `cairn knowledge rebuild` lists every one
@@ -21,12 +22,18 @@ SHOWN_REASONS = 3  # in the sentence; `cairn knowledge rebuild` lists every one
 
 def correction(answer: object, refused: Sequence[Refusal]) -> str:
     """What the model reads the second time, after the documents and exchanges."""
-    lines = [f"{n}. {json.dumps(r.op, ensure_ascii=False)}\n   Refused: {r.reason}"
-             for n, r in enumerate(refused, 1)]
+    lines = [f"{n}. {_shown(r.op)}\n   Refused: {r.reason}" for n, r in enumerate(refused, 1)]
     return ("CORRECTIONS: your answer was checked; the ops below were refused, each with "
             "why. Your other ops will be applied as they were: do not repeat them. Answer "
             "with corrected versions of the refused ops only, using the same labels, or an "
             "empty list to give them up.\n" + "\n".join(lines))
+
+
+def _shown(op: object) -> str:
+    """An op as JSON, readable; escaped when it holds what UTF-8 cannot carry (a lone
+    surrogate would otherwise fail the whole request)."""
+    text = json.dumps(op, ensure_ascii=False)
+    return text if encodable(text) else json.dumps(op)
 
 
 def resubmitted(first: object, outcome: Outcome, again: object) -> dict[str, list[object]]:
