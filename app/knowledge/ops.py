@@ -241,18 +241,18 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     if problem:
         return problem
     old = doc.head(d.parsed, entry)
-    gained = tk.gained_by_kind(old, text)
-    problem = (evidence_problem(batch.evidence_pool, evidence, [v for k, vs in gained.items() if k != "name"
-                                                   for v in vs])
+    new_values = [v for kind, values in tk.gained_by_kind(old, text).items() if kind != "name"
+                  for v in values]
+    problem = (evidence_problem(batch.evidence_pool, evidence, new_values)
                or update_problem(label, old, text, evidence))
     if problem:
         return problem
     if doc.normalise(text) == doc.normalise(old):
         return f"The new text of {label} says the same as the entry, so nothing changes."
     marked = f"{text} (updated {batch.today})"
-    moved = _moved_to(op, d, entry, label)
-    if moved.startswith("!"):
-        return moved[1:]
+    moved, problem = _moved_to(op, entry, label)
+    if problem:
+        return problem
     batch.claimed.add(label)
     batch.seen.setdefault(doc.normalise(text), f"the updated {label}")
     applied = {"op": "update", "ref": label, "text": marked, "evidence": evidence}
@@ -263,23 +263,23 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     return _Change(position, d.layer.key, op, applied, edits=(_Edit(entry.index, marked, False),))
 
 
-def _moved_to(op: dict, d: _Doc, entry: Entry, label: str) -> str:
-    """The section an update moves its entry to ('' to stay; '!' + why not).  Only an entry
-    of Open questions moves: once answered, it belongs with the facts or decisions."""
+def _moved_to(op: dict, entry: Entry, label: str) -> tuple[str, str]:
+    """The section an update moves its entry to ('' to stay), and why it cannot ('' when it
+    can).  Only an entry of Open questions moves: once answered, it belongs elsewhere."""
     section = op.get("section")
     if section is None:
-        return ""
+        return "", ""
     where = doc.canonical_section(section) if isinstance(section, str) else None
     if where is None:
-        return f"!The section must be one of: {', '.join(doc.SECTIONS)}."
+        return "", f"The section must be one of: {', '.join(doc.SECTIONS)}."
     here = doc.canonical_section(entry.section or "")
     if where == here:
-        return ""
+        return "", ""
     if here != doc.SECTIONS[5]:
-        return f"!Only an open question moves to another section; {label} stays where it is."
+        return "", f"Only an open question moves to another section; {label} stays where it is."
     if entry.head_end != entry.end:
-        return f"!{label} has sub-items; merge it with an entry of {where} instead."
-    return where
+        return "", f"{label} has sub-items; merge it with an entry of {where} instead."
+    return where, ""
 
 
 def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
