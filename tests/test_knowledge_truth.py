@@ -170,6 +170,8 @@ def test_an_answered_open_question_leaves_open_questions_by_a_merge():
     ("Logo is logo.svg", "Logo is logo.png"),
     ("See README.md", "See the readme"),
     ('Stored in "C:\\Program Files\\Acme"', "Stored in C:\\Program"),
+    ("Brief at ~/My Documents/brief.pdf", "Brief at ~/My Docs/brief.pdf"),
+    ("Deck in C:\\Program Files\\Acme\\deck.pptx", "Deck in C:\\Program\\deck.pptx"),
     ("Launch March 3", "Launch May 3"),
     ("Launch 3 March 2027", "Launch 3 May 2027"),
     ("Budget €5,000", "Budget $5,000"),

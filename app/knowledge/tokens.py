@@ -41,6 +41,10 @@ _DAY = r"[0-9]{1,2}(?:st|nd|rd|th)?"
 # Top-level domains a bare domain is recognised by; other ``name.ext`` words are file names.
 _TLD = (r"(?:com|org|net|io|dev|app|ai|co|uk|de|fr|eu|es|it|nl|ch|se|no|dk|fi|pl|at|be|jp|cn"
         r"|ru|us|ca|au|nz|in|br|gov|edu|info|biz|me|tv|xyz|site|cloud|tech|example|test)")
+# A folder whose name has spaces ("My Documents", "Program Files": each word capitalised or
+# a number), in a path that ends with a file name; other spaces end a path.
+_FOLDER = r"[\w.-]+(?:[ ][A-Z0-9][\w.-]*)*"
+_FILE = r"[\w.-]+\.[A-Za-z0-9]{1,10}"
 _TOKEN = re.compile(rf"""
     (?P<code>`+)(?P<code_body>[^`\n]+?)(?P=code)
   | "(?P<qpath>[^"\n]*[/\\][^"\n]*)"
@@ -48,6 +52,7 @@ _TOKEN = re.compile(rf"""
     (?P<url>(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.){_SPAN}+
         |(?:[A-Za-z0-9-]+\.)+{_TLD}(?![A-Za-z0-9-])(?:[/:?#]{_SPAN}*)?)
   | (?P<email>[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{{2,}})
+  | (?P<spaced>(?:~|[A-Za-z]:)?/(?:{_FOLDER}/)+{_FILE}|[A-Za-z]:\\(?:{_FOLDER}\\)+{_FILE})
   | (?P<path>~/{_SPAN}*|[A-Za-z]:\\{_SPAN}*|/[\w.~-]{_SPAN}*
         |[\w.-]+(?:/[\w.-]+)+\.[A-Za-z0-9]{{1,10}})
   | (?P<amount>{_CURRENCY}\s?{_NUM}(?:{_MAGNITUDE})?|{_NUM}\s?{_CURRENCY}|{_NUM}{_MAGNITUDE})
@@ -112,6 +117,8 @@ def tokens(text: str) -> list[Token]:
                 found.append(Token("code", match["code_body"], match.start()))
             continue
         value = match[kind]
+        if kind == "spaced":  # folders with spaces in their names, up to a file name
+            kind = "path"
         if kind in ("url", "path"):
             value = _trim(value)
         elif kind == "word":
