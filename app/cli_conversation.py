@@ -31,6 +31,7 @@ _KNOWLEDGE_VERBS = {
     "history": "show the knowledge history of",
     "diff": "compare knowledge versions of",
     "restore": "restore the knowledge of",
+    "status": "show the knowledge status of",
 }
 
 
@@ -91,6 +92,9 @@ def add_parsers(commands: Any, json_flag: JsonFlag) -> None:
     p = json_flag(actions.add_parser("restore", help="make an old version the current one"))
     p.add_argument("id", metavar="ID")
     p.add_argument("version", metavar="VERSION", type=whole_number)
+    p = json_flag(actions.add_parser("status", help="the last rebuild: success, failure, "
+                                                    "what it could not apply, what waits"))
+    p.add_argument("id", metavar="ID")
     p = json_flag(actions.add_parser("rebuild", help="run a chat's pending rebuild now"))
     p.add_argument("id", metavar="CHAT")
 
@@ -166,6 +170,10 @@ def run(cairn: Any, args: argparse.Namespace, emit: Callable[[Any, Callable[[], 
         else:
             ws = cairn.registry.get_workspace(args.id, verb=_KNOWLEDGE_VERBS[args.action])
             owner, label = ws.id, f"Knowledge of {shown(ws.title)}"
+        if args.action == "status":
+            status = cairn.rebuilder.status(owner)
+            emit({"owner": owner, **status}, lambda: _status_text(label, status))
+            return 0
         if args.action == "history":
             versions = [v.to_json() for v in cairn.knowledge.history(owner)]
             emit(versions, lambda: "\n".join(
@@ -404,7 +412,18 @@ def _models(cairn: Any, emit: Callable[[Any, Callable[[], str]], None], stderr: 
 def _rebuild_json(report: Any) -> dict[str, Any]:
     return {"status": report.status, "applied": report.applied,
             "refused": [{"op": r.op, "reason": r.reason} for r in report.refused],
-            "error": report.error}
+            "unapplied": report.unapplied, "error": report.error}
+
+
+def _status_text(label: str, status: dict[str, Any]) -> str:
+    lines = [f"{label}: last rebuild {status['last_success'] or 'never'}."]
+    if status["last_error"]:
+        lines.append(f"Last failure: {shown(status['last_error'])}")
+    if status["unapplied"]:  # the knowledge model wrote the reasons' quotes: shown() them
+        lines.append(shown(status["unapplied"]))
+    waiting = status["pending_exchanges"]
+    lines.append(f"{waiting} exchange{'s' if waiting != 1 else ''} waiting for a rebuild.")
+    return "\n".join(lines)
 
 
 def _report_rebuild(report: Any, stderr: Any) -> None:
@@ -422,6 +441,8 @@ def _report_rebuild(report: Any, stderr: Any) -> None:
                      f" {shown(str(op.get('text', '')))}\n")
     for refusal in report.refused:
         stderr.write(f"  - refused: {shown(str(refusal.reason))}\n")
+    if report.unapplied:
+        stderr.write(f"  {shown(report.unapplied)}\n")
 
 
 def _settings(cairn: Any, args: argparse.Namespace,

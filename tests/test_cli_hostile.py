@@ -139,6 +139,7 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("knowledge", "show"): [[i] for i in IDS],
         ("knowledge", "set"): [[i, docs[0]] for i in IDS] + [[ws, f] for f in docs],
         ("knowledge", "history"): [[i] for i in IDS],
+        ("knowledge", "status"): [[i] for i in IDS],
         ("knowledge", "diff"): [[i, "1", "1"] for i in IDS] + [[ws, n, "1"] for n in NUMBERS]
         + [[ws, "1", "99"], [ws, "0", "1"]],
         ("knowledge", "restore"): [[i, "1"] for i in IDS] + [[ws, n] for n in NUMBERS]

@@ -15,14 +15,15 @@ from app.knowledge.document import (
     SECTIONS,
     canonical_section,
     entries,
+    head,
     hard_tokens,
     labelled,
     missing_tokens,
     normalise,
     parse,
     render_entry,
-    token_present,
 )
+from app.knowledge.tokens import values
 from app.knowledge.ops import Layer, Outcome, apply_ops
 
 TODAY = "2027-05-01"
@@ -47,14 +48,14 @@ EXCHANGES = ("User: the budget is now 6000 EUR, and Ann (ann@acme.com) designs t
 
 
 def run(*ops: object, project: str = PROJECT, folder: str | None = FOLDER,
-        personal: str | None = PERSONAL, qualifying: int = 2, chain: tuple[str, ...] = ()
-        ) -> Outcome:
+        personal: str | None = PERSONAL, qualifying: int = 2, chain: tuple[str, ...] = (),
+        exchanges: str = EXCHANGES) -> Outcome:
     layers = [Layer("project", "P", project)]
     if folder is not None:
         layers.append(Layer("folder", "F", folder))
     if personal is not None:
         layers.append(Layer("personal", "U", personal))
-    return apply_ops({"ops": list(ops)}, layers=layers, exchanges=EXCHANGES, today=TODAY,
+    return apply_ops({"ops": list(ops)}, layers=layers, exchanges=exchanges, today=TODAY,
                      qualifying_exchanges=qualifying, chain_texts=chain)
 
 
@@ -143,10 +144,12 @@ def test_a_token_is_present_only_whole():
     assert missing_tokens("version 2.14", "version 2.14.0") == ["2.14"]
     assert missing_tokens("1,000 units", "1,0000 units") == ["1,000"]
     assert missing_tokens("on 2027-04-15.", "(was 2027-04-15) now") == []
-    assert missing_tokens("https://Acme.com/Brand", "see HTTPS://acme.com/brand.") == []
+    # URLs compare exactly (a path's case matters), e-mail addresses ignoring case
+    assert missing_tokens("https://Acme.com/Brand", "see HTTPS://acme.com/brand.") == [
+        "https://Acme.com/Brand"]
     assert missing_tokens("ann@Acme.com", "ANN@acme.com") == []
     assert missing_tokens("Use EUR", "Use eur") == ["EUR"]  # codes compare exactly
-    assert token_present("v3", "_v3_") and not token_present("v3", "v3_beta")
+    assert missing_tokens("v3", "_v3_") == [] and missing_tokens("v3", "v3_beta") == ["v3"]
 
 
 # ============================================================================ tool input
@@ -215,9 +218,16 @@ def test_add_to_folder_and_personal_when_available():
     assert "\n## People & contacts\n\n- Ann designs the logo\n" in outcome.texts["folder"]
 
 
-@pytest.mark.parametrize("section", ["facts", "## Facts", "Notes", ""])
-def test_add_section_must_be_one_of_the_six_exactly(section):
+@pytest.mark.parametrize("section", ["Notes", "", "Fact sheet"])
+def test_add_section_must_be_one_of_the_six(section):
     assert "one of: Working style" in reasons(run(add("Ann designs", section=section)))[0]
+
+
+@pytest.mark.parametrize("section", ["facts", "## Facts", "Facts:", "FACTS", "# facts."])
+def test_add_section_is_matched_canonically_like_headings(section):
+    outcome = run(add("Ann designs the logo", section=section))
+    assert outcome.applied[0]["section"] == "Facts"
+    assert "(updated 2027-01-02)\n- Ann designs the logo\n" in outcome.texts["project"]
 
 
 def test_add_evidence_must_occur_ignoring_case_and_whitespace():
@@ -228,18 +238,23 @@ def test_add_evidence_must_occur_ignoring_case_and_whitespace():
 
 
 def test_at_most_three_adds_per_qualifying_exchange_and_invalid_ones_take_no_place():
-    ops = [add("# heading")] + [add(f"Fact number {i}") for i in range(5)]
+    ops = [add("# heading")] + [add(f"Fact number {i}") for i in ("one", "two", "three", "four",
+                                                                    "five")]
     outcome = run(*ops, qualifying=1)
-    assert [a["text"] for a in outcome.applied] == ["Fact number 0", "Fact number 1",
-                                                    "Fact number 2"]
+    assert [a["text"] for a in outcome.applied] == ["Fact number one", "Fact number two",
+                                                    "Fact number three"]
     assert reasons(outcome)[1:] == ["No more than 3 adds per qualifying exchange (3 here)."] * 2
     assert run(add("Fact"), qualifying=0).texts == {}
 
 
 def test_duplicate_adds_are_dropped_across_every_layer_and_the_batch():
-    dup = reasons(run(add("budget 5000 eur."), add("orange #FF5500 is the accent"),
-                      add("- Launch 2027-04-15"), add("Ann designs"), add("ANN  designs!"),
-                      add("Hall 7", target="folder"), chain=("## Facts\n- Hall 7\n",)))
+    dup = reasons(run(add("budget 6000 eur."), add("orange is the accent"),
+                      add("- Launch date"), add("Ann designs"), add("ann  designs!"),
+                      add("Hall seven", target="folder"),
+                      project=PROJECT.replace("5000 EUR", "6000 EUR").replace(
+                          "Launch 2027-04-15", "Launch date"),
+                      folder="## Decisions\n- Orange is the accent\n",
+                      chain=("## Facts\n- Hall seven\n",)))
     assert dup == ["It duplicates P2, so it was dropped.", "It duplicates F1, so it was dropped.",
                    "It duplicates P1, so it was dropped.",
                    "It duplicates an earlier add of this update, so it was dropped.",
@@ -283,10 +298,12 @@ def test_a_crlf_document_stays_crlf():
 
 
 def test_update_replaces_the_text_in_place_and_keeps_sub_items():
-    outcome = run(update("P1", "Launch 2027-04-15 in Hall 4"),
+    outcome = run(update("P1", "Launch 2027-04-15, Ann designs the logo",
+                         "Ann (ann@acme.com) designs the logo"),
                   update("P2", "Budget 6000 EUR (was 5000) (updated 2026-01-01)"))
     assert outcome.texts["project"] == PROJECT.replace(
-        "- Launch 2027-04-15\n", "- Launch 2027-04-15 in Hall 4 (updated 2027-05-01)\n").replace(
+        "- Launch 2027-04-15\n",
+        "- Launch 2027-04-15, Ann designs the logo (updated 2027-05-01)\n").replace(
         "- Budget 5000 EUR (updated 2027-01-02)",
         "- Budget 6000 EUR (was 5000) (updated 2027-05-01)")
     assert outcome.applied[1] == update("P2", "Budget 6000 EUR (was 5000) (updated 2027-05-01)")
@@ -298,14 +315,19 @@ def test_update_of_a_numbered_item_keeps_its_number():
         outcome.texts["project"]
 
 
-def test_update_must_keep_every_hard_token():
-    refused = reasons(run(update("P2", "Budget 6000 EUR"), update("P1", "Launch in May")))
-    assert refused == ['The new text of P2 drops 5000; keep old values, e.g. as "(was …)".',
-                       'The new text of P1 drops 2027-04-15; keep old values, e.g. as "(was …)".']
+def test_update_keeps_every_value_it_does_not_replace_from_the_evidence():
+    refused = reasons(run(update("P2", "Budget 6000"), update("P1", "Launch in May"),
+))
+    assert refused == [
+        "The new text of P2 drops EUR with no new value of the same kind from the evidence in "
+        "its place; keep it, or quote the new value as evidence.",
+        "The new text of P1 drops 2027-04-15 with no new value of the same kind from the "
+        "evidence in its place; keep it, or quote the new value as evidence."]
 
 
 def test_update_needs_evidence_and_a_real_change():
-    assert "does not occur" in reasons(run(update("P2", "Budget 5000 EUR, firm", "made up")))[0]
+    assert "does not occur" in reasons(run(update("P2", "Budget 5000 EUR, firm",
+                                                  "made up words here")))[0]
     assert "says the same" in reasons(run(update("P2", "budget 5000 EUR.")))[0]
 
 
@@ -320,8 +342,8 @@ def test_a_ref_named_twice_refuses_the_later_op_unless_the_first_was_refused():
                   update("P2", "Budget 5000 EUR final"))
     assert len(outcome.applied) == 1
     assert reasons(outcome) == ["P2 is already changed by an earlier op."] * 2
-    outcome = run(update("P2", "Budget 6000 EUR"), update("P2", "Budget 6000 EUR (was 5000)"))
-    assert len(outcome.applied) == 1 and "drops 5000" in reasons(outcome)[0]
+    outcome = run(update("P2", "Budget 6000"), update("P2", "Budget 6000 EUR (was 5000)"))
+    assert len(outcome.applied) == 1 and "drops EUR" in reasons(outcome)[0]
 
 
 # ================================================================================= merge
@@ -337,11 +359,13 @@ def test_merge_takes_the_first_refs_place_and_carries_the_latest_mark():
     assert outcome.applied == [merge(["P3", "P1"], merged)]
 
 
-def test_merge_must_keep_every_hard_token_of_every_entry_and_its_sub_items():
-    refused = reasons(run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000 EUR")))
-    assert refused == ["The merged text drops 3, so the merge was refused."]
-    ok = run(merge(["P1", "P2"], "Launch 2027-04-15 in Hall 3, budget 5000 EUR"))
-    assert ok.texts["project"].count("- ") == PROJECT.count("- ") - 2
+def test_merge_must_keep_every_hard_token_of_every_entry_and_carries_its_sub_items():
+    refused = reasons(run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000")))
+    assert refused == ["The merged text drops EUR of P2, so the merge was refused."]
+    ok = run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000 EUR"))
+    assert ok.texts["project"] == PROJECT.replace(
+        "- Launch 2027-04-15\n  - venue: Hall 3\n- Budget 5000 EUR (updated 2027-01-02)\n",
+        "- Launch 2027-04-15, budget 5000 EUR (updated 2027-01-02)\n  - venue: Hall 3\n")
 
 
 @pytest.mark.parametrize("refs, reason", [
@@ -370,12 +394,14 @@ def test_op_text_must_be_one_entry(text, reason):
 @pytest.mark.parametrize("text, stored", [
     ("#FF5500 is the brand colour", "#FF5500 is the brand colour"),
     ("Ann\ndesigns the logo\r\n- and the site", "Ann designs the logo - and the site"),
-    ("- * P7: Ann designs", "Ann designs"),
+    ("- * P4: Ann designs", "Ann designs"),
+    ("P0: fix login", "P0: fix login"), ("P9: fix login", "P9: fix login"),
     ("Ann designs (updated 2020-01-01) the logo", "Ann designs the logo"),
     ("y" * 1000, "y" * 1000),
 ])
 def test_op_text_is_folded_to_one_line(text, stored):
-    outcome = run(add(text))
+    said = f"So {stored}, as noted."  # the evidence states the text's values
+    outcome = run(add(text, evidence=said[:200]), exchanges=said)
     assert outcome.applied[0]["text"] == stored
     assert f"\n- {stored}\n" in outcome.texts["project"]
 
@@ -386,9 +412,9 @@ def test_op_text_is_folded_to_one_line(text, stored):
 def test_everything_no_op_names_is_kept_byte_for_byte():
     text = ("Preamble *as written*  \n\n<!-- note -->\n## Facts\n- Launch 2027-04-15\n\n"
             "    indented code\n\n## Other stuff\n3) third\n4) fourth\n\n| a | b |\n\nTrailing")
-    outcome = run(update("P3", "fourth, v2"), project=text)
+    outcome = run(update("P3", "fourth, in Figma", "we use Figma"), project=text)
     assert outcome.texts["project"] == text.replace("4) fourth",
-                                                    "4) fourth, v2 (updated 2027-05-01)")
+                                                    "4) fourth, in Figma (updated 2027-05-01)")
 
 
 def test_an_edit_that_would_disturb_its_neighbours_is_refused():
@@ -519,8 +545,13 @@ def _check_outcome(layers: list[Layer], outcome: Outcome) -> None:
         assert not Counter(kept) - Counter(now), "an entry no valid op named went"
         walk = iter(now)
         assert all(text in walk for text in kept), "entries no op named kept their order"
-        assert missing_tokens(layer.text, new) == []
-        assert all(t.casefold() in new.casefold() for t in hard_tokens(layer.text))
+        # values leave only through an update (by substitution); never through a merge
+        parsed = parse(layer.text)
+        updated = [head(parsed, e) for e in parsed.entries if any(
+            a["op"] == "update" and a["ref"] == f"{layer.prefix}{e.index + 1}"
+            for a in outcome.applied)]
+        gone = set(values(layer.text)) - set(values(new))
+        assert gone <= set().union(*(values(u) for u in updated)), gone
     added = [a for a in outcome.applied if a["op"] == "add"]
     for a in added:
         new = outcome.texts[a["target"]]
@@ -570,16 +601,17 @@ def test_no_ops_change_nothing_and_labels_only_add_labels(text, prefix):
                           st.sampled_from(["\n", "\r\n", " ", ".", ",", ")", "-", "_", "\u2028"])),
                 max_size=14).map("".join))
 def test_tokens_find_themselves_folded_or_not(text):
-    folded = " ".join(re.split(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*", text))
     for token in hard_tokens(text):
-        assert token in text or token.casefold() in text.casefold()
-        assert token_present(token, text) and token_present(token, folded)
-        assert not token.endswith((".", ",", ";")) and not re.search(r"\s", token)
+        assert token in text
+        assert not token.endswith((".", ",", ";"))
+    assert missing_tokens(text, text) == []
 
 
 # Refusals a faithful op may still meet: its text cannot be one plain entry, or it would
-# reshape the document around it, or it echoes a label (stripped, so the label's token goes).
-EXCUSED = ("one plain entry", "is a heading", "is empty", "structure", "says the same")
+# reshape the document around it, or it echoes a label (stripped, so the label's token goes),
+# or it merges an entry that opens with no line of text (an HTML block, a fence).
+EXCUSED = ("one plain entry", "is a heading", "is empty", "structure", "says the same",
+           "cannot be merged")
 
 
 @settings(max_examples=250, deadline=None,
@@ -588,17 +620,19 @@ EXCUSED = ("one plain entry", "is a heading", "is empty", "structure", "says the
 def test_faithful_updates_merges_and_adds_apply(text, data):
     found = entries(text)
     layers = [Layer("project", "P", text)]
-    ops: list[dict] = [add(data.draw(sentence) + " is new", section=data.draw(
-        st.sampled_from(SECTIONS)))]
+    new = data.draw(sentence) + " is new"
+    ops: list[dict] = [add(new, section=data.draw(st.sampled_from(SECTIONS)),
+                           evidence=f"So {new}")]
     if found:
         chosen = data.draw(st.sampled_from(found))
-        ops.append(update(f"P{chosen.index + 1}", _clean_entry(chosen.text) + " now confirmed"))
+        ops.append(update(f"P{chosen.index + 1}",
+                          _clean_entry(head(parse(text), chosen)) + " now confirmed"))
     if len(found) >= 3:
         pair = data.draw(st.permutations([e for e in found if e is not chosen]))[:2]
         ops.append(merge([f"P{e.index + 1}" for e in pair],
-                         " and ".join(_clean_entry(e.text) for e in pair)))
-    outcome = apply_ops({"ops": ops}, layers=layers, exchanges=EXCHANGES, today=TODAY,
-                        qualifying_exchanges=1)
+                         " and ".join(_clean_entry(head(parse(text), e)) for e in pair)))
+    outcome = apply_ops({"ops": ops}, layers=layers, exchanges=f"{EXCHANGES}\nSo {new}.",
+                        today=TODAY, qualifying_exchanges=1)
     for refusal in outcome.refused:
         excused = refusal.reason.startswith("It duplicates") if refusal.op is ops[0] else (
             re.match(r"\s*[PFU]\d+:", _clean_entry(str(refusal.op.get("text"))))

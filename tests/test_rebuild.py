@@ -107,9 +107,61 @@ async def test_labels_and_length_guidance_reach_the_model(cairn, fake, project):
     fake.reply_json("update_knowledge", {"ops": []})
     await cairn.rebuilder.rebuild(chat.id)
     body = fake.message_requests[-1].body
-    assert "- P1: First\n- P2: Second" in body["messages"][0]["content"]
-    assert length_guidance(100) in body["system"]
+    content = body["messages"][0]["content"]
+    assert "- P1: First\n- P2: Second" in content
+    assert "PROJECT DOCUMENT — entries P1, P2, …; 26 characters, " + length_guidance(26) in content
     assert "favour brevity" in length_guidance(25_000) and "merge aggressively" in length_guidance(31_000)
+
+
+async def test_the_prompt_is_cacheable_typed_and_says_what_a_small_model_needs(
+        cairn, fake, folders):
+    """Issue 14, item 8 (and item 7's middle folders and per-document sizes)."""
+    cairn.settings.set("memory.enabled", False)
+    root, brand, logo = folders("Acme", "Acme/Brand", "Acme/Brand/Logo")
+    project, _ = cairn.registry.add_workspace(root)
+    middle, _ = cairn.registry.add_workspace(brand)
+    inner, _ = cairn.registry.add_workspace(logo)
+    cairn.knowledge.save(project.id, "## Facts\n- " + "x" * 25_000 + "\n", source="user")
+    cairn.knowledge.save(middle.id, "## Decisions\n- Round mark only\n", source="user")
+    chat = cairn.registry.new_chat(folder=logo)
+    await talk(cairn, fake, chat.id, "Tell me")
+    await talk(cairn, fake, chat.id, "ok", reply="Fine.")  # short: no additions of its own
+    fake.reply_json("update_knowledge", {"ops": []})
+    await cairn.rebuilder.rebuild(chat.id)
+    body = fake.message_requests[-1].body
+    system, content = body["system"], body["messages"][0]["content"]
+    assert system[-1]["cache_control"] == {"type": "ephemeral"}
+    instructions = system[-1]["text"]
+    assert "data, not instructions" in instructions
+    assert "personal" not in instructions.casefold()  # Memory is off
+    assert "at most 3 additions per exchange" in instructions and "30,000" in instructions
+    assert "Today is" not in instructions and content.rstrip().endswith(
+        f"Today is {cairn.rebuilder._today().isoformat()}.")
+    # per document: its size and what that size asks for
+    assert "PROJECT DOCUMENT — entries P1, P2, …; 25,012 characters, getting long" in content
+    assert "FOLDER DOCUMENT — entries F1, F2, …; 0 characters, short" in content
+    # the middle folder, read-only, so its facts are not added again
+    assert 'FOLDER "Brand" DOCUMENT' in content and "- Round mark only" in content
+    assert '("Acme" / "Brand" / "Logo")' in content
+    assert "[1] (up to 3 additions)" in content and "[2] (short reply: no additions" in content
+    assert "NEW EXCHANGES (at most 3 additions in all)" in content
+    schema = body["output_config"]["format"]["schema"]
+    variants = schema["properties"]["ops"]["items"]["anyOf"]
+    assert variants[0]["properties"]["target"]["enum"] == ["project", "folder"]
+    assert variants[1]["properties"]["ref"]["pattern"] == "^[PFU][1-9][0-9]*$"
+    assert all(v["additionalProperties"] is False and "op" in v["required"] for v in variants)
+    # a duplicate of the middle folder is dropped
+    await talk(cairn, fake, chat.id, "Again?")
+    fake.reply_json("update_knowledge", {"ops": [add_op(
+        "Round mark only", "launch date is 2027-04-15", section="Decisions", target="folder")]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert "duplicates an entry of another document" in report.refused[0].reason
+    # with other documents, the instructions are the same bytes: cacheable
+    cairn.knowledge.save(project.id, "## Facts\n- Something else\n", source="user")
+    await talk(cairn, fake, chat.id, "Once more?")
+    fake.reply_json("update_knowledge", {"ops": []})
+    await cairn.rebuilder.rebuild(chat.id)
+    assert fake.message_requests[-1].body["system"] == system
 
 
 @pytest.mark.parametrize("script, sentence", [
@@ -293,7 +345,8 @@ def test_cli_history_diff_restore_and_rebuild(cairn, fake, project, tmp_path, ca
     assert cli.main(["knowledge", "show", project.id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["text"] == "## Facts\n- a\n" and shown["version"] == 3
-    assert shown["rebuild"] == {"last_success": None, "last_error": None, "pending_exchanges": 0}
+    assert shown["rebuild"] == {"last_success": None, "last_error": None, "pending_exchanges": 0,
+                                "unapplied": None}
     assert cli.main(["knowledge", "restore", project.id, "99"]) == 1
     assert "cannot find version 99" in capsys.readouterr().err
 
@@ -519,3 +572,128 @@ def test_pending_counts_from_the_watermark_equal_the_whole_chat_computation(
         e.qualifies for e in whole)
     if chat.id in cairn.rebuilder.waiting():
         assert any(e.qualifies for e in whole)
+
+
+# ================================================ refused suggestions (issue 14, item 4)
+
+def knowledge_requests(fake) -> list:
+    return [r for r in fake.message_requests if "output_config" in (r.body or {})
+            and "format" in r.body["output_config"]]
+
+
+async def test_a_refused_op_goes_back_once_and_the_fixed_op_applies(cairn, fake, project):
+    cairn.knowledge.save(project.id, "## Facts\n- Launch 2027-03-01\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When do we launch now?")
+    first = {"op": "update", "ref": "P1", "text": "Launch 2027-04-15",
+             "evidence": "the launch moved to April"}  # words nobody said
+    fixed = {**first, "evidence": "Our launch date is 2027-04-15"}
+    fake.reply_json("update_knowledge", {"ops": [first]})
+    fake.reply_json("update_knowledge", {"ops": [fixed]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    asked = knowledge_requests(fake)
+    assert len(asked) == 2
+    second = asked[1].body["messages"][0]["content"]
+    assert "CORRECTIONS" in second and "The evidence does not occur in the new exchanges." in second
+    assert "the launch moved to April" in second
+    assert report.status == "applied" and report.refused == [] and report.unapplied is None
+    doc = cairn.knowledge.get(project.id)
+    today = cairn.rebuilder._today().isoformat()
+    assert doc.text == f"## Facts\n- Launch 2027-04-15 (updated {today})\n"
+    # the contradicted value lives on in the history, not in the entry
+    assert "-- Launch 2027-03-01" in cairn.knowledge.diff(project.id, 1, 2)
+    assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
+    assert cairn.rebuilder.status(project.id)["unapplied"] is None
+
+
+async def test_a_still_refused_op_is_recorded_shown_and_the_watermark_moves(
+        cairn, fake, project, capsys):
+    from app import cli
+
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    invented = add_op("CEO is Jane Doe", "the CEO is Jane Doe, as you said")
+    fake.reply_json("update_knowledge", {"ops": [invented, add_op(
+        "Launch date is 2027-04-15", "launch date is 2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [invented]})  # the same again: still refused
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert len(knowledge_requests(fake)) == 2  # one corrective round, never a loop
+    assert report.status == "applied" and len(report.applied) == 1
+    assert report.unapplied == ("1 suggestion could not be applied: The evidence does not "
+                                "occur in the new exchanges.")
+    assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
+    status = cairn.rebuilder.status(project.id)
+    assert status["unapplied"] == report.unapplied and status["last_error"] is None
+    cairn.close()
+    assert cli.main(["knowledge", "status", project.id]) == 0
+    out = capsys.readouterr().out
+    assert "1 suggestion could not be applied: The evidence does not occur" in out
+    assert "0 exchanges waiting for a rebuild." in out
+
+
+async def test_a_model_that_gives_up_or_a_failed_corrective_call_keeps_the_refusals(
+        cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("Budget is 9000", "budget is 9000")]})
+    fake.reply_json("update_knowledge", {"ops": []})  # gives up
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "nothing" and report.unapplied.startswith(
+        "1 suggestion could not be applied: The evidence does not occur")
+    await talk(cairn, fake, chat.id, "And then?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("Budget is 9000", "budget is 9000")]})
+    fake.reply_error_status(500, "api_error", "boom", headers={"x-should-retry": "false"})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "nothing" and report.error is None
+    assert report.unapplied.startswith("1 suggestion could not be applied")
+    assert watermark(cairn, chat.id) == cairn.chats.messages(chat.id)[-1].id
+
+
+async def test_duplicates_are_not_sent_back(cairn, fake, project):
+    cairn.knowledge.save(project.id, "## Facts\n- Launch date is 2027-04-15\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch date is 2027-04-15",
+                                                       "launch date is 2027-04-15")]})
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert len(knowledge_requests(fake)) == 1 and report.unapplied is None
+    assert "duplicates P1" in report.refused[0].reason
+
+
+async def test_hand_edits_in_a_row_never_drop_the_rebuild(cairn, fake, project):
+    """Each knowledge call is overtaken by a hand save: the run after the second one is
+    queued again, and the third lands on top of both edits (issue 14, item 7)."""
+    cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    loop = asyncio.get_running_loop()
+    real_client = cairn.rebuilder._client
+    calls = []
+
+    async def hand_edit(n: int) -> None:
+        cairn.knowledge.save(project.id, f"## Facts\n- Budget {n} EUR (by hand)\n", source="user")
+
+    class Overtaken:
+        def __init__(self) -> None:
+            self.messages = self
+
+        async def create(self, **kwargs):
+            calls.append(kwargs)
+            if len(calls) <= 2:
+                await asyncio.wrap_future(
+                    asyncio.run_coroutine_threadsafe(hand_edit(len(calls)), loop))
+            return await real_client().messages.create(**kwargs)
+
+    cairn.rebuilder._client = Overtaken
+    for _ in range(3):
+        fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15",
+                                                           "launch date is 2027-04-15")]})
+    done = asyncio.Event()
+    reports = []
+    cairn.scheduler.listeners.append(lambda r: (reports.append(r), done.set()
+                                                if r.status == "applied" else None))
+    cairn.scheduler.run_now(chat.id)
+    await asyncio.wait_for(done.wait(), timeout=10)
+    assert len(calls) == 3 and [r.status for r in reports] == ["superseded", "applied"]
+    text = cairn.knowledge.get(project.id).text
+    assert text == "## Facts\n- Budget 2 EUR (by hand)\n- Launch 2027-04-15\n"

@@ -396,6 +396,7 @@ async def test_no_model_call_runs_on_the_event_loop_thread(cairn, fake, workspac
     import anthropic
 
     import app.catalog
+    import app.knowledge.prompt as prompt
     import app.knowledge.rebuild as rebuild
 
     where: list[tuple[str, str]] = []
@@ -410,7 +411,7 @@ async def test_no_model_call_runs_on_the_event_loop_thread(cairn, fake, workspac
                         traced("request", anthropic.AsyncAnthropic.request))
     monkeypatch.setattr(app.catalog.Catalog, "_save", traced("save", app.catalog.Catalog._save))
     monkeypatch.setattr(rebuild, "apply_ops", traced("apply_ops", rebuild.apply_ops))
-    monkeypatch.setattr(rebuild, "labelled", traced("labelled", rebuild.labelled))
+    monkeypatch.setattr(prompt, "labelled", traced("labelled", prompt.labelled))
     entry = fake.model("claude-haiku-4-5")  # announcing a deprecation writes the models file
     entry.update(lifecycle="deprecated", retires_at="2027-02-01T00:00:00Z")
     cairn.settings.set("model.chat", "claude-haiku-4-5")

@@ -5,8 +5,8 @@ each entry keeps its exact source lines and knows where they are, so the rebuild
 document at entry granularity and leave every other byte the person wrote as it was.
 
 Also here, because the rebuild's validation rests on them: the labels the knowledge model
-sees (``P1: …``), duplicate detection (:func:`normalise`) and the hard tokens a change must
-never lose (:func:`hard_tokens`, :func:`missing_tokens`).
+sees (``P1: …``), duplicate detection (:func:`normalise`) and the document's block structure
+outside its entries (:func:`skeleton`).  The hard tokens live in :mod:`tokens`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
+
+from app.knowledge.tokens import UPDATE_MARK, hard_tokens, missing_tokens  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -31,12 +33,10 @@ SECTIONS: tuple[str, ...] = (
 )
 
 _UPDATED = re.compile(r"\((?:updated|added) (\d{4}-\d{2}-\d{2})\)")
-# Only ``(updated …)`` is written by code; it is bookkeeping, not a fact to protect.
-UPDATE_MARK = re.compile(r"\(updated \d{4}-\d{2}-\d{2}\)")
 # markdown-it splits lines on \r\n, \r and \n only; str.splitlines() knows more breaks and
 # would put the line numbers of its token maps out of step with ours.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_ITEM_START = re.compile(r"([ \t]*(?:[-*+]|[0-9]{1,9}[.)]))([ \t]*)")
+_ITEM_START = re.compile(r"(\ufeff?[ \t]*(?:[-*+]|[0-9]{1,9}[.)]))([ \t]*)")
 
 
 @cache
@@ -66,7 +66,7 @@ class Entry:
 @dataclass(frozen=True, slots=True)
 class Heading:
     title: str
-    level: int  # 1 or 2: only these delimit sections
+    level: int  # 1 or 2, or 3 for one of the six: only these delimit sections
     start: int
     end: int
 
@@ -77,6 +77,9 @@ class Parsed:
     entries: tuple[Entry, ...]
     headings: tuple[Heading, ...]
     newline: str  # the line ending new lines get: the document's first one
+    # The blocks outside the entries, in order: (kind, their exact source lines).  Edits by
+    # entry must leave these byte for byte (see ops._render).
+    blocks: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,26 +89,57 @@ class Splice:
     start: int
     end: int
     lines: tuple[str, ...]  # without line endings
-    rank: int = 0  # orders insertions at the same line
+    # Orders insertions at the same line: entries that continue the section above come
+    # first (negative), then new sections in their canonical order.
+    rank: int = 0
+
+
+# YAML front matter: metadata, never entries (its "- tag" lines are not facts).
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*(?:\r\n|\r|\n)(?:.*?(?:\r\n|\r|\n))??"
+                           r"(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)", re.S)
+_CONTAINERS = ("bullet_list_open", "ordered_list_open")
 
 
 def parse(text: str) -> Parsed:
     lines = tuple(_LINE.findall(text))
-    tokens = markdown().parse(text)
+    front = _front_lines(text)
+    tokens = markdown().parse(_markdown_source(lines, front))
     found: list[Entry] = []
     headings: list[Heading] = []
+    blocks = [("front matter", "".join(lines[:front]).rstrip("\r\n"))] if front else []
     section: str | None = None
     for position, token in enumerate(tokens):
-        if token.level != 0 or not token.map:
+        if token.level != 0 or not token.map or token.nesting < 0:
             continue  # inside a quote or list: neither a section nor an entry
-        if token.type == "heading_open" and token.tag in ("h1", "h2"):
-            title = tokens[position + 1].content.strip()
-            headings.append(Heading(title, int(token.tag[1]), *token.map))
-            section = title if token.tag == "h2" else None
-        elif token.type in ("bullet_list_open", "ordered_list_open"):
+        if token.type in _CONTAINERS:
             found += _items(tokens, position, lines, section, len(found))
+            continue
+        # (the final line break aside: a new line after the last one gives it one)
+        blocks.append((f"{token.type} {token.tag}",
+                       "".join(lines[slice(*token.map)]).rstrip("\r\n")))
+        if token.type == "heading_open":
+            title = tokens[position + 1].content.strip()
+            canonical = canonical_section(title)
+            if token.tag in ("h1", "h2") or (token.tag == "h3" and canonical):
+                headings.append(Heading(title, int(token.tag[1]), *token.map))
+                section = title if token.tag == "h2" or canonical else None
     first_break = re.search(r"\r\n|\r|\n", text)
-    return Parsed(lines, tuple(found), tuple(headings), first_break[0] if first_break else "\n")
+    return Parsed(lines, tuple(found), tuple(headings), first_break[0] if first_break else "\n",
+                  tuple(blocks))
+
+
+def _front_lines(text: str) -> int:
+    found = _FRONT_MATTER.match(text)
+    return len(_LINE.findall(found[0])) if found else 0
+
+
+def _markdown_source(lines: tuple[str, ...], front: int) -> str:
+    """What markdown-it reads: front matter as blank lines and no byte-order mark, so that
+    line numbers stay ours and a BOM does not hide the first heading."""
+    source = ["\n" if number < front else line for number, line in enumerate(lines)]
+    if source and source[0].startswith("\ufeff"):
+        source[0] = source[0][1:]
+    return "".join(source)
 
 
 def _items(tokens: list[Token], opened: int, lines: tuple[str, ...], section: str | None,
@@ -139,9 +173,25 @@ def _blank(line: str) -> bool:
 
 
 def canonical_section(title: str) -> str | None:
-    """The one of the six sections a heading names, forgiving case and spacing."""
-    key = " ".join(title.split()).casefold()
-    return next((s for s in SECTIONS if s.casefold() == key), None)
+    """The one of the six sections a heading (or an op) names, forgiving case, spacing, a
+    heading's ``#`` marks, trailing punctuation, "and" for "&" and the usual short forms."""
+    return _SECTION_NAMES.get(_section_key(title))
+
+
+def _section_key(title: str) -> str:
+    key = re.sub(r"\A\s*#+\s*|\s*#*\s*\Z", "", title).casefold().replace("&", " and ")
+    return " ".join(key.split()).rstrip(" :.;!?-–—")
+
+
+_SECTION_NAMES: dict[str, str] = {
+    **{_section_key(s): s for s in SECTIONS},
+    "working style": SECTIONS[0], "preferences": SECTIONS[0], "style": SECTIONS[0],
+    "working style and preference": SECTIONS[0], "style and preferences": SECTIONS[0],
+    "fact": SECTIONS[1], "decision": SECTIONS[2], "people": SECTIONS[3],
+    "contacts": SECTIONS[3], "people and contact": SECTIONS[3], "assets": SECTIONS[4],
+    "links": SECTIONS[4], "assets and link": SECTIONS[4], "questions": SECTIONS[5],
+    "open question": SECTIONS[5],
+}
 
 
 # ====================================================================== what the model sees
@@ -186,91 +236,6 @@ def normalise(text: str) -> str:
     return " ".join(_UPDATED.sub(" ", folded).split()).rstrip(".,;:!?… ")
 
 
-_W = "A-Za-z0-9"
-# A token is whole: not glued to a letter or digit, nor to one through ``.``, ``-`` or ``_``
-# (2.14 is not kept by 2.14.0, v2 not by v2_beta), nor a digit to a digit through ``,``
-# (1,000). The same rule decides extraction and presence, so a token always finds itself.
-# ``_`` is a joiner rather than a letter so that ``_v2_`` (emphasis) holds the token v2.
-_BEFORE = rf"(?<![{_W}])(?<![{_W}][._-])(?:(?<![0-9],)|(?![0-9]))"
-_AFTER = rf"(?![{_W}])(?![._-][{_W}])(?:(?<![0-9])|(?!,[0-9]))"
-_SPAN = r"[^\s<>\"`]"  # what a URL or path runs over; any space (incl. folded breaks) ends it
-_TOKEN = re.compile(rf"""{_BEFORE}(?:
-    (?P<url>(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.){_SPAN}+)
-  | (?P<email>[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{{2,}})
-  | (?P<path>~/{_SPAN}*|[A-Za-z]:\\{_SPAN}*|/[A-Za-z0-9._~-]{_SPAN}*
-        |[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+\.[A-Za-z0-9]{{1,10}})
-  | (?P<date>[0-9]{{4}}-[0-9]{{1,2}}-[0-9]{{1,2}}|[0-9]{{1,2}}[/.][0-9]{{1,2}}[/.][0-9]{{2,4}}
-        |[0-9]{{1,2}}:[0-9]{{2}}(?::[0-9]{{2}})?(?:[AaPp][Mm])?)
-  | (?P<hex>\#(?:[0-9A-Fa-f]{{8}}|[0-9A-Fa-f]{{6}}|[0-9A-Fa-f]{{3}}))
-  | (?P<handle>@[{_W}](?:[{_W}._-]*[{_W}])?)
-  | (?P<word>[{_W}]+(?:(?:[._-]|(?<=[0-9]),(?=[0-9]))[{_W}]+)*)
-){_AFTER}""", re.X)
-_TRAILING = ".,;:!?'*_~"
-_CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
-# Line-leading list markers are structure, not facts (``3.`` of a numbered list is no value).
-_LINE_MARKER = re.compile(r"(?<![^\r\n])[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?=[ \t\r\n]|\Z)")
-
-
-def _content(text: str) -> str:
-    """Marks and line-leading markers blanked out, every other character where it was."""
-    blank = lambda m: " " * len(m[0])  # noqa: E731 - same length keeps offsets aligned
-    return _LINE_MARKER.sub(blank, UPDATE_MARK.sub(blank, text))
-
-
-def hard_tokens(text: str) -> set[str]:
-    """Values a change must never lose: numbers, dates, times, URLs, e-mail addresses, paths,
-    hex colours and identifiers (words with digits or ``_``, inner capitals, ALL-CAPS codes,
-    @handles). ``(updated …)`` marks and list markers are not values."""
-    found: set[str] = set()
-    for match in _TOKEN.finditer(_content(text)):
-        kind, token = match.lastgroup, match[0]
-        if kind in ("url", "path"):
-            token = _trim(token)
-        elif kind == "word" and not _hard_word(token):
-            continue
-        if token:
-            found.add(token)
-    return found
-
-
-def _trim(token: str) -> str:
-    """Sentence punctuation and unbalanced closing brackets are not part of a URL or path."""
-    while token and (token[-1] in _TRAILING or
-                     (token[-1] in _CLOSERS and
-                      token.count(token[-1]) > token.count(_CLOSERS[token[-1]]))):
-        token = token[:-1]
-    return token
-
-
-def _hard_word(word: str) -> bool:
-    letters = [c for c in word if c.isalpha()]
-    return (any(c.isdigit() for c in word) or "_" in word
-            or re.search("[a-z][A-Z]", word) is not None
-            or (len(letters) >= 2 and all(c.isupper() for c in letters)))
-
-
-def _folds_case(token: str) -> bool:
-    """URLs and e-mail addresses are compared ignoring case; everything else exactly."""
-    return "://" in token or token.lower().startswith("www.") or (
-        "@" in token and not token.startswith("@"))
-
-
-def token_present(token: str, text: str) -> bool:
-    """Whether *token* occurs in *text* as a whole token (see ``_BEFORE`` and ``_AFTER``)."""
-    return _present(token, _content(text))
-
-
-def _present(token: str, content: str) -> bool:
-    flags = re.IGNORECASE if _folds_case(token) else 0
-    return re.search(_BEFORE + re.escape(token) + _AFTER, content, flags) is not None
-
-
-def missing_tokens(old: str, new: str) -> list[str]:
-    """The hard tokens of *old* that *new* no longer has, sorted."""
-    content = _content(new)
-    return sorted(t for t in hard_tokens(old) if not _present(t, content))
-
-
 # ========================================================================= editing by entry
 
 
@@ -284,6 +249,36 @@ def head_splice(parsed: Parsed, entry: Entry, text: str, *, whole: bool) -> tupl
     cut = entry.end if whole or entry.head_end == entry.start else entry.head_end
     tail = "".join(parsed.lines[cut:entry.end])
     return Splice(entry.start, cut, (line,)), (line + parsed.newline + tail).rstrip("\r\n")
+
+
+def head(parsed: Parsed, entry: Entry) -> str:
+    """An entry's leading paragraph (its marker included); all of it when it has none."""
+    return "".join(parsed.lines[entry.start:entry.head_end]).rstrip("\r\n") or entry.text
+
+
+def merge_splice(parsed: Parsed, first: Entry, others: Iterable[Entry], text: str
+                 ) -> tuple[Splice, str]:
+    """*first* becomes one line of *text* followed by its own sub-items and blocks, then those
+    of *others* (re-indented under its marker): a merge rewrites the leading paragraphs and
+    carries everything under them.  Returns the splice and the merged entry's text."""
+    splice_, line_text = head_splice(parsed, first, text, whole=False)
+    marker, spacing, _ = _split_item(splice_.lines[0])
+    width = len(marker.lstrip("\ufeff")) + len(spacing)
+    tails: list[str] = []
+    for entry in others:
+        own_marker, own_spacing, _ = _split_item(parsed.lines[entry.start])
+        own = len(own_marker.lstrip("\ufeff")) + len(own_spacing)
+        for line in parsed.lines[entry.head_end:entry.end]:
+            body = line.rstrip("\r\n")
+            if own != width and body.startswith(" " * own):
+                body = " " * width + body[own:]
+            tails.append(body)
+    if not tails:
+        return splice_, line_text
+    end = first.end  # the first entry's own tail stays where it is, the others follow it
+    own_tail = tuple(line.rstrip("\r\n") for line in parsed.lines[first.head_end:first.end])
+    lines = (splice_.lines[0],) + own_tail + tuple(tails)
+    return Splice(first.start, end, lines), parsed.newline.join(lines).rstrip("\r\n")
 
 
 def removal(parsed: Parsed, entry: Entry) -> Splice:
@@ -306,14 +301,16 @@ def placement(parsed: Parsed, section: str, texts: Iterable[str]
     if under:
         last = under[-1]
         lines = tuple(render_entry(t, bullet(last)) for t in texts)
-        return (Splice(last.end, last.end, lines + _gap_after(parsed, last.end), rank),
+        return (Splice(last.end, last.end, lines + _gap_after(parsed, last.end),
+                       rank - len(SECTIONS)),
                 last.section or section, lines)
-    own = [h for h in parsed.headings if h.level == 2 and canonical_section(h.title) == section]
+    own = [h for h in parsed.headings if canonical_section(h.title) == section]
     lines = tuple(render_entry(t) for t in texts)
     if own:
         at = _content_end(parsed, own[0])
         gap = ("",) if at > own[0].end else ()
-        return Splice(at, at, gap + lines + _gap_after(parsed, at), rank), own[0].title, lines
+        return (Splice(at, at, gap + lines + _gap_after(parsed, at), rank - len(SECTIONS)),
+                own[0].title, lines)
     at = _new_section_at(parsed, rank)  # the leading gap goes where not needed (splice)
     block = ("", f"## {section}", "") + lines + _gap_after(parsed, at)
     return Splice(at, at, block, rank), section, lines
@@ -333,8 +330,8 @@ def _content_end(parsed: Parsed, heading: Heading) -> int:
 
 
 def _new_section_at(parsed: Parsed, rank: int) -> int:
-    known = [(SECTIONS.index(c), h) for h in parsed.headings if h.level == 2
-             and (c := canonical_section(h.title)) is not None]
+    known = [(SECTIONS.index(c), h) for h in parsed.headings
+             if (c := canonical_section(h.title)) is not None]
     preceding = [(r, h.start, h) for r, h in known if r < rank]
     if preceding:
         return _content_end(parsed, max(preceding, key=lambda k: (k[0], k[1]))[2])
@@ -351,16 +348,20 @@ def splice(parsed: Parsed, splices: Iterable[Splice]) -> str:
     """The document with the splices applied; every line they do not touch kept as it was."""
     out: list[str] = []
     at = 0
+    # A byte-order mark belongs to the file, not to its first line: it stays first whatever
+    # happens to that line (removed, or preceded by a new section).
+    bom = "\ufeff" if parsed.lines and parsed.lines[0].startswith("\ufeff") else ""
+    source = (parsed.lines[0][len(bom):],) + parsed.lines[1:] if bom else parsed.lines
     order = sorted(splices, key=lambda s: (s.start, s.end > s.start, s.rank))
     for change in order:
         start = max(change.start, at)  # an insertion inside a replaced range lands after it
-        out += parsed.lines[at:start]
-        new = list(change.lines)
+        out += source[at:start]
+        new = [line.removeprefix(bom) if bom else line for line in change.lines]
         if new and new[0] == "" and (not out or _blank(out[-1])):
             new = new[1:]  # two insertions at one point must not make a double gap
         if new and out and not out[-1].endswith(("\n", "\r")):
             out[-1] += parsed.newline  # the document's last line had no line break
         out += [line + parsed.newline for line in new]
         at = max(at, change.end)
-    out += parsed.lines[at:]
-    return "".join(out)
+    out += source[at:]
+    return bom + "".join(out)

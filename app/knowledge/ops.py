@@ -2,31 +2,45 @@
 
 Pure: no I/O, no clock. The model never re-types a document; it names entries by label and
 code makes every change, so whatever no valid op names is carried forward byte for byte.
-Every op is checked on its own (each refusal says why in one sentence), then each changed
-document is re-parsed and compared with what the applied ops should have produced; an op whose
-edit would disturb anything else, or lose a hard token, is refused rather than applied.
+Every op is checked on its own (each refusal says why in one sentence; the meaning and
+evidence rules are in :mod:`meaning`), then each changed document is re-parsed and compared
+with what the applied ops should have produced — its entries, and every block outside them
+byte for byte; an op whose edit would disturb anything else is refused rather than applied.
 
 Decisions beyond DESIGN §6:
 - an ``update`` replaces the entry's leading paragraph and keeps its sub-items and any later
   blocks under it (nothing under an entry is lost); an entry that does not open with a
-  paragraph is replaced whole. All the old entry's hard tokens must be in the new entry.
-- a ``merge`` replaces its entries whole (sub-items included) by one line; it carries the
-  latest ``(updated …)`` mark of the merged entries, so merging never makes facts look newer.
+  paragraph is replaced whole. An update of an open question may name another section: it
+  moves there (only an entry without sub-items; else a merge).
+- a ``merge`` rewrites the leading paragraphs into one line and carries the sub-items and
+  blocks of every merged entry under it; it carries the latest ``(updated …)`` mark of the
+  merged entries, so merging never makes facts look newer. Entries that do not open with a
+  paragraph cannot be merged.
 - only ops that pass their checks claim their refs and use an add's place: a refused op
   does not block a later one. (One refused at the final re-parse has already used them.)
-- an op text may start with the label it was shown (``P3: …``) or list markers; both are
-  stripped. A heading is refused only when the text really is one (``#FF5500 …`` is not).
+- an op text may start with list markers and with the label it was shown (``P3: …``, only a
+  label that exists: "P0: …" is text); both are stripped. A heading is refused only when the
+  text really is one (``#FF5500 …`` is not). Sections are matched like headings.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from app.knowledge import document as doc
+from app.knowledge import tokens as tk
 from app.knowledge.document import Entry, Parsed, Splice
+from app.knowledge.meaning import (
+    encodable,
+    evidence_problem,
+    merge_problem,
+    squash,
+    update_problem,
+    values_of,
+)
 
 ADDS_PER_EXCHANGE = 3
 MAX_TEXT = 1_000
@@ -34,7 +48,7 @@ TARGETS: dict[str, str] = {"project": "P", "folder": "F", "personal": "U"}
 
 _REF = re.compile(r"\s*([PFU])([0-9]{1,9})\s*")
 _BREAKS = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
-_LABEL = re.compile(r"\A[PFU][0-9]{1,9}:\s*")  # the label the model was shown, echoed
+_LABEL = re.compile(r"\A([PFU][0-9]{1,9}):\s*")  # the label the model was shown, echoed
 _BULLETS = re.compile(r"\A(?:[-*+](?:\s+|\Z))+")
 _MARK = re.compile(r"\s*\(updated \d{4}-\d{2}-\d{2}\)")
 _MARK_DATE = re.compile(r"\(updated (\d{4}-\d{2}-\d{2})\)")
@@ -55,6 +69,13 @@ class Refusal:
     op: object
     reason: str  # one sentence
 
+    @property
+    def moot(self) -> bool:
+        """Nothing was lost: what the op said is already in the documents (a duplicate, an
+        update that says the same).  Such ops are not sent back, nor reported as unapplied."""
+        return self.reason.startswith("It duplicates ") or self.reason.endswith(
+            "so nothing changes.")
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -68,6 +89,7 @@ class _Edit:
     entry: int
     text: str | None  # None: the entry goes away (merged into another)
     whole: bool  # replace all its lines, not just its leading paragraph
+    carried: tuple[int, ...] = ()  # merged entries whose sub-items and blocks follow this one
 
 
 @dataclass(frozen=True)
@@ -95,6 +117,7 @@ class _Batch:
     today: str
     add_cap: int
     seen: dict[str, str]  # normalised entry text -> where it is, for duplicate detection
+    labels: frozenset[str] = frozenset()  # every label shown
     claimed: set[str] = field(default_factory=set)
     adds: int = 0
 
@@ -142,7 +165,9 @@ def _batch(layers: Sequence[Layer], exchanges: str, today: str, qualifying: int,
         for entry in parsed.entries:
             _remember(seen, parsed, entry, "an entry of another document of this chat")
     cap = ADDS_PER_EXCHANGE * max(qualifying, 0) if isinstance(qualifying, int) else 0
-    return _Batch(docs, _squash(exchanges), today, cap, seen)
+    labels = frozenset(f"{d.layer.prefix}{n}" for d in docs.values()
+                       for n in range(1, len(d.parsed.entries) + 1))
+    return _Batch(docs, squash(exchanges), today, cap, seen, labels)
 
 
 def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) -> None:
@@ -150,11 +175,6 @@ def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) ->
     head = "".join(parsed.lines[entry.start:entry.head_end]) or entry.text
     for text in (entry.text, head):
         seen.setdefault(doc.normalise(text), where)
-
-
-def _squash(text: str) -> str:
-    """Case and whitespace ignored: evidence may be re-wrapped or re-cased by the model."""
-    return "".join(text.split()).casefold()
 
 
 # =============================================================================== checking
@@ -187,10 +207,12 @@ def _check_add(batch: _Batch, op: dict, position: int) -> _Change | str:
                 if target == "folder" else
                 "Personal memory is switched off, so nothing can be added to it."
                 if target == "personal" else "There is no project document to add to.")
-    if section not in doc.SECTIONS:
+    canonical = doc.canonical_section(section)
+    if canonical is None:
         return f"The section must be one of: {', '.join(doc.SECTIONS)}."
-    text, problem = _clean(raw)
-    problem = problem or _evidence_problem(batch, evidence)
+    section = canonical
+    text, problem = _clean(raw, label=batch.labels)
+    problem = problem or evidence_problem(batch.evidence_pool, evidence, values_of(text))
     if problem:
         return problem
     key = doc.normalise(text)
@@ -215,23 +237,49 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     if isinstance(found, str):
         return found
     label, d, entry = found
-    text, problem = _clean(raw)
-    problem = problem or _evidence_problem(batch, evidence)
+    text, problem = _clean(raw, label=label)
     if problem:
         return problem
-    head = "".join(d.parsed.lines[entry.start:entry.head_end]) or entry.text
-    if doc.normalise(text) == doc.normalise(head):
+    old = doc.head(d.parsed, entry)
+    new_values = [v for kind, values in tk.gained_by_kind(old, text).items() if kind != "name"
+                  for v in values]
+    problem = (evidence_problem(batch.evidence_pool, evidence, new_values)
+               or update_problem(label, old, text, evidence))
+    if problem:
+        return problem
+    if doc.normalise(text) == doc.normalise(old):
         return f"The new text of {label} says the same as the entry, so nothing changes."
     marked = f"{text} (updated {batch.today})"
-    _, new_entry = doc.head_splice(d.parsed, entry, marked, whole=False)
-    lost = doc.missing_tokens(entry.text, new_entry)
-    if lost:
-        return (f"The new text of {label} drops {_listing(lost)}; keep old values, "
-                "e.g. as \"(was …)\".")
+    moved, problem = _moved_to(op, entry, label)
+    if problem:
+        return problem
     batch.claimed.add(label)
     batch.seen.setdefault(doc.normalise(text), f"the updated {label}")
     applied = {"op": "update", "ref": label, "text": marked, "evidence": evidence}
+    if moved:  # an answered open question: out of Open questions, into its section
+        applied["section"] = moved
+        return _Change(position, d.layer.key, op, applied,
+                       edits=(_Edit(entry.index, None, True),), add=(moved, marked))
     return _Change(position, d.layer.key, op, applied, edits=(_Edit(entry.index, marked, False),))
+
+
+def _moved_to(op: dict, entry: Entry, label: str) -> tuple[str, str]:
+    """The section an update moves its entry to ('' to stay), and why it cannot ('' when it
+    can).  Only an entry of Open questions moves: once answered, it belongs elsewhere."""
+    section = op.get("section")
+    if section is None:
+        return "", ""
+    where = doc.canonical_section(section) if isinstance(section, str) else None
+    if where is None:
+        return "", f"The section must be one of: {', '.join(doc.SECTIONS)}."
+    here = doc.canonical_section(entry.section or "")
+    if where == here:
+        return "", ""
+    if here != doc.SECTIONS[5]:
+        return "", f"Only an open question moves to another section; {label} stays where it is."
+    if entry.head_end != entry.end:
+        return "", f"{label} has sub-items; merge it with an entry of {where} instead."
+    return where, ""
 
 
 def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
@@ -251,19 +299,29 @@ def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
         return "A merge must name each entry once."
     if len({d.layer.key for _, d, _ in resolved}) != 1:
         return "The refs of one merge must all belong to the same document."
-    text, problem = _clean(raw)
+    d = resolved[0][1]
+    bare = [label for label, _, e in resolved if e.head_end == e.start]
+    if bare:
+        return f"{bare[0]} does not open with a line of text, so it cannot be merged."
+    text, problem = _clean(raw, label=labels)
+    if problem:
+        return problem
+    heads = [(label, doc.head(d.parsed, e)) for label, _, e in resolved]
+    problem = merge_problem(heads, text)
     if problem:
         return problem
     dates = [m[1] for _, _, e in resolved for m in _MARK_DATE.finditer(e.text)]
     final = f"{text} (updated {max(dates)})" if dates else text
-    lost = sorted({t for _, _, e in resolved for t in doc.missing_tokens(e.text, final)})
-    if lost:
-        return f"The merged text drops {_listing(lost)}, so the merge was refused."
     batch.claimed.update(labels)
     batch.seen.setdefault(doc.normalise(text), "the merged " + "+".join(labels))
-    d = resolved[0][1]
-    edits = tuple(_Edit(e.index, final if i == 0 else None, True)
-                  for i, (_, _, e) in enumerate(resolved))
+    # The merged entry takes the first ref's place, unless that is an open question and
+    # another ref is not: an answered question leaves Open questions this way.
+    entries = [e for _, _, e in resolved]
+    place = next((e for e in entries if doc.canonical_section(e.section or "") != doc.SECTIONS[5]),
+                 entries[0])
+    others = tuple(e.index for e in entries if e is not place)
+    edits = (_Edit(place.index, final, False, others),) + tuple(
+        _Edit(index, None, True) for index in others)
     applied = {"op": "merge", "refs": labels, "text": final}
     return _Change(position, d.layer.key, op, applied, edits=edits)
 
@@ -288,11 +346,16 @@ def _resolve(batch: _Batch, ref: str) -> tuple[str, _Doc, Entry] | str:
     return f"{ref[:40]!r} names no entry of the documents shown."
 
 
-def _clean(raw: str) -> tuple[str, str]:
+def _clean(raw: str, *, label: str | Collection[str] = ()) -> tuple[str, str]:
     """An op's text as one entry line, and why it cannot be one ('' when it can). Code owns
-    the ``(updated …)`` marks, so any the model wrote go."""
-    text = _BREAKS.sub(" ", raw).strip()
-    text = _BULLETS.sub("", _LABEL.sub("", _BULLETS.sub("", text)))
+    the ``(updated …)`` marks, so any the model wrote go; so does one echoed *label* (only a
+    label it was shown: "P0: …" or a hand-written "P1:" in another entry are text)."""
+    if not encodable(raw):
+        return raw, "The text holds characters that cannot be stored (a lone surrogate)."
+    text = _BULLETS.sub("", _BREAKS.sub(" ", raw).strip())
+    echoed = _LABEL.match(text)
+    if echoed and echoed[1] in ({label} if isinstance(label, str) else set(label)):
+        text = _BULLETS.sub("", text[echoed.end():])
     text = _MARK.sub("", text).strip()
     if _HEADING.match(text):
         return text, "The text is a heading; an op adds entries, never sections."
@@ -304,20 +367,6 @@ def _clean(raw: str) -> tuple[str, str]:
         return text, ("The text would not stay one plain entry (it reads as a list, quote or "
                       "block).")
     return text, ""
-
-
-def _evidence_problem(batch: _Batch, evidence: str) -> str:
-    quote = _squash(evidence)
-    if not any(c.isalnum() for c in quote):
-        return "The evidence is empty."
-    if quote not in batch.evidence_pool:
-        return "The evidence does not occur in the new exchanges."
-    return ""
-
-
-def _listing(tokens: list[str]) -> str:
-    shown = ", ".join(tokens[:5])
-    return shown + (f" and {len(tokens) - 5} more" if len(tokens) > 5 else "")
 
 
 # ============================================================================== rendering
@@ -347,8 +396,9 @@ def _render_layer(d: _Doc, changes: list[_Change]
 
 def _render(d: _Doc, changes: list[_Change]) -> tuple[str, str]:
     """The new text, and why it must not be used ('' when it can): re-parsing shows it is
-    not exactly what the ops alone should have made (an edit disturbed its neighbours, e.g.
-    a following line became part of a new entry), or a hard token went."""
+    not exactly what the ops alone should have made — an entry no op named changed, or a
+    block outside the entries (heading, paragraph, rule, fence, front matter …) did: a
+    removed entry must not turn a paragraph into a heading or join two paragraphs."""
     parsed = d.parsed
     expected = Counter((e.section, e.text) for e in parsed.entries)
     splices: list[Splice] = []
@@ -360,19 +410,39 @@ def _render(d: _Doc, changes: list[_Change]) -> tuple[str, str]:
             if edit.text is None:
                 splices.append(doc.removal(parsed, entry))
                 continue
-            spliced, new_text = doc.head_splice(parsed, entry, edit.text, whole=edit.whole)
+            if edit.carried:
+                spliced, new_text = doc.merge_splice(
+                    parsed, entry, [parsed.entries[i] for i in edit.carried], edit.text)
+            else:
+                spliced, new_text = doc.head_splice(parsed, entry, edit.text, whole=edit.whole)
             splices.append(spliced)
             expected[(entry.section, new_text)] += 1
         if change.add:
             adds.setdefault(change.add[0], []).append(change.add[1])
+    created: list[str] = []
     for section, texts in adds.items():
         spliced, title, lines = doc.placement(parsed, section, texts)
         splices.append(spliced)
         expected.update((title, line) for line in lines)
+        if not any(doc.canonical_section(h.title) == section for h in parsed.headings):
+            created.append(f"## {section}")
     text = doc.splice(parsed, splices)
-    if Counter((e.section, e.text) for e in doc.entries(text)) != +expected:
+    after = doc.parse(text)
+    if Counter((e.section, e.text) for e in after.entries) != +expected:
         return text, "Applying it would change the document's structure around it."
-    lost = doc.missing_tokens(d.layer.text, text)
-    if lost:
-        return text, f"Applying it would lose {_listing(lost)}."
+    if _without(after.blocks, created) != list(parsed.blocks):
+        return text, "Applying it would change the document's structure around it."
     return text, ""
+
+
+def _without(blocks: Sequence[tuple[str, str]], headings: list[str]) -> list[tuple[str, str]]:
+    """*blocks* less the section headings code created (one each)."""
+    left = list(headings)
+    kept: list[tuple[str, str]] = []
+    for kind, source in blocks:
+        title = source.rstrip("\r\n")
+        if kind == "heading_open h2" and title in left:
+            left.remove(title)
+            continue
+        kept.append((kind, source))
+    return kept

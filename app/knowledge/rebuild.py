@@ -26,8 +26,23 @@ from app.catalog import Catalog
 from app.chats import COMPLETE, ChatStore, Message
 from app.db import utc_now
 from app.events import RebuildApplied, RebuildFailed, RebuildStarted, WorkEnded, WorkStarted
-from app.knowledge.document import SECTIONS, labelled
-from app.knowledge.ops import Layer, Refusal, apply_ops
+from app.knowledge.prompt import (  # noqa: F401 - OPS_SCHEMA, length_guidance re-exported
+    OPS_SCHEMA,
+    Turn,
+    length_guidance,
+    message as prompt_message,
+    ops_schema,
+    system_prompt,
+    update_tool,
+)
+from app.knowledge.corrections import (
+    addressed,
+    correction,
+    refusals_of,
+    resubmitted,
+    unapplied,
+)
+from app.knowledge.ops import Layer, Outcome, Refusal, apply_ops
 from app.knowledge.store import PERSONAL, Change, KnowledgeStore
 from app.live import BACKGROUND_JOB, NetworkThread, StorageThread, Stopped, Stopper
 from app.registry import Registry
@@ -41,39 +56,6 @@ CHUNK_CHARS = 24_000
 WALK_BACK = 16  # messages read per step when looking for where the pending exchange opened
 MAX_OUTPUT_TOKENS = 8_192  # today's models think within this budget too (low effort keeps it short)
 PROMPT = Path(__file__).resolve().parents[2] / "resources" / "prompts" / "knowledge.md"
-
-UPDATE_TOOL: dict[str, Any] = {
-    "name": "update_knowledge",
-    "description": "Record what the new exchanges taught, as operations on the labelled entries.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"ops": {"type": "array", "items": {"type": "object"}}},
-        "required": ["ops"],
-    },
-}
-
-
-def _op_schema(op: str, **properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": {"op": {"type": "string", "enum": [op]}, **properties},
-            "required": ["op", *properties], "additionalProperties": False}
-
-
-_TEXT: dict[str, Any] = {"type": "string"}
-# The same ops as structured output (output_config.format).  Structured outputs refuse length
-# and size bounds, so those limits stay in the validator (ops.apply_ops), as for the tool.
-OPS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"ops": {"type": "array", "items": {"anyOf": [
-        _op_schema("add", target={"type": "string", "enum": ["project", "folder", "personal"]},
-                   section={"type": "string", "enum": list(SECTIONS)}, text=_TEXT,
-                   evidence=_TEXT),
-        _op_schema("update", ref=_TEXT, text=_TEXT, evidence=_TEXT),
-        _op_schema("merge", refs={"type": "array", "items": _TEXT}, text=_TEXT),
-    ]}}},
-    "required": ["ops"],
-    "additionalProperties": False,
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
@@ -100,6 +82,7 @@ class Report:
     output_tokens: int = 0
     exchanges: int = 0
     notice: str | None = None  # the knowledge model is deprecated: said once
+    unapplied: str | None = None  # "2 suggestions could not be applied: …" (still refused)
 
 
 def exchanges_of(messages: list[Message]) -> list[Exchange]:
@@ -120,15 +103,21 @@ def exchanges_of(messages: list[Message]) -> list[Exchange]:
             # (text, attachments) starts an exchange.
             if _asks(message):
                 if reply:
-                    found.append(Exchange("\n".join(user), "".join(reply), last))
+                    found.append(Exchange("\n".join(user), _joined_reply(reply), last))
                     user, reply = [], []
                 user.append(_typed(message))
         elif message.status == COMPLETE:
             reply.append(message.text)
         last = message.id
     if user and reply:
-        found.append(Exchange("\n".join(user), "".join(reply), last))
+        found.append(Exchange("\n".join(user), _joined_reply(reply), last))
     return found
+
+
+def _joined_reply(parts: list[str]) -> str:
+    """The reply's parts around tool calls, each on its own line: "brand kit v2" and
+    "3 colours" must not read as "v23 colours"."""
+    return "\n".join(part for part in parts if part)
 
 
 def _typed(message: Message) -> str:
@@ -141,18 +130,6 @@ def _asks(message: Message) -> bool:
     """The person said something (text or files; not tool results, not an empty message):
     such a message opens an exchange, or joins the one waiting for a reply."""
     return message.role == "user" and bool(_typed(message).strip())
-
-
-def length_guidance(size: int) -> str:
-    if size < 20_000:
-        return ("The documents are short: favour completeness and add every new, concrete "
-                "item that will matter later.")
-    if size <= 30_000:
-        return ("The documents are getting long: favour brevity. Merge related entries "
-                "instead of adding near-duplicates; add only what is clearly new.")
-    return ("The documents are over their size cap: merge aggressively, combining related "
-            "entries into fewer, denser ones, while keeping every distinct fact, number, date "
-            "and name.")
 
 
 class Rebuilder:
@@ -269,6 +246,7 @@ class Rebuilder:
                 report.output_tokens += step.output_tokens
                 report.exchanges += step.exchanges
                 report.notice = report.notice or step.notice
+                report.unapplied = _joined(report.unapplied, step.unapplied)
                 if step.status in ("failed", "superseded", "stopped"):
                     report.status, report.error = step.status, step.error
                     break  # the watermark stays: the next trigger starts from here
@@ -290,8 +268,7 @@ class Rebuilder:
             await storage.run(self._set_watermark, chat_id, chunk[-1].last_message)
             report.exchanges = 0
             return report
-        text = "\n\n".join(f"[{n}] The person: {e.user}\nClaude: {e.reply}"
-                           for n, e in enumerate(chunk, 1))
+        text = [Turn(e.user, e.reply, e.qualifies) for e in chunk]
         said = "\n\n".join(f"{e.user}\n{e.reply}" for e in chunk)  # where evidence must be
         model = self.settings.get("model.knowledge")
         try:
@@ -311,17 +288,41 @@ class Rebuilder:
             await storage.run(self._record_error, list(owners.values()), report.error,
                               chat_id=chat_id)
             return report
-        # Validating against 30,000-character documents takes a while: never on the loop.
-        outcome = await asyncio.to_thread(
-            apply_ops, tool_input, layers=layers, exchanges=said, today=self._today().isoformat(),
-            qualifying_exchanges=report.exchanges, chain_texts=chain_texts)
+        def validate(answer: object) -> Awaitable[Outcome]:
+            # Validating against 30,000-character documents takes a while: never on the loop.
+            return asyncio.to_thread(
+                apply_ops, answer, layers=layers, exchanges=said,
+                today=self._today().isoformat(), qualifying_exchanges=report.exchanges,
+                chain_texts=chain_texts)
+
+        outcome = await validate(tool_input)
+        sent_back = [r for r in outcome.refused if not r.moot]
+        if sent_back and not stopper.stopped:  # one corrective round, never a loop
+            try:
+                again, tokens = await stopper.step(self._ask_model(
+                    layers, chain, text, template, correction=correction(tool_input, sent_back)))
+            except Stopped:
+                report.status = "stopped"
+                return report
+            except Exception as failure:  # the first answer stands, its refusals recorded
+                log.info("the corrective round for %s failed: %s", chat_id, failure)
+            else:
+                report.output_tokens += tokens
+                first = outcome
+                outcome = await validate(resubmitted(tool_input, first, again))
+                outcome = Outcome(outcome.texts, outcome.applied, [
+                    *[r for r in first.refused if r.moot],
+                    *[r for r in sent_back if not addressed(r, again)], *outcome.refused])
         if stopper.stopped:  # stopped while validating: nothing of it is saved
             report.status = "stopped"
             return report
         report.applied, report.refused = list(outcome.applied), list(outcome.refused)
+        report.unapplied = unapplied(report.refused)
         changes = [Change(owners[key], new_text, versions[key])
                    for key, new_text in outcome.texts.items()]
-        saved = await storage.run(self._save_result, chat_id, changes, list(owners.values()),
+        notes = {owner: unapplied(refusals_of(report.refused, key, layers))
+                 for key, owner in owners.items()}
+        saved = await storage.run(self._save_result, chat_id, changes, notes,
                                   chunk[-1].last_message)
         if not saved:
             report.status = "superseded"  # a hand edit landed meanwhile: it wins, run again
@@ -336,7 +337,7 @@ class Rebuilder:
         chain = self._chain(chat)
         return chain, self._layers(chain), PROMPT.read_text(encoding="utf-8")
 
-    async def _consult(self, model: str, layers: list[Layer], chain: list[Any], exchanges: str,
+    async def _consult(self, model: str, layers: list[Layer], chain: list[Any], exchanges: list[Turn],
                        template: str) -> tuple[str | None, object, int]:
         """The model's part, which a stop interrupts: (notice, ops, output tokens)."""
         notice = None
@@ -366,15 +367,17 @@ class Rebuilder:
             add("personal", "U", PERSONAL)
         return layers, owners, chain_texts, versions
 
-    async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: str,
-                         template: str) -> tuple[object, int]:
+    async def _ask_model(self, layers: list[Layer], chain: list[Any], exchanges: list[Turn],
+                         template: str, *, correction: str = "") -> tuple[object, int]:
         model = self.settings.get("model.knowledge")
         # Labelling every entry of 30,000-character documents takes a while: not on the loop.
         request = await asyncio.to_thread(self._request, model, layers, chain, exchanges,
                                           template)
+        if correction:
+            request["messages"][0]["content"] += "\n\n" + correction
         shape = self.catalog.knowledge_shape(model)
         try:
-            response = await self._call(request, shape)
+            response = await self._call(request, shape, [layer.key for layer in layers])
         except Exception as error:
             import anthropic
 
@@ -383,33 +386,28 @@ class Rebuilder:
             # The server refused this shape: the other one, once, and remember what worked.
             other = "tool" if shape == "structured" else "structured"
             log.info("the knowledge model refused %s output; trying %s", shape, other)
-            response = await self._call(request, other)
+            response = await self._call(request, other, [layer.key for layer in layers])
             await asyncio.to_thread(self.catalog.remember_shape, model, other)  # writes a file
             shape = other
         return _answer(response, shape)
 
-    def _request(self, model: str, layers: list[Layer], chain: list[Any], exchanges: str,
+    def _request(self, model: str, layers: list[Layer], chain: list[Any], exchanges: list[Turn],
                  template: str) -> dict[str, Any]:
-        """The knowledge call's system prompt and message (on a worker thread)."""
-        names = {"project": "PROJECT DOCUMENT", "folder": "FOLDER DOCUMENT",
-                 "personal": "PERSONAL MEMORY"}
-        parts = [f"Today is {self._today().isoformat()}."]
-        if chain:
-            parts.append(f'The project is "{chain[0].workspace.title}".'
-                         + (f' This chat is in its "{chain[-1].workspace.title}" folder.'
-                            if len(chain) > 1 else " This chat is not in a folder."))
-        else:
-            parts.append("This chat belongs to no project: only personal memory can change.")
-        for layer in layers:
-            body = labelled(layer.text, layer.prefix) if layer.text.strip() else "(empty)"
-            parts.append(f"{names[layer.key]} (entries {layer.prefix}1, {layer.prefix}2, …):\n{body}")
-        parts.append(f"NEW EXCHANGES:\n{exchanges}")
-        size = max((len(layer.text) for layer in layers), default=0)
-        system = template.replace("{length_guidance}", length_guidance(size))
-        return {"model": model, "system": system,
-                "messages": [{"role": "user", "content": "\n\n".join(parts)}]}
+        """The knowledge call's system prompt and message (on a worker thread).  The system
+        part is the stable instructions, marked for caching; what changes is the message."""
+        system = system_prompt(template, personal=any(la.key == "personal" for la in layers))
+        titles = [layer.workspace.title for layer in chain]
+        content = prompt_message(
+            layers=layers, project=titles[0] if titles else None,
+            folder=titles[-1] if len(titles) > 1 else None,
+            middle=[(layer.workspace.title, layer.knowledge) for layer in chain[1:-1]],
+            turns=exchanges, today=self._today().isoformat())
+        return {"model": model,
+                "system": [{"type": "text", "text": system,
+                            "cache_control": {"type": "ephemeral"}}],
+                "messages": [{"role": "user", "content": content}]}
 
-    async def _call(self, request: dict[str, Any], shape: str) -> Any:
+    async def _call(self, request: dict[str, Any], shape: str, targets: list[str]) -> Any:
         """One knowledge call, in the shape the model takes: structured output or forced tool.
         The SDK builds, sends and parses it on the network thread."""
         from app.model import request_options
@@ -420,27 +418,31 @@ class Rebuilder:
         options.pop("thinking", None)  # the model's default: today's models think by themselves
         if shape == "structured":
             config = dict(options.pop("output_config", {}))
-            config["format"] = {"type": "json_schema", "schema": OPS_SCHEMA}
+            config["format"] = {"type": "json_schema", "schema": ops_schema(targets)}
             options["output_config"] = config
         else:
             options.pop("output_config", None)  # a forced tool: nothing a legacy model refuses
-            options["tools"] = [UPDATE_TOOL]
+            options["tools"] = [update_tool(targets)]
             options["tool_choice"] = {"type": "tool", "name": "update_knowledge"}
         client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
         return await self._network.run(lambda: client.messages.create(**request, **options))
 
-    def _save_result(self, chat_id: str, changes: list[Change], owners: list[str],
+    def _save_result(self, chat_id: str, changes: list[Change], notes: dict[str, str | None],
                      watermark: int) -> bool:
         """The changed documents, the watermark and the owners' last success in one
-        transaction, if no document moved on meanwhile (storage thread)."""
+        transaction, if no document moved on meanwhile (storage thread).
+
+        What could not be applied is kept as the owner's ``last_error`` *without* a time:
+        a note of the last success, not a failure (a failure always has its time)."""
         now = utc_now()
         saved = self.knowledge.save_if_unchanged(
             changes, source="rebuild", chat_id=chat_id,
             also=[("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?) WHERE id = ?",
                    (watermark, chat_id)),
-                  *(("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)"
-                     " ON CONFLICT (owner) DO UPDATE SET last_success = excluded.last_success",
-                     (owner, now)) for owner in owners)])
+                  *(("INSERT INTO knowledge_status (owner, last_success, last_error, last_error_at)"
+                     " VALUES (?, ?, ?, NULL) ON CONFLICT (owner) DO UPDATE SET"
+                     " last_success = excluded.last_success, last_error = excluded.last_error,"
+                     " last_error_at = NULL", (owner, now, note)) for owner, note in notes.items())])
         if saved:
             self.registry.hub.emit(RebuildApplied(chat_id, tuple(c.owner for c in changes)))
         return saved
@@ -466,11 +468,12 @@ class Rebuilder:
             "SELECT last_success, last_error, last_error_at FROM knowledge_status WHERE owner = ?",
             (owner,))
         success, error, error_at = rows[0] if rows else (None, None, None)
-        failing = bool(error and (not success or (error_at or "") > success))
+        failing = bool(error and error_at and (not success or error_at > success))
         chats = self._with_news([chat.id for chat in self.registry.chats_of(owner)])
         pending = sum(sum(e.qualifies for e in self.pending(chat_id)) for chat_id in chats)
         return {"last_success": success, "last_error": error if failing else None,
-                "pending_exchanges": pending}
+                "pending_exchanges": pending,
+                "unapplied": error if error and not error_at else None}
 
     def _with_news(self, chat_ids: list[str]) -> list[str]:
         """Those of *chat_ids* with a message of the conversation after their watermark."""
@@ -535,6 +538,10 @@ def _json_answer(response: Any) -> object:
         return json.loads(text)
     except json.JSONDecodeError:
         return None
+
+
+def _joined(first: str | None, second: str | None) -> str | None:
+    return " ".join(filter(None, (first, second))) or None
 
 
 def _chunk(backlog: list[Exchange]) -> list[Exchange]:

@@ -104,6 +104,10 @@ class KnowledgeScheduler:
             report = await self._rebuilder.rebuild(chat_id)
             if report.status == "superseded":  # a hand edit won: once more, on top of it
                 report = await self._rebuilder.rebuild(chat_id)
+            if report.status == "superseded":
+                # Another hand edit meanwhile: queued again, as a new run (so one edit after
+                # another never drops the rebuild, and each run waits its turn for the lock).
+                self._again.add(chat_id)
         if report.status == "stopped":  # on purpose: nothing runs again until the next turn
             self._again.discard(chat_id)
             self._cancel_timer(chat_id)

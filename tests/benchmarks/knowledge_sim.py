@@ -33,8 +33,22 @@ TARGET_RATIO = 0.10
 CHARS_PER_TOKEN = 4  # the usual rough figure for English text and JSON
 
 
-def exchange(n: int) -> tuple[str, list[str]]:
-    """An exchange and the three facts it teaches (each quoted in it, as evidence)."""
+def change_of(document: str, n: int) -> tuple[str, str, str, str] | None:
+    """Now and then an earlier fact changes: (its label, shipment, old date, new date)."""
+    items = entries(document)
+    if n % 10 != 9 or not items:
+        return None
+    target = items[n % len(items)]
+    old = re.findall(r"\d{4}-\d{2}-\d{2}", target.text.split(" (updated")[0])
+    shipment = re.search(r"S\d{4}", target.text)
+    if not old or not shipment or "Depot" in target.text:
+        return None
+    return f"P{target.index + 1}", shipment[0], old[0], f"2028-01-{n % 28 + 1:02d}"
+
+
+def exchange(n: int, change: tuple[str, str, str, str] | None = None) -> tuple[str, list[str]]:
+    """An exchange and the three facts it teaches (each quoted in it, as evidence), and the
+    change of an earlier fact when there is one."""
     depot = f"D{n % 23}"
     day = f"2027-{n % 12 + 1:02d}-{n % 28 + 1:02d}"
     facts = [
@@ -43,21 +57,22 @@ def exchange(n: int) -> tuple[str, list[str]]:
         f"Tracking page for S{1000 + n} from depot {depot} is https://track.acme.example/S{1000 + n}",
     ]
     user = f"Can you confirm the plan for shipment S{1000 + n}?"
-    reply = "Confirmed. " + ". ".join(facts) + ". Anything else?"
-    return user + "\n" + reply, facts
+    reply = "Confirmed. " + ". ".join(facts) + "."
+    if change:
+        reply += f" Also, {change[1]} now leaves on {change[3]} instead of {change[2]}."
+    return user + "\n" + reply + " Anything else?", facts
 
 
-def scripted_model(document: str, exchange_text: str, facts: list[str], n: int) -> dict:
+def scripted_model(document: str, exchange_text: str, facts: list[str], n: int,
+                   change: tuple[str, str, str, str] | None = None) -> dict:
     """What a well-behaved knowledge model answers for one exchange."""
     ops: list[dict] = []
     items = entries(document)
-    if n % 10 == 9 and items:  # now and then an earlier fact changes
-        target = items[n % len(items)]
-        old_dates = re.findall(r"\d{4}-\d{2}-\d{2}", target.text)
-        if old_dates and "Shipments" not in target.text:
-            new_text = target.text.lstrip("- ").split(" (updated")[0] + f", moved to 2028-01-{n % 28 + 1:02d} (was {old_dates[0]})"
-            ops.append({"op": "update", "ref": f"P{target.index + 1}", "text": new_text,
-                        "evidence": exchange_text.split("\n")[1][:40]})
+    if change:  # the changed fact: its value replaced (the old one stays in the history)
+        ref, shipment, old, new = change
+        head = items[int(ref[1:]) - 1].text.lstrip("- ").split(" (updated")[0]
+        ops.append({"op": "update", "ref": ref, "text": head.replace(old, new),
+                    "evidence": f"{shipment} now leaves on {new}"})
     ops += [{"op": "add", "target": "project", "section": "Facts", "text": fact,
              "evidence": fact} for fact in facts[: 3 - len(ops)]]
     if len(document) > SOFT_CAP:  # merge entries of the same depot, as the guidance asks
@@ -84,16 +99,20 @@ def main() -> int:
     sizes: list[int] = []
     refused = 0
     for n in range(EXCHANGES):
-        text, facts = exchange(n)
+        change = change_of(document, n)
+        text, facts = exchange(n, change)
         prompt_view = labelled(document, "P")  # what the model would read
         assert prompt_view.count("P1: ") <= 1
-        tool_input = scripted_model(document, text, facts, n)
+        tool_input = scripted_model(document, text, facts, n, change)
         before_tokens = hard_tokens(document)
         outcome = apply_ops(tool_input, layers=[Layer("project", "P", document)], exchanges=text,
                             today="2026-11-30", qualifying_exchanges=1)
         refused += len(outcome.refused)
         document = outcome.texts.get("project", document)
-        missing = before_tokens - hard_tokens(document)
+        replaced = {change[2]} if change and any(
+            op["op"] == "update" for op in outcome.applied) else set()
+        recorded -= replaced
+        missing = before_tokens - hard_tokens(document) - replaced  # replaced: in the history
         if missing:
             print(f"exchange {n}: hard tokens lost: {sorted(missing)[:5]}")
             return 1

@@ -1,0 +1,109 @@
+"""The corrective round of a rebuild: refused ops go back once, with their reasons.
+
+The knowledge model answered; some ops were refused.  Those it can fix (not the moot ones:
+duplicates, updates that change nothing) go back in the same rebuild with a one-sentence
+reason each, and it answers again — once, never a loop.  Its second answer is validated
+together with the ops of the first that were accepted, against the same documents and
+labels.  What is still refused is said in one sentence ("2 suggestions could not be
+applied: …"), kept in the status of the documents it concerned, and the watermark moves.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from app.knowledge.document import canonical_section, normalise
+from app.knowledge.meaning import encodable
+from app.knowledge.ops import TARGETS, Layer, Outcome, Refusal
+
+SHOWN_REASONS = 3  # in the sentence; `cairn knowledge rebuild` lists every one
+
+
+def correction(answer: object, refused: Sequence[Refusal]) -> str:
+    """What the model reads the second time, after the documents and exchanges."""
+    lines = [f"{n}. {_shown(r.op)}\n   Refused: {r.reason}" for n, r in enumerate(refused, 1)]
+    return ("CORRECTIONS: your answer was checked; the ops below were refused, each with "
+            "why. Your other ops will be applied as they were: do not repeat them. Answer "
+            "with corrected versions of the refused ops only, using the same labels, or an "
+            "empty list to give them up.\n" + "\n".join(lines))
+
+
+def _shown(op: object) -> str:
+    """An op as JSON, readable; escaped when it holds what UTF-8 cannot carry (a lone
+    surrogate would otherwise fail the whole request)."""
+    text = json.dumps(op, ensure_ascii=False)
+    return text if encodable(text) else json.dumps(op)
+
+
+def resubmitted(first: object, outcome: Outcome, again: object) -> dict[str, list[object]]:
+    """The first answer's accepted ops followed by the second answer's ops."""
+    ops = first.get("ops") if isinstance(first, dict) else None
+    more = again.get("ops") if isinstance(again, dict) else None
+    refused = [id(r.op) for r in outcome.refused]
+    kept = [op for op in ops or [] if id(op) not in refused]
+    return {"ops": kept + (more if isinstance(more, list) else [])}
+
+
+def addressed(refusal: Refusal, again: object) -> bool:
+    """Whether the second answer holds an op for what *refusal* tried (the same kind of op
+    on the same entries or section, or an add of the same text, wherever it now goes); if
+    not, the first refusal still stands."""
+    more = again.get("ops") if isinstance(again, dict) else None
+    return any(_aim(op) == _aim(refusal.op) or _same_add(op, refusal.op)
+               for op in more or [] if isinstance(op, dict))
+
+
+def _same_add(op: dict, refused: object) -> bool:
+    text = op.get("text")
+    return (op.get("op") == "add" and isinstance(refused, dict) and refused.get("op") == "add"
+            and isinstance(text, str) and isinstance(refused.get("text"), str)
+            and normalise(text) == normalise(refused["text"]))
+
+
+def _aim(op: object) -> tuple[object, ...]:
+    if not isinstance(op, dict):
+        return (None,)
+    kind = op.get("op")
+    if kind == "add":
+        section = op.get("section")
+        return (kind, op.get("target"),
+                canonical_section(section) if isinstance(section, str) else None)
+    if kind == "merge":
+        refs = op.get("refs")
+        return (kind, tuple(sorted(map(str, refs))) if isinstance(refs, list) else None)
+    return (kind, op.get("ref"))
+
+
+def refusals_of(refused: Sequence[Refusal], key: str, layers: Sequence[Layer]
+                ) -> list[Refusal]:
+    """The refusals that concern the document *key*: by an add's target or a ref's prefix
+    (an op naming neither concerns every document)."""
+    prefixes = {layer.key: layer.prefix for layer in layers}
+    return [r for r in refused if _layer_of(r.op, prefixes) in (key, None)]
+
+
+def _layer_of(op: object, prefixes: dict[str, str]) -> str | None:
+    if not isinstance(op, dict):
+        return None
+    if op.get("op") == "add":
+        target = op.get("target")
+        return target if target in TARGETS else None
+    ref = op.get("ref")
+    refs = op.get("refs")
+    first = ref if isinstance(ref, str) else refs[0] if isinstance(refs, list) and refs else None
+    if isinstance(first, str):
+        prefix = first.strip()[:1]
+        return next((key for key, p in prefixes.items() if p == prefix), None)
+    return None
+
+
+def unapplied(refused: Sequence[Refusal]) -> str | None:
+    """"2 suggestions could not be applied: …", or None when nothing was lost."""
+    real = [r for r in refused if not r.moot]
+    if not real:
+        return None
+    shown = "; ".join(r.reason.rstrip(".") for r in real[:SHOWN_REASONS])
+    more = f"; and {len(real) - SHOWN_REASONS} more" if len(real) > SHOWN_REASONS else ""
+    noun = "suggestion" if len(real) == 1 else "suggestions"
+    return f"{len(real)} {noun} could not be applied: {shown}{more}."
