@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
-
 APP_NAME = "Cairn"
 
 
@@ -15,6 +13,8 @@ def data_dir() -> Path:
     override = os.environ.get("CAIRN_DATA_DIR")
     if override:
         return Path(override)
+    import platformdirs  # (only when needed: the window's first paint waits for this)
+
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
@@ -22,6 +22,8 @@ def log_dir() -> Path:
     """Logs follow the data folder when it is overridden, so a test never writes outside it."""
     if os.environ.get("CAIRN_DATA_DIR"):
         return data_dir() / "logs"
+    import platformdirs
+
     return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
 
 
@@ -30,4 +32,6 @@ def first_use_dir() -> Path:
     override = os.environ.get("CAIRN_FIRST_USE_DIR")
     if override:
         return Path(override)
+    import platformdirs
+
     return Path(platformdirs.user_documents_dir()) / APP_NAME

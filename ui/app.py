@@ -17,7 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject  # loads no platform plugin: fine without a display
+from PySide6.QtCore import (  # loads no platform plugin: fine without a display
+    QEvent,
+    QObject,
+)
 
 from app import locations
 from app.errors import CairnError
@@ -75,6 +78,10 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
     app.installEventFilter(opener)
     window = show_window(app, folder, on_first_paint=on_first_paint)
     paint_first(app, window)
+
+    from ui.theme import follow_scheme
+
+    follow_scheme(app)
 
     import asyncio
 
@@ -139,6 +146,10 @@ def start(app: Any, folder: Path, *, open_path: str | None = None,
     """Show the window at once and get ready to open the core (``starter.begin()`` on the
     running loop): the tests' and the screenshots' way in."""
     window = show_window(app, folder, dark=dark)
+    if dark is None:
+        from ui.theme import follow_scheme
+
+        follow_scheme(app)
     starter = Starter(app, window, folder, open_path=open_path,
                       exit_after_first_paint=exit_after_first_paint)
     starter.file_open_filter = FileOpenFilter()  # macOS: folders dropped on the Dock
@@ -201,13 +212,13 @@ class Starter:
         self.window.run_task(self._open())
 
     async def _open(self) -> None:
+        import asyncio
+
         from PySide6.QtCore import QTimer
 
         from app.cairn import Cairn
         from app.ops import Operations
         from ui.bridge import EventBridge
-
-        import asyncio
 
         loop = asyncio.get_running_loop()
         try:

@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import socket as sockets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,7 +54,9 @@ def hand_over(data_folder: Path, request: dict[str, Any]) -> dict[str, Any] | No
         return _hand_over_qt(name, request)
     path = socket_path(name)
     if not os.path.exists(path):
-        return None
+        return None  # nothing listens: the usual start, which loads no socket module at all
+    import socket as sockets
+
     connection = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     try:
         connection.settimeout(CONNECT_MS / 1000)

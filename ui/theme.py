@@ -8,7 +8,6 @@ so both schemes read well.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -52,8 +51,11 @@ DARK = {
 
 
 def is_dark() -> bool:
-    hints = QGuiApplication.styleHints()
-    return hints.colorScheme() == Qt.ColorScheme.Dark
+    """The system's scheme, as the platform's palette shows it (read before Fusion's own
+    replaces it).  Not ``QStyleHints.colorScheme()``: the first touch of the ``Qt`` namespace
+    costs PySide6 about 30 ms of enum set-up, which the first paint should not wait for;
+    :func:`follow_scheme` asks the style hints once the window has painted."""
+    return QGuiApplication.palette().color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def palette(dark: bool) -> QPalette:
@@ -74,14 +76,28 @@ def apply_theme(app: QApplication, *, dark: bool | None = None) -> None:
     *dark* forces a scheme (screenshots, tests); otherwise the system decides, now and when
     it changes.
     """
+    dark = is_dark() if dark is None else dark
     app.setStyle("Fusion")
     font = QFont(app.font())
     if font.pointSizeF() < 10:
         font.setPointSizeF(10)
     app.setFont(font)
-    app.setPalette(palette(is_dark() if dark is None else dark))
-    if dark is None and not getattr(app, "_cairn_follows_scheme", False):
-        hints = QGuiApplication.styleHints()
-        hints.colorSchemeChanged.connect(lambda scheme: app.setPalette(
-            palette(scheme == Qt.ColorScheme.Dark)))
-        app._cairn_follows_scheme = True  # type: ignore[attr-defined]
+    app.setPalette(palette(dark))
+
+
+def follow_scheme(app: QApplication) -> None:
+    """From now on the palette follows the system's light or dark setting as it changes."""
+    from PySide6.QtCore import Qt
+
+    if getattr(app, "_cairn_follows_scheme", False):
+        return
+    hints = QGuiApplication.styleHints()
+    scheme = hints.colorScheme()
+    if scheme != Qt.ColorScheme.Unknown:  # the style hints know better than the palette
+        wanted = palette(scheme == Qt.ColorScheme.Dark)
+        if wanted.color(QPalette.ColorRole.Window) != app.palette().color(
+                QPalette.ColorRole.Window):
+            app.setPalette(wanted)
+    hints.colorSchemeChanged.connect(lambda changed: app.setPalette(
+        palette(changed == Qt.ColorScheme.Dark)))
+    app._cairn_follows_scheme = True  # type: ignore[attr-defined]

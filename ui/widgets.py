@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from typing import TYPE_CHECKING
+
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+)
+
+if TYPE_CHECKING:  # (imported where used: see ui/window.py on the first paint)
+    from PySide6.QtCore import Qt
 
 
 class Notice(QFrame):
@@ -20,6 +31,8 @@ class Notice(QFrame):
         layout.setContentsMargins(12, 8, 8, 8)
         self.label = QLabel()
         self.label.setWordWrap(True)
+        from PySide6.QtCore import Qt
+
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         close = QToolButton()
         close.setText("✕")
@@ -41,10 +54,10 @@ class ElidedLabel(QLabel):
     tooltip and for assistive technology) instead of widening the window."""
 
     def __init__(self, parent: QWidget | None = None, *,
-                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideLeft) -> None:
+                 mode: Qt.TextElideMode | None = None) -> None:
         super().__init__(parent)
         self._full = ""
-        self._mode = mode
+        self._mode = mode  # None: the left (the start of a long breadcrumb gives way)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
@@ -58,6 +71,12 @@ class ElidedLabel(QLabel):
         self._elide()
 
     def _elide(self) -> None:
-        shown = self.fontMetrics().elidedText(self._full, self._mode,
+        if not self._full:  # (and the Qt namespace is not touched before the first paint)
+            super().setText("")
+            return
+        from PySide6.QtCore import Qt
+
+        mode = Qt.TextElideMode.ElideLeft if self._mode is None else self._mode
+        shown = self.fontMetrics().elidedText(self._full, mode,
                                               max(0, self.width()))
         super().setText(shown)

@@ -13,7 +13,10 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, QTimer, Signal
+# Not ``Qt`` itself at the top: importing that name makes PySide6 set up the whole namespace
+# (about 30 ms), which the first paint does not wait for; the methods that run after it
+# import it where they need it.
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -91,11 +94,12 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(QIcon(str(ICONS / "cairn.png")))  # (PNG: no SVG plugin yet)
         self.setAcceptDrops(True)  # a folder dropped anywhere on the window is added
         self.resize(1180, 760)
+        self._polished = False
         self._build_toolbar()
         self._build_menu()
         self._build_body()
-        self._build_shortcuts()
         self._restore_geometry()
+        # The rest once the window has painted (see _polish).
 
     @property
     def painted(self) -> bool:
@@ -110,8 +114,8 @@ class MainWindow(QMainWindow):
         bar.setMovable(False)
         bar.setFloatable(False)
         bar.setIconSize(QSize(18, 18))
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.addToolBar(bar)
+        self._bar = bar
 
         def action(name: str, text: str, tip: str, slot: Callable[[], object],
                    icon_name: str) -> QAction:
@@ -152,17 +156,23 @@ class MainWindow(QMainWindow):
         self.import_action.triggered.connect(lambda: self.sharing and self.sharing.choose_bundle())
         self.removed_action = menu.addAction("Recently removed…")
         self.removed_action.triggered.connect(lambda: self.sharing and self.sharing.show_removed())
-        from ui.about import show_about  # version and licences; macOS puts it in the app menu
-        about = menu.addAction("About Cairn", lambda: show_about(self))
+        about = menu.addAction("About Cairn")  # version and licences (macOS: the app menu)
+        # (addAction(text) and a connect, not addAction(text, slot): resolving that overload
+        # sets up PySide6's Qt namespace, which the first paint does not wait for.)
+        about.triggered.connect(self._about)
         about.setMenuRole(QAction.MenuRole.AboutRole)
         menu.addSeparator()
         quit_action = menu.addAction("Quit")
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # Cmd+Q on macOS
-        quit_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        quit_action.triggered.connect(self.close)
+        quit_action.triggered.connect(self.close)  # Ctrl+Q / Cmd+Q: set in _polish
+        self._quit_action = quit_action
         for act in (self.export_action, self.import_action, self.removed_action):
             act.setEnabled(False)  # until the core is attached
+
+    def _about(self) -> None:
+        from ui.about import show_about
+
+        show_about(self)
 
     def _tint_icons(self) -> None:
         """Toolbar icons in the text colour of the current palette (light or dark)."""
@@ -177,21 +187,16 @@ class MainWindow(QMainWindow):
         self.split.setChildrenCollapsible(False)
         self.sidebar_slot = QStackedWidget()
         self.sidebar_slot.setMinimumWidth(220)
-        loading = QLabel("Opening your workspaces…")
-        loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        loading.setStyleSheet("color: palette(placeholder-text);")
-        self.sidebar_slot.addWidget(loading)
+        self._loading = QLabel("Opening your workspaces…")
+        self.sidebar_slot.addWidget(self._loading)
 
         center = QWidget()
         center_layout = QVBoxLayout(center)
         center_layout.setContentsMargins(24, 16, 24, 16)
-        self.notice = Notice()
-        center_layout.addWidget(self.notice)
+        self._center_layout = center_layout
         self.header = ElidedLabel()
         self.header.setObjectName("chat-header")
         self.header.setAccessibleName("Chat title")
-        self.header.setStyleSheet("#chat-header { font-size: 15px; font-weight: 600; }")
-        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         overview = QWidget()
         overview_layout = QVBoxLayout(overview)
         overview_layout.setContentsMargins(0, 0, 0, 0)
@@ -200,8 +205,6 @@ class MainWindow(QMainWindow):
         self.center_text.setObjectName("center-text")
         self.center_text.setAccessibleName("Welcome")
         self.center_text.setWordWrap(True)
-        self.center_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.center_text.setStyleSheet("#center-text { color: palette(placeholder-text); }")
         overview_layout.addWidget(self.center_text, 1)
         self.center_stack = QStackedWidget()
         self.center_stack.addWidget(overview)
@@ -214,10 +217,8 @@ class MainWindow(QMainWindow):
         self.panel.setObjectName("side-panel")
         self.panel.setAccessibleName("Workspace details")
         self.panel.setWordWrap(True)
-        self.panel.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.panel.setMinimumWidth(220)
         self.panel.setContentsMargins(16, 16, 16, 16)
-        self.panel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.split.addWidget(self.sidebar_slot)
         self.split.addWidget(center)
@@ -227,9 +228,39 @@ class MainWindow(QMainWindow):
         self.split.setStretchFactor(2, 0)
         self.split.setSizes([290, 620, 270])
         self.setCentralWidget(self.split)
+
+    def _polish(self) -> None:
+        """What the first paint did not wait for: alignments, text interaction, shortcuts,
+        the banner and the icons.  (Any of these touches PySide6's ``Qt`` namespace, whose
+        first use costs about 30 ms of enum set-up; a bare window never pays it.)"""
+        if self._polished:
+            return
+        self._polished = True
+        from PySide6.QtCore import Qt
+
+        self._bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        # (A key sequence makes PySide6 set up the key enums: after the first paint too.)
+        self._quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # Cmd+Q on macOS
+        self._quit_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        # Style sheets too: the first one sets up Qt's style-sheet style (milliseconds).
+        self._loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._loading.setStyleSheet("color: palette(placeholder-text); padding: 16px;")
+        self.header.setStyleSheet("#chat-header { font-size: 15px; font-weight: 600; }")
+        self.center_text.setStyleSheet("#center-text { color: palette(placeholder-text); }")
+        self.notice = Notice()
+        self._center_layout.insertWidget(0, self.notice)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.center_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        if isinstance(self.panel, QLabel):
+            self.panel.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+            self.panel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._build_shortcuts()
+        self._tint_icons()
         self._show_welcome()
 
     def _build_shortcuts(self) -> None:
+        from PySide6.QtCore import Qt
+
         def shortcut(keys: QKeySequence | str, slot: Callable[[], object]) -> None:
             act = QAction(self)
             act.setShortcut(QKeySequence(keys))
@@ -247,6 +278,7 @@ class MainWindow(QMainWindow):
 
     def attach(self, cairn: Cairn, ops: Operations, bridge: EventBridge) -> None:
         """Fill the window in once the core has opened."""
+        self._polish()  # (the first paint has usually come and gone by now)
         from ui.chat.panel import ChatPanel
         from ui.sharing import SharingFlows
         from ui.sidebar import Sidebar
@@ -292,6 +324,8 @@ class MainWindow(QMainWindow):
     def _attach_knowledge(self, cairn: Cairn, ops: Operations, bridge: EventBridge) -> None:
         """The knowledge panel takes the side panel's place: collapsible from its header,
         the toolbar (Ctrl+Shift+K) and the splitter; Ctrl+S saves it."""
+        from PySide6.QtCore import Qt
+
         from ui.knowledge import KnowledgePanel
 
         self.knowledge = KnowledgePanel(cairn.registry, ops, bridge, self.run_task)
@@ -571,7 +605,7 @@ class MainWindow(QMainWindow):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:  # the system switched light/dark
+        if event.type() == QEvent.Type.PaletteChange and self._polished:  # light/dark switched
             self._tint_icons()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -612,7 +646,7 @@ class MainWindow(QMainWindow):
         if not self._painted:
             self._painted = True
             self.sig_first_paint.emit()
-            QTimer.singleShot(0, self._tint_icons)  # once this paint is on the screen
+            QTimer.singleShot(0, self._polish)  # once this paint is on the screen
         if self._ready_pending:
             self._ready_pending = False
             # The filled window has been laid out and painted: say so after this paint.
