@@ -90,6 +90,9 @@ class OwnerKnowledge:
     chats: tuple[str, ...]  # those chats (what "Retry now" runs)
     learned_at: str | None
     failure: str | None
+    # "2 suggestions could not be applied: …": what the last rebuild's model still suggested
+    # wrongly after its corrective round (recorded with no time of its own; issue 14)
+    unapplied: str | None = None
 
 
 SOURCE_WORDS = {"rebuild": "Updated from a chat", "user": "Edited by you",
@@ -123,9 +126,10 @@ def owner_knowledge(registry: Registry, rebuilder: Rebuilder, owner: str) -> Own
         "SELECT last_success, last_error, last_error_at FROM knowledge_status WHERE owner = ?",
         (owner,))
     success, error, error_at = rows[0] if rows else (None, None, None)
-    failing = bool(error and (not success or (error_at or "") > success))
+    failing = bool(error and error_at and (not success or error_at > success))
     return OwnerKnowledge(sum(waiting.values()), tuple(waiting), success,
-                          error if failing else None)
+                          error if failing else None,
+                          error if error and not error_at else None)
 
 
 def _with_news(registry: Registry, chat_ids: list[str]) -> list[str]:

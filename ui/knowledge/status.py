@@ -134,6 +134,8 @@ class StatusLine(QWidget):
         failing = bool(state.failure) and not self.running
         if failing:
             line = f"{state.failure}" + (f" · {line}" if line else "")
+        elif state.unapplied and not self.running:
+            line = f"{line} · {state.unapplied}" if line else state.unapplied
         elif not line and not document.version:
             line = "Not saved yet: chats fill it in as you talk, or write it yourself."
         self.label.setText(line)
