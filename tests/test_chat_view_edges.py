@@ -230,3 +230,17 @@ def test_an_archived_chat_offers_no_retry_or_edit(opened, loop, fake, folders):
     assert "edit" in entries(opened)[0].actions
     run(loop, opened.ops.archive_chat(chat_id))
     wait_for(loop, lambda: not any(e.actions for e in entries(opened)))
+
+
+def test_code_blocks_and_links_are_reachable_from_the_keyboard(opened, loop, fake, folders):
+    from ui.chat.view import links_in
+
+    (acme,) = folders("Acme Inc")
+    new_chat(loop, opened, acme)
+    fake.reply_text("See [the guide](https://acme.example/guide).\n\n```sh\nmake\n```")
+    send(opened, "How?")
+    wait_for(loop, lambda: idle(opened) and len(entries(opened)) == 2)
+    view = opened.window.chat_panel.view
+    layout = view.messages.layout(entries(opened)[1], view.viewport().width(), 1)
+    assert links_in(layout) == ["https://acme.example/guide"]
+    assert [c for b in layout.blocks for c in b.code] == ["make"]

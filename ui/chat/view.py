@@ -29,12 +29,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.chat.delegate import BUBBLE_PAD, MessageDelegate
+from ui.chat.delegate import BUBBLE_PAD, Layout, MessageDelegate
 from ui.chat.entries import PERSON, Entry
 from ui.chat.model import ConversationModel, EntryRole
 
 OLDER_AT = 400  # pixels from the top at which older messages are asked for
 BOTTOM_SLACK = 4  # pixels from the bottom that still count as "at the bottom"
+
+
+def links_in(layout: Layout) -> list[str]:
+    """The web links of a laid-out message, in order, each once."""
+    found: list[str] = []
+    for block in layout.blocks:
+        text_block = block.doc.begin()
+        while text_block.isValid():
+            it = text_block.begin()
+            while not it.atEnd():
+                fmt = it.fragment().charFormat()
+                href = fmt.anchorHref() if fmt.isAnchor() else ""
+                if href.lower().startswith(("http:", "https:", "mailto:")) and href not in found:
+                    found.append(href)
+                it += 1
+            text_block = text_block.next()
+    return found
 
 
 class ConversationView(QListView):
@@ -351,6 +368,9 @@ class ConversationView(QListView):
             first = code.strip().split("\n", 1)[0][:40]
             menu.addAction(f"Copy code block {n + 1}: {first}",
                            lambda c=code: self.sig_anchor.emit(entry, "cairn:copy/", c))
+        for href in links_in(layout)[:8]:  # and the web links
+            menu.addAction(f"Open {href[:60]}",
+                           lambda h=href: self.sig_anchor.emit(entry, h, None))
         if self._selector is not None and self._selector.textCursor().hasSelection():
             menu.addAction("Copy selection", self._selector.copy)
         if "retry" in entry.actions:
