@@ -134,16 +134,8 @@ class ChatEngine:
 
     def chain(self, chat: Chat) -> list[Layer]:
         """The chat's workspaces from the project down to its own, with their knowledge."""
-        layers: list[Layer] = []
-        ws_id = chat.workspace_id
-        while ws_id is not None:
-            ws = self.registry.workspace(ws_id)
-            if ws is None:
-                break
-            layers.append(Layer(ws, self.knowledge.get(ws.id).text))
-            ws_id = self.registry.parent_of(ws.id)
-        layers.reverse()
-        return layers
+        return [Layer(ws, self.knowledge.get(ws.id).text)
+                for ws in self.registry.lineage(chat.workspace_id)]
 
     def system(self, chat: Chat, message: str, *, chain: list[Layer] | None = None,
                files: list[Any] | None = None) -> list[dict[str, Any]]:
@@ -176,13 +168,8 @@ class ChatEngine:
 
     def project_title(self, chat: Chat) -> str | None:
         """The title of the project the chat belongs to (from memory), None when Ungrouped."""
-        ws_id, title = chat.workspace_id, None
-        while ws_id is not None:
-            ws = self.registry.workspace(ws_id)
-            if ws is None:
-                break
-            title, ws_id = ws.title, self.registry.parent_of(ws_id)
-        return title
+        lineage = self.registry.lineage(chat.workspace_id)
+        return lineage[0].title if lineage else None
 
     # ----------------------------------------------------------------- turns
 

@@ -271,12 +271,7 @@ class FileStore:
         """What :meth:`attach` would refuse, said now and nothing stored: the window checks a
         file when it is attached (a chip, or the sentence), long before Send.  Returns the
         name, media type and size it would be sent with."""
-        media_type = media_type_of(source)
-        limit, too_large = _attachment_limit(media_type)
-        check: _TextProbe | None = None
-        if media_type not in IMAGE_TYPES and media_type != "application/pdf":
-            check = _TextProbe(refuse=f"cannot attach '{shown(source.name)}': Cairn can send "
-                                      "text files, PDFs and images (PNG, JPEG, GIF, WebP)")
+        media_type, limit, too_large, check = _attachment_rules(source)
         reader, size = open_source(source, verb="attach")
         with reader:
             if size > limit:
@@ -293,12 +288,7 @@ class FileStore:
 
     def attach(self, source: Path) -> dict[str, Any]:
         """Store a file sent with a message; the message keeps this reference."""
-        media_type = media_type_of(source)
-        limit, too_large = _attachment_limit(media_type)
-        check: _TextProbe | None = None
-        if media_type not in IMAGE_TYPES and media_type != "application/pdf":
-            check = _TextProbe(refuse=f"cannot attach '{shown(source.name)}': Cairn can send "
-                                      "text files, PDFs and images (PNG, JPEG, GIF, WebP)")
+        media_type, limit, too_large, check = _attachment_rules(source)
         reader, size = open_source(source, verb="attach")
         with reader:
             if size > limit:
@@ -320,13 +310,17 @@ class FileStore:
                 "text": f"<file name=\"{reference['name']}\">\n{_decode(data) or ''}\n</file>"}
 
 
-def _attachment_limit(media_type: str) -> tuple[int, str]:
-    """An attachment's size limit, and the end of the sentence that refuses a larger one."""
+def _attachment_rules(source: Path) -> tuple[str, int, str, _TextProbe | None]:
+    """What an attachment is sent as, its size limit, the end of the sentence that refuses
+    a larger one, and (for anything but an image or a PDF) the probe that it is text."""
+    media_type = media_type_of(source)
     if media_type in IMAGE_TYPES:
-        return MAX_IMAGE_BYTES, "images can be at most 5 MB"
+        return media_type, MAX_IMAGE_BYTES, "images can be at most 5 MB", None
     if media_type == "application/pdf":
-        return MAX_PDF_BYTES, "PDFs can be at most 32 MB"
-    return MAX_FILE_BYTES, "text files can be at most 32 MB"
+        return media_type, MAX_PDF_BYTES, "PDFs can be at most 32 MB", None
+    return media_type, MAX_FILE_BYTES, "text files can be at most 32 MB", _TextProbe(
+        refuse=f"cannot attach '{shown(source.name)}': Cairn can send text files, PDFs and "
+               "images (PNG, JPEG, GIF, WebP)")
 
 
 def open_source(source: Path, *, verb: str) -> tuple[BinaryIO, int]:

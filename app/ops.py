@@ -240,9 +240,6 @@ class Operations:
         """Every turn streaming now, in any chat (quit stops them)."""
         return self.cairn.engine.running_turns()
 
-    async def message_count(self, chat_id: str) -> int:
-        return await self.read(lambda: self.cairn.chats.message_count(chat_id))
-
     async def chat_knowledge(self, chat_id: str) -> ChatKnowledge:
         """What the chat header says about the chat's knowledge (``app.knowledge.status``)."""
         from app.knowledge.status import chat_knowledge

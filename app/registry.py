@@ -102,6 +102,15 @@ class Registry(RecentlyRemoved, FirstStart):
     def workspace(self, ws_id: str) -> Workspace | None:
         return self._workspaces.get(ws_id)
 
+    def lineage(self, ws_id: str | None) -> list[Workspace]:
+        """*ws_id* and the workspaces it is a folder of, the project first (from memory);
+        empty for None (Ungrouped) or an unknown id."""
+        found: list[Workspace] = []
+        while ws_id is not None and (ws := self._workspaces.get(ws_id)) is not None:
+            found.append(ws)
+            ws_id = self._nesting.parent_of(ws_id)
+        return found[::-1]
+
     def get_workspace(self, ws_id: str, *, verb: str = "show") -> Workspace:
         ws = self._workspaces.get(ws_id)
         if ws is None:

@@ -280,7 +280,7 @@ def test_attach_by_dialog_by_drop_and_by_paste(opened, loop, fake, folders, tmp_
     data.setUrls([QUrl.fromLocalFile(str(brief)), QUrl.fromLocalFile(str(binary))])
     drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
-    composer.dropEvent(drop)
+    opened.window.chat_panel.dropEvent(drop)  # on the composer: the chat panel takes it
     wait_for(loop, lambda: composer.problem.text() != "")
     assert composer.problem.text() == ("cannot attach 'tool.bin': Cairn can send text files, "
                                        "PDFs and images (PNG, JPEG, GIF, WebP)")

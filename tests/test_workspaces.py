@@ -357,3 +357,13 @@ def test_tree_groups_folders_under_parents_in_display_order(registry, folders):
     assert [ws.id for ws in tree[w_acme.id]] == [w_brand.id]
     assert [ws.id for ws in tree[w_brand.id]] == [w_logo.id]
     assert tree[None] == registry.top_level() and tree[w_acme.id] == registry.children(w_acme.id)
+
+
+def test_lineage_runs_from_the_project_down_to_the_folder(registry, folders):
+    acme, brand, logo = folders("Acme", "Acme/Brand", "Acme/Brand/Logo")
+    a, _ = registry.add_workspace(acme)
+    b, _ = registry.add_workspace(brand)
+    c, _ = registry.add_workspace(logo)
+    assert [w.id for w in registry.lineage(c.id)] == [a.id, b.id, c.id]
+    assert [w.id for w in registry.lineage(a.id)] == [a.id]
+    assert registry.lineage(None) == [] and registry.lineage("ws_unknown") == []

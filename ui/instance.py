@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +113,6 @@ Handler = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None]
 
 class InstanceServer(QObject):
     """Listens for later starts; each request goes to the handler with a way to answer."""
-
-    sig_request = Signal(object)
 
     def __init__(self, data_folder: Path, handler: Handler, parent: QObject | None = None
                  ) -> None:

@@ -537,17 +537,7 @@ class MainWindow(QMainWindow):
             if self.knowledge is not None:
                 self.knowledge.show_workspace(None)
             return
-        trail = []
-        if ws is not None:
-            chain = []
-            node: str | None = ws.id
-            while node is not None:
-                found = registry.workspace(node)
-                if found is None:
-                    break
-                chain.append(found.title)
-                node = registry.parent_of(node)
-            trail = list(reversed(chain))
+        trail = [w.title for w in registry.lineage(ws.id if ws is not None else None)]
         if chat is not None:
             trail.append(chat.title)
         self.header.setText(" › ".join(trail))

@@ -34,11 +34,7 @@ class ChatKnowledge:
 
 def chat_knowledge(registry: Registry, rebuilder: Rebuilder, chat: Chat) -> ChatKnowledge:
     """The knowledge state of *chat*'s documents (its workspace and the ones above it)."""
-    owners: list[str] = []
-    ws_id = chat.workspace_id
-    while ws_id is not None:
-        owners.append(ws_id)
-        ws_id = registry.parent_of(ws_id)
+    owners = [ws.id for ws in registry.lineage(chat.workspace_id)]
     if not owners:  # Ungrouped: nothing is learned from it
         return ChatKnowledge(0, None, None)
     waiting = sum(e.qualifies for e in rebuilder.pending(chat.id))

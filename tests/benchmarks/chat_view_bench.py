@@ -122,6 +122,28 @@ async def open_and_paint(window: Any, chat_id: str) -> float:
     return (painted[0] - start) * 1000
 
 
+async def stream_into(panel: Any, fake: FakeProcess, text: str, prompt: str
+                      ) -> tuple[Any, float, bool]:
+    """Send *prompt*; the fake streams *text* at 1,000 tokens/s while the probe runs.
+    Returns the probe's figures, the seconds it took, and whether the reply shown is *text*."""
+    delay = DELTA_CHARS / 4 / 1000  # 4 characters a token, 1,000 tokens a second
+    fake.reply_text(CHAT_MODEL, text, chunk=DELTA_CHARS, delay=delay)
+    probe = LoopProbe()
+    probe.start()
+    started = time.perf_counter()
+    panel.composer.set_text(prompt)
+    panel.composer.send()
+    while panel._sending or not panel._live:
+        await asyncio.sleep(0.01)
+    while panel._live:
+        await asyncio.sleep(0.01)
+    seconds = time.perf_counter() - started
+    probe.stop()
+    while panel.composer.streaming or panel._sending:  # the reply's end is shown
+        await asyncio.sleep(0.01)
+    return probe.figures(), seconds, panel.view.conversation.entries[-1].text == text
+
+
 async def run(starter: Any, fake: FakeProcess, long_chats: list[str],
               short_chats: list[str], live_chat: str, first_chat: str) -> dict[str, Any]:
     window = starter.window
@@ -152,41 +174,14 @@ async def run(starter: Any, fake: FakeProcess, long_chats: list[str],
     while panel._draft_for != live_chat:
         await asyncio.sleep(0.01)
     text = streamed_reply()
-    delay = DELTA_CHARS / 4 / 1000  # 4 characters a token, 1,000 tokens a second
-    fake.reply_text(CHAT_MODEL, text, chunk=DELTA_CHARS, delay=delay)
-    probe = LoopProbe()
-    probe.start()
-    started = time.perf_counter()
-    panel.composer.set_text("Write the long version, please.")
-    panel.composer.send()
-    while panel._sending or not panel._live:
-        await asyncio.sleep(0.01)
-    while panel._live:
-        await asyncio.sleep(0.01)
-    seconds = time.perf_counter() - started
-    probe.stop()
-    shown = panel.view.conversation.entries[-1].text
-    figures.update(stream=probe.figures(), stream_seconds=seconds,
-                   stream_ok=shown == text, rss_end=rss_mb())
-
-    while panel.composer.streaming or panel._sending:  # the first reply's end is shown
-        await asyncio.sleep(0.01)
+    stream, seconds, shown = await stream_into(panel, fake, text, "Write the long version.")
+    figures.update(stream=stream, stream_seconds=seconds, stream_ok=shown, rss_end=rss_mb())
     # The worst shape for a streaming layout: a reply that is one long code block.
     code = "```python\n" + "".join(f"value_{n} = compute({n}, scale=2.5)  # step {n}\n"
                                     for n in range(2_000))
     code = code[: TOKENS * 4] + "\n```"
-    fake.reply_text(CHAT_MODEL, code, chunk=DELTA_CHARS, delay=delay)
-    probe = LoopProbe()
-    probe.start()
-    panel.composer.set_text("Now all of it as one script.")
-    panel.composer.send()
-    while panel._sending or not panel._live:
-        await asyncio.sleep(0.01)
-    while panel._live:
-        await asyncio.sleep(0.01)
-    probe.stop()
-    figures.update(code_stream=probe.figures(),
-                   code_ok=panel.view.conversation.entries[-1].text == code)
+    code_stream, _, code_shown = await stream_into(panel, fake, code, "All of it as a script.")
+    figures.update(code_stream=code_stream, code_ok=code_shown)
     return figures
 
 

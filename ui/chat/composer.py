@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage, QKeyEvent
+from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -148,8 +148,7 @@ class Composer(QFrame):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setObjectName("composer")
-        self.setAcceptDrops(True)
+        self.setObjectName("composer")  # (files dropped on it: the chat panel takes them)
         self.setStyleSheet("#composer { background: palette(base); border: 1px solid"
                            " palette(mid); border-radius: 12px; }")
         outer = QVBoxLayout(self)
@@ -345,15 +344,3 @@ class Composer(QFrame):
         chip.deleteLater()
         if not any(c is not chip for c in self._chips()):
             self.chips.hide()
-
-    # ----------------------------------------------------------------- drops
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
-        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
-        files = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
-        if files:
-            self.sig_files.emit(files)
-        event.acceptProposedAction()

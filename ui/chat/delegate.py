@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
-    QColor,
     QPainter,
     QPalette,
     QTextCursor,
@@ -411,8 +410,6 @@ class MessageDelegate(QStyledItemDelegate):
                 counted += len(block.code)
         return whole
 
-    def text_rect(self, entry: Entry, width: int, row: int) -> QRectF:
-        return self.layout(entry, width, row).column
 
 
 def _renumber_copies(doc: QTextDocument, start: int, end: int, offset: int) -> None:
@@ -434,7 +431,3 @@ def _renumber_copies(doc: QTextDocument, start: int, end: int, offset: int) -> N
                 cursor.setCharFormat(fmt)
             it += 1
         block = block.next()
-
-
-def quiet_colour(palette: QPalette) -> QColor:
-    return palette.color(QPalette.ColorRole.PlaceholderText)

@@ -7,7 +7,7 @@ has thin rules, a task list item shows ☐ or ☑, an image is a link to it (not
 
 A long text is rendered in *pieces* (groups of whole blocks, about 2,000 characters each):
 a reply that streams re-renders only its last piece, and a finished one is laid out a piece
-at a time.  ``split_blocks`` cuts only at blank lines outside code fences.
+at a time.  ``block_spans`` cuts only at blank lines outside code fences.
 """
 
 from __future__ import annotations
@@ -84,11 +84,6 @@ def block_spans(text: str) -> list[tuple[int, int]]:
     if start is not None:
         spans.append((start, end))
     return spans
-
-
-def split_blocks(text: str) -> list[str]:
-    """*text* cut at blank lines that are outside code fences: each part whole blocks."""
-    return [text[a:b] for a, b in block_spans(text)]
 
 
 def _grouped(text: str, spans: list[tuple[int, int]], size: int) -> tuple[list[str], int]:

@@ -135,9 +135,3 @@ class ConversationModel(QAbstractListModel):
             if self.entries[row].key == key:
                 return row
         return None
-
-    def last(self, kind: str) -> Entry | None:
-        for entry in reversed(self.entries):
-            if entry.kind == kind:
-                return entry
-        return None

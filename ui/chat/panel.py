@@ -25,7 +25,7 @@ from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
-from app.chats import FAILED, STOPPED
+from app.chats import FAILED, STOPPED, Message
 from app.errors import CairnError
 from app.turns import (
     KnowledgePulling,
@@ -190,8 +190,7 @@ class ChatPanel(QWidget):
             self.view.has_older = len(messages) >= PAGE
             live = self._live.get(chat_id)
             if live is not None:  # the running turn's rounds are in its live entry
-                cut = max((i for i, m in enumerate(messages) if m.from_person), default=-1)
-                messages = messages[:cut + 1]
+                messages = _through_last_person(messages)
                 live.entry.version += 1  # it grew while another chat was shown
             self._last_id = messages[-1].id if messages else 0
             self._oldest_id = messages[0].id if messages else None
@@ -230,15 +229,8 @@ class ChatPanel(QWidget):
         chat = self.registry.chat(self.chat_id) if self.chat_id else None
         if chat is None:
             return
-        trail: list[str] = []
-        node = chat.workspace_id
-        while node is not None:
-            ws = self.registry.workspace(node)
-            if ws is None:
-                break
-            trail.append(ws.title)
-            node = self.registry.parent_of(node)
-        self.header.show_chat(list(reversed(trail)), chat.title, chat.id)
+        trail = [ws.title for ws in self.registry.lineage(chat.workspace_id)]
+        self.header.show_chat(trail, chat.title, chat.id)
         self._show_archived(chat.archived)
 
     def _show_archived(self, archived: bool) -> None:
@@ -382,16 +374,12 @@ class ChatPanel(QWidget):
         """Show what was stored after the last message shown (one read at a time).  While a
         turn runs, only the person's messages: its rounds are in the live entry."""
         async with self._tail:
-            if chat_id != self.chat_id:
-                return
-            shown = self._shown
-            messages = await self.ops.messages_after(chat_id, self._last_id)
-            if shown != self._shown:
+            messages = await self._stored_since_shown(chat_id)
+            if messages is None:
                 return
             live = self._live.get(chat_id)
             if live is not None:
-                cut = max((i for i, m in enumerate(messages) if m.from_person), default=-1)
-                messages = messages[:cut + 1]
+                messages = _through_last_person(messages)
             if not messages:
                 return
             self._last_id = messages[-1].id
@@ -403,6 +391,15 @@ class ChatPanel(QWidget):
             else:
                 model.insert(at, entries)
             self._update_actions()
+
+    async def _stored_since_shown(self, chat_id: str) -> list[Message] | None:
+        """What the chat stored after the last message shown; None when the chat is not (or
+        no longer) the one shown.  Called under the tail's lock."""
+        if chat_id != self.chat_id:
+            return None
+        shown = self._shown
+        messages = await self.ops.messages_after(chat_id, self._last_id)
+        return messages if shown == self._shown else None
 
     # ----------------------------------------------------------------- the turns' events
 
@@ -470,11 +467,8 @@ class ChatPanel(QWidget):
     async def _turn_over(self, chat_id: str, event: TurnEnded, live: Live | None) -> None:
         result = event.result
         async with self._tail:
-            if chat_id != self.chat_id:
-                return
-            shown = self._shown
-            messages = await self.ops.messages_after(chat_id, self._last_id)
-            if shown != self._shown:
+            messages = await self._stored_since_shown(chat_id)
+            if messages is None:
                 return
             model = self.view.conversation
             if live is not None:
@@ -639,3 +633,10 @@ class ChatPanel(QWidget):
         except CairnError as refused:
             self.sig_error.emit(str(refused))
             self._show_header()
+
+
+def _through_last_person(messages: list[Message]) -> list[Message]:
+    """Up to the person's last message: what a running turn stored after it is in its live
+    entry already."""
+    cut = max((i for i, m in enumerate(messages) if m.from_person), default=-1)
+    return messages[:cut + 1]

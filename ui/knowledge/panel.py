@@ -172,12 +172,7 @@ class KnowledgePanel(QWidget):
     # ----------------------------------------------------------------- private
 
     def _chain(self, ws_id: str) -> list[str]:
-        chain: list[str] = []
-        node: str | None = ws_id
-        while node is not None:
-            chain.append(node)
-            node = self.registry.parent_of(node)
-        return list(reversed(chain))
+        return [ws.id for ws in self.registry.lineage(ws_id)]
 
     def _show_titles(self) -> None:
         ws = self.registry.workspace(self.ws_id) if self.ws_id else None

@@ -150,12 +150,8 @@ class StatusLine(QWidget):
         if self.owner == PERSONAL:
             return True
         chat = self.registry.chat(chat_id)
-        node = chat.workspace_id if chat is not None else None
-        while node is not None:
-            if node == self.owner:
-                return True
-            node = self.registry.parent_of(node)
-        return False
+        return chat is not None and any(ws.id == self.owner
+                                         for ws in self.registry.lineage(chat.workspace_id))
 
     def _rebuild_started(self, event: Any) -> None:
         if self._concerns(event.chat):
