@@ -244,3 +244,15 @@ def test_code_blocks_and_links_are_reachable_from_the_keyboard(opened, loop, fak
     layout = view.messages.layout(entries(opened)[1], view.viewport().width(), 1)
     assert links_in(layout) == ["https://acme.example/guide"]
     assert [c for b in layout.blocks for c in b.code] == ["make"]
+
+
+def test_a_chat_with_no_message_yet_says_what_it_is_for(opened, loop, folders):
+    (acme,) = folders("Acme Inc")
+    new_chat(loop, opened, acme)
+    view = opened.window.chat_panel.view
+    assert view.conversation.rowCount() == 0
+    assert view.empty_text.startswith("Ask anything about Acme Inc.")
+    loose = run(loop, opened.ops.new_chat(folder=None))[0]
+    opened.window.select_chat(loose.id)
+    wait_for(loop, lambda: opened.window.chat_panel._draft_for == loose.id)
+    assert view.empty_text.startswith("A chat outside any workspace")

@@ -215,9 +215,11 @@ class Composer(QFrame):
         self.stop_button.clicked.connect(self.sig_stop.emit)
         self.stop_button.hide()
         row.addWidget(self.attach, 0)
-        row.addWidget(self.problem, 1)
+        row.addStretch(1)
         row.addWidget(self.send_button)
         row.addWidget(self.stop_button)
+        self.problem.hide()
+        outer.addWidget(self.problem)  # its own line: a sentence needs the composer's width
         outer.addLayout(row)
         self.streaming = False
         self.editing: int | None = None  # the id of the sent message being edited
@@ -273,6 +275,7 @@ class Composer(QFrame):
         """A refusal, under the text, until the next change."""
         self.problem.setText(sentence)
         self.problem.setAccessibleDescription(sentence)
+        self.problem.setVisible(bool(sentence))
 
     def add_chip(self, path: Path, name: str, size: int) -> None:
         if any(chip.path == path for chip in self._chips()):

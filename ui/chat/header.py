@@ -39,6 +39,7 @@ class TitleEdit(QLineEdit):
             self.setText(title)
             self.setCursorPosition(0)
         self._shown = title
+        self.setToolTip(f"{title} (click to rename)")
 
     def commit_pending(self) -> None:
         """A title typed but not yet confirmed is saved for the chat it was typed for."""

@@ -152,6 +152,7 @@ class ChatPanel(QWidget):
         self._last_id, self._oldest_id = 0, None
         self.view.has_older = False
         self.view.older_pending = False
+        self.view.empty_text = ""  # (said once the chat has opened and has no message)
         self.view.show_entries([])
         self.composer.cancel_edit()
         self._draft_for = None
@@ -196,6 +197,7 @@ class ChatPanel(QWidget):
             self._oldest_id = messages[0].id if messages else None
             entries = build(messages) + ([live.entry] if live is not None else [])
             self.view.messages.forget_others({e.key for e in entries})
+            self.view.empty_text = self._empty_text(chat_id)
             self.view.show_entries(entries)
         last = next((e for e in reversed(entries) if e.kind == REPLY and e.model), None)
         if live is None and last is not None and last.model:
@@ -209,6 +211,16 @@ class ChatPanel(QWidget):
             self._draft_timer.start()
         self._update_actions()
         self.refresh_knowledge()
+
+    def _empty_text(self, chat_id: str) -> str:
+        chat = self.registry.chat(chat_id)
+        lineage = self.registry.lineage(chat.workspace_id if chat is not None else None)
+        if not lineage:
+            return ("A chat outside any workspace: Claude sees your message and, when Memory "
+                    "is on, your personal memory.")
+        return (f"Ask anything about {lineage[-1].title}. Claude reads what "
+                f"{lineage[0].title}'s knowledge and files hold, and what you settle here "
+                "is learned into them.")
 
     async def _older(self) -> None:
         chat_id, shown, before = self.chat_id, self._shown, self._oldest_id

@@ -10,9 +10,12 @@ by whoever listens to ``sig_anchor``.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, QRectF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
     QKeyEvent,
     QKeySequence,
     QMouseEvent,
@@ -85,6 +88,7 @@ class ConversationView(QListView):
         self.pinned = True  # at the bottom: new text keeps the latest in sight
         self.older_pending = False  # the panel is reading older messages
         self.has_older = False
+        self.empty_text = ""  # what an opened chat with no message yet says
         self.jump = QToolButton(self)
         self.jump.setText("↓  Jump to latest")
         self.jump.setAccessibleName("Jump to latest")
@@ -408,6 +412,18 @@ class ConversationView(QListView):
         if event.type() == QEvent.Type.PaletteChange and self.messages is not None:
             self.messages.palette_changed()
             self.doItemsLayout()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        super().paintEvent(event)
+        if self.conversation.rowCount() or not self.empty_text:
+            return
+        painter = QPainter(self.viewport())
+        painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        x, width = self.messages.column(self.viewport().width())
+        area = QRectF(x, 0, width, self.viewport().height()).toRect()
+        painter.drawText(area, int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap),
+                         self.empty_text)
+        painter.end()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)
