@@ -149,7 +149,12 @@ def test_a_killed_import_leaves_the_whole_workspace_or_nothing(tmp_path: Path) -
     timing = random.Random()  # kill moments are random on purpose
     stats = {"whole": 0, "nothing": 0, "mid-import": 0}
     killed = 1 if os.name == "nt" else -9
-    for n in range(1, CYCLES + 1):
+    wanted = max(1, CYCLES // 6)  # kills that land while the marker is set, at least
+    n = 0
+    # At least CYCLES kills; on a loaded machine the moments drift, so more are made (up to
+    # three times as many) until enough landed mid-import: the bar itself is never lowered.
+    while n < CYCLES or (stats["mid-import"] < wanted and n < 3 * CYCLES):
+        n += 1
         data, target = _fresh(tmp_path, n)
         child = _spawn(data, bundle, target)
         ready = child.stdout.readline()  # type: ignore[union-attr]
@@ -167,5 +172,5 @@ def test_a_killed_import_leaves_the_whole_workspace_or_nothing(tmp_path: Path) -
             conn.close()
         stats[_check(data, target, expected)] += 1
 
-    print(f"\nimport crash test: {CYCLES} kills, import {duration * 1000:.0f} ms, {stats}")
-    assert stats["mid-import"] >= max(1, CYCLES // 6), f"too few kills landed mid-import: {stats}"
+    print(f"\nimport crash test: {n} kills, import {duration * 1000:.0f} ms, {stats}")
+    assert stats["mid-import"] >= wanted, f"too few kills landed mid-import: {stats}"
