@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.blobs import BlobStore
-from app.catalog import Catalog
-from app.chats import ChatStore
-from app.conversation import ChatEngine
-from app.files import FileStore
+from app.base.live import NetworkThread, StorageThread
+from app.chat.engine import ChatEngine
+from app.chat.turn import TurnResult
 from app.knowledge.rebuild import Rebuilder
 from app.knowledge.scheduler import KnowledgeScheduler
-from app.knowledge.store import KnowledgeStore
-from app.live import NetworkThread, StorageThread
-from app.registry import Registry
-from app.settings import Settings
-from app.turns import TurnResult
+from app.llm.catalog import Catalog
+from app.store.blobs import BlobStore
+from app.store.files import FileStore
+from app.store.knowledge import KnowledgeStore
+from app.store.messages import ChatStore
+from app.store.registry.registry import Registry
+from app.store.settings import Settings
 
 
 class Cairn:

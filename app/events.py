@@ -226,7 +226,7 @@ class FileRemoved(Event):
 
 @dataclass(frozen=True, slots=True)
 class SettingChanged(Event):
-    """A setting (a key of ``app.settings.DEFAULTS``) was saved."""
+    """A setting (a key of ``app.store.settings.DEFAULTS``) was saved."""
 
     key: str
 
@@ -267,7 +267,7 @@ class RebuildFailed(Event):
 
 @dataclass(frozen=True, slots=True)
 class WorkStarted(Event):
-    """Live work (``turn``, ``background job``…) began on a chat; see ``app.live``."""
+    """Live work (``turn``, ``background job``…) began on a chat; see ``app.base.live``."""
 
     chat: str
     kind: str

@@ -25,16 +25,16 @@ from app.events import Event
 
 if TYPE_CHECKING:
     from app.cairn import Cairn
-    from app.chats import Message
-    from app.files import KnowledgeFile
+    from app.chat.turn import EngineListener, Subscription, Turn
     from app.knowledge.merge import Hunk, Merged
     from app.knowledge.status import ChatKnowledge, OwnerKnowledge
-    from app.knowledge.store import Conflict, Document, Saved, Version
-    from app.recently_removed import RemovedWorkspace
-    from app.importing import Imported
-    from app.sharing import Exported
     from app.records import Chat, Workspace
-    from app.turns import EngineListener, Subscription, Turn
+    from app.sharing.export import Exported
+    from app.sharing.importing import Imported
+    from app.store.files import KnowledgeFile
+    from app.store.knowledge import Conflict, Document, Saved, Version
+    from app.store.messages import Message
+    from app.store.registry.removed import RemovedWorkspace
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,9 @@ class Operations:
 
         def warm() -> None:
             try:
-                import anthropic  # noqa: F401 - loaded once, here, off the GUI thread
+                from app.llm.requests import load_sdk
+
+                load_sdk()  # loaded once, here, off the GUI thread
                 from markdown_it import MarkdownIt
 
                 MarkdownIt("commonmark").render("*warm*")  # the chat view's first render
@@ -167,7 +169,7 @@ class Operations:
                                ) -> tuple[Exported, Changes]:
         """Write a ``.cairn`` bundle (reads, hashes and zips: seconds for a large one).
         *replace* once the person agreed to overwrite an existing file."""
-        from app.sharing import export_workspace
+        from app.sharing.export import export_workspace
 
         return await self.run(lambda: export_workspace(
             self.cairn.registry, ws_id, target, with_chats=with_chats,
@@ -176,7 +178,7 @@ class Operations:
     async def import_bundle(self, source: Path, folder: str) -> tuple[Imported, Changes]:
         """Open a ``.cairn`` bundle into *folder* as a new workspace; the registry reloads
         (one ``Reset``) once it committed."""
-        from app.importing import import_bundle
+        from app.sharing.importing import import_bundle
 
         return await self.run(lambda: import_bundle(self.cairn.registry, source, folder))
 
@@ -276,23 +278,9 @@ class Operations:
         return await self.read(lambda: self.cairn.files.check_attachment(path))
 
     async def keep_pasted_image(self, data: bytes, suffix: str = ".png") -> Path:
-        """An image pasted into the composer, as a file to attach: kept in the data folder's
-        ``pasted/`` until it is sent (the blob store keeps its own copy then)."""
-        def write() -> Path:
-            from app.db import utc_now
-
-            folder = self.cairn.registry.db.path.parent / "pasted"
-            folder.mkdir(parents=True, exist_ok=True)
-            stamp = utc_now()[:19].replace(":", ".").replace("T", " ")
-            path = folder / f"Pasted image {stamp}{suffix}"
-            n = 1
-            while path.exists():
-                n += 1
-                path = folder / f"Pasted image {stamp} ({n}){suffix}"
-            path.write_bytes(data)
-            return path
-
-        return await self.read(write)
+        """An image pasted into the composer, as a file to attach
+        (``FileStore.keep_pasted_image``)."""
+        return await self.read(lambda: self.cairn.files.keep_pasted_image(data, suffix))
 
     async def draft(self, chat_id: str) -> str:
         return await self.read(lambda: self.cairn.chats.draft(chat_id))
@@ -313,26 +301,11 @@ class Operations:
 
     async def keep_knowledge(self, owner: str, text: str, *, based_on: int, opened_at: int
                              ) -> tuple[Saved | Conflict, Changes]:
-        """"Keep mine": the person's text, edited from version *opened_at*, saved over the
-        newer version *based_on* they were shown.  The rebuild results it replaces are
-        learned again, on top of it (``app.knowledge.requeue``): their chats run now."""
-        from app.knowledge.requeue import overwritten, rewind
-        from app.knowledge.store import Saved
-
-        store, db = self.cairn.knowledge, self.cairn.registry.db
-
-        def work() -> tuple[Saved | Conflict, dict[str, int]]:
-            result = store.save(owner, text, source="user", based_on=based_on)
-            marks: dict[str, int] = {}
-            if isinstance(result, Saved) and result.document.version > based_on:
-                marks = overwritten(db, owner, opened_at, based_on)
-                rewind(db, marks)
-            return result, marks
-
-        (result, marks), changes = await self.run(work)
-        for chat_id in marks:
-            if self.cairn.registry.chat(chat_id) is not None:
-                self.cairn.scheduler.run_now(chat_id)
+        """"Keep mine" (``KnowledgeStore.keep_mine``): the chats whose rebuild results it
+        replaces are rebuilt now, on top of the person's text."""
+        (result, relearn), changes = await self.run(lambda: self.cairn.knowledge.keep_mine(
+            owner, text, based_on=based_on, opened_at=opened_at))
+        self.cairn.scheduler.rebuild_now(relearn)
         return result, changes
 
     async def restore_knowledge(self, owner: str, version: int) -> tuple[Document, Changes]:
@@ -390,39 +363,16 @@ class Operations:
             lambda: owner_knowledge(self.cairn.registry, self.cairn.rebuilder, owner))
 
     async def retry_knowledge(self, owner: str) -> int:
-        """"Retry now": rebuild at once for the chats with exchanges waiting for *owner*'s
-        document; how many were started."""
-        state = await self.knowledge_status(owner)
-        scheduler = self.cairn.scheduler
-        for chat_id in state.chats:
-            scheduler.run_now(chat_id)
-        return len(state.chats)
+        """"Retry now" (``KnowledgeScheduler.retry``): how many chats' rebuilds started."""
+        return await self.cairn.scheduler.retry(owner)
 
     async def save_instructions(self, ws_id: str, *, description: str, instructions: str,
                                 expected: tuple[str, str]) -> tuple[Workspace | None, Changes]:
         """Save a workspace's description and instructions if they are still *expected*
-        (what the editor opened); None, with nothing written, when they changed meanwhile.
-        Decided on the stored state inside the registry's write."""
-        registry = self.cairn.registry
-
-        class _Moved(Exception):
-            pass
-
-        def decide(ws: Workspace) -> dict[str, Any]:
-            if (ws.description, ws.instructions) != expected and \
-                    (ws.description, ws.instructions) != (description, instructions):
-                raise _Moved
-            return {name: value for name, value in (("description", description),
-                                                    ("instructions", instructions))
-                    if getattr(ws, name) != value}
-
-        def work() -> Workspace | None:
-            try:
-                return registry._change_workspace(ws_id, "change", decide)
-            except _Moved:
-                return None
-
-        return await self.run(work)
+        (what the editor opened); None, with nothing written, when they changed meanwhile
+        (``Registry.save_description_and_instructions``)."""
+        return await self.run(lambda: self.cairn.registry.save_description_and_instructions(
+            ws_id, description=description, instructions=instructions, expected=expected))
 
     # ----------------------------------------------------------------- files
 
@@ -437,12 +387,12 @@ class Operations:
 
     async def manifest(self, ws_id: str) -> list[tuple[KnowledgeFile, str]]:
         """A workspace's own knowledge files, each with its line as the model sees it in the
-        manifest (``app.context.manifest_line``; a folder's files have the folder scope)."""
-        from app.context import manifest_line
+        manifest (``FileStore.manifest``, ``app.chat.context.manifest_line``)."""
+        from app.chat.context import manifest_line
 
-        scope = "project" if self.cairn.registry.parent_of(ws_id) is None else "folder"
-        files = await self.files_of([ws_id])
-        return [(f, manifest_line(f, scope)) for f in files]
+        chain = [ws.id for ws in self.cairn.registry.lineage(ws_id)]
+        files = await self.read(lambda: self.cairn.files.manifest(chain, own=True))
+        return [(f, manifest_line(f, scope)) for f, scope in files]
 
     async def describe_file(self, file_id: str, description: str
                             ) -> tuple[KnowledgeFile, Changes]:
@@ -466,3 +416,35 @@ class Operations:
 
     async def has_api_key(self) -> bool:
         return await self.read(lambda: bool(self.cairn.settings.api_key()))
+
+    # ----------------------------------------------------------------- the models list
+
+    async def refresh_models(self, *, force: bool = True) -> tuple[bool, BaseException | None]:
+        """Fetch this server's models list (Settings' Test), or with ``force=False`` only when
+        it is missing or a day old; whether a list is in, and if not the error that kept it.
+
+        On the engine's network thread, the one loop its client may be used on: the SDK's
+        connections belong to the loop that opened them: a list fetched on the window's loop
+        made the next message's first attempt fail inside the client, and the SDK sent that
+        message twice.  Refused (:class:`~app.errors.CairnError`) without a usable key.
+        """
+        engine, catalog = self.cairn.engine, self.cairn.catalog
+        client = await engine.client_async()
+        server = engine.server()
+        if not force:
+            await engine.network.run(lambda: catalog.ensure_fresh(client, server))
+            return not catalog.stale(server), None
+        error = await engine.network.run(lambda: catalog.fetch(client, server))
+        return error is None, error
+
+    def models_server(self) -> str:
+        """The server the models list is for (the base URL, or Anthropic's)."""
+        return self.cairn.engine.server()
+
+    # ----------------------------------------------------------------- leaving a chat
+
+    def chat_left(self, chat_id: str) -> None:
+        """The person left *chat_id* (opened another chat or a workspace, or quit): a rebuild
+        its exchanges armed starts now instead of after the idle delay.  On the loop's thread,
+        where the rebuilds' timers are."""
+        self.cairn.scheduler.chat_left(chat_id)

@@ -91,3 +91,77 @@ class ChatListing:
             "ungrouped": [c.to_json() for c in self.ungrouped],
             "archived": [c.to_json() for c in self.archived],
         }
+
+
+# ===================================================================== a bundle's records
+# What a ``.cairn`` bundle holds, as checked by ``app.sharing.manifest``; the store writes them
+# (``app.store.registry.imports``) and the sharing package reads and writes the file.
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    description: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class VersionEntry:
+    version: int
+    text: str
+    source: str
+    saved_at: str
+    chat: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeEntry:
+    text: str
+    version: int
+    updated_at: str
+    source: str
+    chat: int | None
+    history: tuple[VersionEntry, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEntry:
+    role: str
+    content: list[Any]
+    status: str
+    error: str | None
+    model: str | None
+    input_tokens: int | None
+    cache_write_tokens: int | None
+    cache_read_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    created_at: str
+    superseded_by: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatEntry:
+    number: int  # the n of chats/<n>.json
+    title: str
+    created_at: str
+    updated_at: str
+    watermark: int | None
+    messages: tuple[MessageEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceEntry:
+    folder: str  # "" for the workspace itself
+    title: str
+    description: str
+    instructions: str
+    build_status: str
+    created_at: str
+    updated_at: str
+    knowledge: KnowledgeEntry | None
+    files: tuple[FileEntry, ...]
+    chats: tuple[int, ...]  # chat numbers, in manual order

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from app.knowledge.document import canonical_section, normalise
 from app.knowledge.meaning import encodable
-from app.knowledge.ops import TARGETS, Layer, Outcome, Refusal
+from app.knowledge.validator import TARGETS, Layer, Outcome, Refusal
 
 SHOWN_REASONS = 3  # in the sentence; `cairn knowledge rebuild` lists every one
 

@@ -1,5 +1,5 @@
 """Whether an op keeps the meaning of what it changes, and whether its evidence grounds it
-(DESIGN §6): the rules the validator (:mod:`ops`) applies beyond structure.
+(README, "Knowledge that maintains itself"): the rules the validator (:mod:`ops`) applies beyond structure.
 
 - evidence is a quote of the new exchanges, read loosely (emphasis, ticks and typographic
   variants aside; an ellipsis skips words), at least 3 words or 12 characters, and it states

@@ -1,4 +1,4 @@
-"""What the knowledge model reads, and the shape its answer must take (DESIGN §6).
+"""What the knowledge model reads, and the shape its answer must take (README, "Knowledge that maintains itself").
 
 The system prompt is the stable part — the instructions, the same for every rebuild with the
 Memory switch in the same position — so that it can be cached; everything that changes (the
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.knowledge.document import SECTIONS, labelled
-from app.knowledge.ops import ADDS_PER_EXCHANGE, MAX_TEXT, Layer
+from app.knowledge.validator import ADDS_PER_EXCHANGE, MAX_TEXT, Layer
 
 SOFT_CAP = 20_000  # characters: past it, merge related entries rather than add
 HARD_CAP = 30_000  # past it, merge aggressively (still validated: nothing is dropped)

@@ -20,20 +20,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.catalog import Catalog
-from app.chats import COMPLETE, ChatStore, Message
-from app.db import utc_now
-from app.events import RebuildApplied, RebuildFailed, RebuildStarted, WorkEnded, WorkStarted
-from app.knowledge.prompt import (  # noqa: F401 - OPS_SCHEMA, length_guidance re-exported
-    OPS_SCHEMA,
-    Turn,
-    length_guidance,
-    message as prompt_message,
-    ops_schema,
-    system_prompt,
-    update_tool,
+from app.base.live import BACKGROUND_JOB, NetworkThread, Stopped, Stopper, StorageThread
+from app.events import (
+    RebuildApplied,
+    RebuildFailed,
+    RebuildStarted,
+    WorkEnded,
+    WorkStarted,
 )
 from app.knowledge.corrections import (
     addressed,
@@ -42,15 +37,32 @@ from app.knowledge.corrections import (
     resubmitted,
     unapplied,
 )
-from app.knowledge.ops import Layer, Outcome, Refusal, apply_ops
-from app.knowledge.store import PERSONAL, Change, KnowledgeStore
-from app.live import BACKGROUND_JOB, NetworkThread, StorageThread, Stopped, Stopper
-from app.registry import Registry
-from app.settings import Settings
+from app.knowledge.prompt import (  # noqa: F401 - OPS_SCHEMA, length_guidance re-exported
+    OPS_SCHEMA,
+    Turn,
+    length_guidance,
+    ops_schema,
+    system_prompt,
+    update_tool,
+)
+from app.knowledge.prompt import (
+    message as prompt_message,
+)
+from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops
+from app.llm.catalog import Catalog
+from app.store import watermarks
+from app.store.knowledge import PERSONAL, Change, KnowledgeStore
+from app.store.messages import COMPLETE, ChatStore, Message
+from app.store.registry.registry import Registry
+from app.store.settings import Settings
+
+if TYPE_CHECKING:
+    from app.llm.client import Reply
+    from app.records import Chat
 
 log = logging.getLogger(__name__)
 
-QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (spec 000)
+QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (README, "Knowledge that maintains itself")
 CHUNK_EXCHANGES = 6  # a backlog goes to the model in chunks of this many, oldest first
 CHUNK_CHARS = 24_000
 WALK_BACK = 16  # messages read per step when looking for where the pending exchange opened
@@ -153,6 +165,11 @@ class Rebuilder:
         self._chain = chain
         self._today = today
 
+    @property
+    def storage(self) -> StorageThread:
+        """The thread its reads and writes run on (the scheduler reads what waits there)."""
+        return self._storage
+
     def pending(self, chat_id: str) -> list[Exchange]:
         """Exchanges after the chat's watermark, oldest first.
 
@@ -161,17 +178,12 @@ class Rebuilder:
         back that usually reads two messages).  The result equals
         ``[e for e in exchanges_of(<the whole conversation>) if e.last_message > mark]``.
         """
-        mark = self._watermark(chat_id)
+        mark = watermarks.watermark(self.registry.db, chat_id)
         after = self.chats.messages(chat_id, after=mark)
         if not after:
             return []
         opening = self._opening(chat_id, after[0])
         return [e for e in exchanges_of(opening + after) if e.last_message > mark]
-
-    def _watermark(self, chat_id: str) -> int:
-        rows = self.registry.db.query(
-            "SELECT knowledge_watermark FROM chat WHERE id = ?", (chat_id,))
-        return int(rows[0][0]) if rows else 0
 
     def _opening(self, chat_id: str, first: Message) -> list[Message]:
         """The messages before *first* that belong to its exchange, oldest first.
@@ -196,14 +208,10 @@ class Rebuilder:
 
     def waiting(self) -> list[str]:
         """Chats with qualifying exchanges that no rebuild has covered yet (resumed at start)."""
-        # A reply's stored JSON is longer than its text: a cheap filter before reading what is
-        # pending, so start-up looks only at chats with a long enough reply after the mark.
-        rows = self.registry.db.query(
-            "SELECT DISTINCT c.id FROM chat c JOIN message m ON m.chat_id = c.id"
-            " WHERE m.id > c.knowledge_watermark AND m.superseded_by IS NULL"
-            " AND m.role = 'assistant' AND m.status = 'complete' AND length(m.content) >= ?",
-            (QUALIFYING_REPLY,))
-        return [r[0] for r in rows if any(e.qualifies for e in self.pending(r[0]))]
+        # A cheap filter first, so start-up reads what is pending only where it may qualify.
+        return [chat_id for chat_id in
+                watermarks.chats_with_long_replies(self.registry.db, QUALIFYING_REPLY)
+                if any(e.qualifies for e in self.pending(chat_id))]
 
     async def rebuild(self, chat_id: str) -> Report:
         """Process the chat's pending exchanges in bounded chunks, oldest first.
@@ -278,7 +286,7 @@ class Rebuilder:
             report.status = "stopped"
             return report
         except Exception as failure:  # every fault leaves the documents as they were
-            from app.model import explain
+            from app.llm.client import explain
 
             report.status = "failed"
             report.error = (str(explain(failure, model=model, catalog=self.catalog,
@@ -331,7 +339,7 @@ class Rebuilder:
         report.status = "applied" if changes else "nothing"
         return report
 
-    def _read_documents(self, chat: Any) -> tuple[list[Any], tuple[list[Layer], dict[str, str],
+    def _read_documents(self, chat: Chat) -> tuple[list[Any], tuple[list[Layer], dict[str, str],
                                                                    list[str], dict[str, int]], str]:
         """The chat's chain, the documents as labelled layers, and the prompt (storage thread)."""
         chain = self._chain(chat)
@@ -379,9 +387,9 @@ class Rebuilder:
         try:
             response = await self._call(request, shape, [layer.key for layer in layers])
         except Exception as error:
-            import anthropic
+            from app.llm.requests import is_invalid_request
 
-            if not (isinstance(error, anthropic.BadRequestError) and _invalid_request(error)):
+            if not is_invalid_request(error):
                 raise
             # The server refused this shape: the other one, once, and remember what worked.
             other = "tool" if shape == "structured" else "structured"
@@ -407,10 +415,11 @@ class Rebuilder:
                             "cache_control": {"type": "ephemeral"}}],
                 "messages": [{"role": "user", "content": content}]}
 
-    async def _call(self, request: dict[str, Any], shape: str, targets: list[str]) -> Any:
+    async def _call(self, request: dict[str, Any], shape: str, targets: list[str]) -> Reply:
         """One knowledge call, in the shape the model takes: structured output or forced tool.
         The SDK builds, sends and parses it on the network thread."""
-        from app.model import request_options
+        from app.llm.client import request_options
+        from app.llm.requests import complete
 
         info = self.catalog.info(request["model"])
         options = request_options(info, effort=self.settings.get("model.knowledge_effort"),
@@ -425,67 +434,24 @@ class Rebuilder:
             options["tools"] = [update_tool(targets)]
             options["tool_choice"] = {"type": "tool", "name": "update_knowledge"}
         client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
-        return await self._network.run(lambda: client.messages.create(**request, **options))
+        return await self._network.run(lambda: complete(client, {**request, **options}))
 
     def _save_result(self, chat_id: str, changes: list[Change], notes: dict[str, str | None],
                      watermark: int) -> bool:
         """The changed documents, the watermark and the owners' last success in one
-        transaction, if no document moved on meanwhile (storage thread).
-
-        What could not be applied is kept as the owner's ``last_error`` *without* a time:
-        a note of the last success, not a failure (a failure always has its time)."""
-        now = utc_now()
-        saved = self.knowledge.save_if_unchanged(
-            changes, source="rebuild", chat_id=chat_id,
-            also=[("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?) WHERE id = ?",
-                   (watermark, chat_id)),
-                  *(("INSERT INTO knowledge_status (owner, last_success, last_error, last_error_at)"
-                     " VALUES (?, ?, ?, NULL) ON CONFLICT (owner) DO UPDATE SET"
-                     " last_success = excluded.last_success, last_error = excluded.last_error,"
-                     " last_error_at = NULL", (owner, now, note)) for owner, note in notes.items())])
+        transaction, if no document moved on meanwhile (storage thread)."""
+        saved = self.knowledge.save_rebuild(changes, chat_id=chat_id, covered=watermark,
+                                            notes=notes)
         if saved:
             self.registry.hub.emit(RebuildApplied(chat_id, tuple(c.owner for c in changes)))
         return saved
 
     def _set_watermark(self, chat_id: str, message_id: int) -> None:
-        with self.registry.db.write() as conn:
-            conn.execute("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?)"
-                         " WHERE id = ?", (message_id, chat_id))
+        watermarks.advance(self.registry.db, chat_id, message_id)
 
     def _record_error(self, owners: Iterable[str], sentence: str, *, chat_id: str) -> None:
-        now = utc_now()
-        with self.registry.db.write() as conn:
-            for owner in owners:
-                conn.execute(
-                    "INSERT INTO knowledge_status (owner, last_error, last_error_at)"
-                    " VALUES (?, ?, ?) ON CONFLICT (owner) DO UPDATE SET"
-                    " last_error = excluded.last_error, last_error_at = excluded.last_error_at",
-                    (owner, sentence, now))
+        self.knowledge.record_failure(owners, sentence)
         self.registry.hub.emit(RebuildFailed(chat_id, sentence))
-
-    def status(self, owner: str) -> dict[str, Any]:
-        rows = self.registry.db.query(
-            "SELECT last_success, last_error, last_error_at FROM knowledge_status WHERE owner = ?",
-            (owner,))
-        success, error, error_at = rows[0] if rows else (None, None, None)
-        failing = bool(error and error_at and (not success or error_at > success))
-        chats = self._with_news([chat.id for chat in self.registry.chats_of(owner)])
-        pending = sum(sum(e.qualifies for e in self.pending(chat_id)) for chat_id in chats)
-        return {"last_success": success, "last_error": error if failing else None,
-                "pending_exchanges": pending,
-                "unapplied": error if error and not error_at else None}
-
-    def _with_news(self, chat_ids: list[str]) -> list[str]:
-        """Those of *chat_ids* with a message of the conversation after their watermark."""
-        found: list[str] = []
-        for start in range(0, len(chat_ids), 500):  # well under SQLite's variable limit
-            part = chat_ids[start:start + 500]
-            marks = ", ".join("?" * len(part))
-            found += [r[0] for r in self.registry.db.query(
-                f"SELECT c.id FROM chat c WHERE c.id IN ({marks}) AND EXISTS (SELECT 1 FROM"
-                " message m WHERE m.chat_id = c.id AND m.superseded_by IS NULL"
-                " AND m.id > c.knowledge_watermark)", part)]
-        return found
 
 
 class _NoToolCall(Exception):
@@ -519,12 +485,6 @@ def _answer(response: Any, shape: str) -> tuple[object, int]:
         raise _NoToolCall("The knowledge model's answer was malformed; the documents are "
                           "unchanged and the next turn tries again.")
     return answer, int(getattr(response.usage, "output_tokens", 0) or 0)
-
-
-def _invalid_request(error: Any) -> bool:
-    body = error.body if isinstance(error.body, dict) else {}
-    detail = body.get("error", body)
-    return isinstance(detail, dict) and detail.get("type") == "invalid_request_error"
 
 
 def _json_answer(response: Any) -> object:

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from app.base.live import TURN
 from app.errors import CairnError
 from app.events import RebuildFailed, RebuildQueued
 from app.knowledge.rebuild import Rebuilder, Report
-from app.live import TURN
-from app.registry import Registry
-from app.settings import Settings
+from app.knowledge.status import owner_knowledge
+from app.store.registry.registry import Registry
+from app.store.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,23 @@ class KnowledgeScheduler:
         if not timed:
             self._registry.hub.emit(RebuildQueued(chat_id))
         return self._start(chat_id)
+
+    async def retry(self, owner: str) -> int:
+        """"Retry now": rebuild at once the chats with exchanges waiting for *owner*'s
+        document (``app.knowledge.status``); how many were started."""
+        state = await self._rebuilder.storage.run(owner_knowledge, self._registry,
+                                                  self._rebuilder, owner)
+        return self.rebuild_now(state.chats)
+
+    def rebuild_now(self, chat_ids: Iterable[str]) -> int:
+        """Rebuild each of *chat_ids* at once, because the person asked (Retry now, Keep
+        mine); a chat removed meanwhile is skipped.  How many were started."""
+        started = 0
+        for chat_id in chat_ids:
+            if self._registry.chat(chat_id) is not None:
+                self.run_now(chat_id)
+                started += 1
+        return started
 
     def resume(self) -> None:
         """At start: chats whose exchanges no rebuild covered yet (the app quit first)."""

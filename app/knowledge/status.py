@@ -1,17 +1,24 @@
-"""A chat's knowledge in one line: what waits to be learned, when it was last learned, and
-the last failure — what the chat header shows beside the title (issue "the chat view").
+"""The state of the knowledge, as a person is told it: what waits to be learned, when it was
+last learned, the last failure.
 
-Read on the storage thread: counting what is pending reads the chat from its watermark on.
+For a chat, what the chat header shows beside the title; for one document (a workspace's, or
+personal memory), what the knowledge panel's status line and ``cairn knowledge status`` say:
+both read :func:`owner_knowledge`, so the window and the command line never disagree.
+
+Read on the storage thread: counting what is pending reads each chat from its watermark on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-from app.knowledge.rebuild import Rebuilder
+from app.knowledge.rebuild import QUALIFYING_REPLY, Rebuilder
 from app.records import Chat
-from app.registry import Registry
+from app.store import watermarks
+from app.store.knowledge import PERSONAL
+from app.store.registry.registry import Registry
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,17 +45,11 @@ def chat_knowledge(registry: Registry, rebuilder: Rebuilder, chat: Chat) -> Chat
     if not owners:  # Ungrouped: nothing is learned from it
         return ChatKnowledge(0, None, None)
     waiting = sum(e.qualifies for e in rebuilder.pending(chat.id))
-    marks = ", ".join("?" * len(owners))
-    rows = registry.db.query(
-        "SELECT last_success, last_error, last_error_at FROM knowledge_status"
-        f" WHERE owner IN ({marks})", owners)
-    successes = [r[0] for r in rows if r[0]]
-    learned = max(successes) if successes else None
-    failure = None
-    for success, error, error_at in rows:
-        if error and (not success or (error_at or "") > success):
-            failure = error
-    return ChatKnowledge(waiting, learned, failure)
+    records = rebuilder.knowledge.last_rebuilds(owners)
+    successes = [r.last_success for r in records if r.last_success]
+    failures = [r.failure for r in records if r.failure]  # the nearest document's said last
+    return ChatKnowledge(waiting, max(successes) if successes else None,
+                         failures[-1] if failures else None)
 
 
 def ago(stamp: str, now: datetime | None = None) -> str:
@@ -87,8 +88,13 @@ class OwnerKnowledge:
     learned_at: str | None
     failure: str | None
     # "2 suggestions could not be applied: …": what the last rebuild's model still suggested
-    # wrongly after its corrective round (recorded with no time of its own; issue 14)
+    # wrongly after its corrective round (recorded with no time of its own; the corrective round)
     unapplied: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """As ``cairn knowledge status --json`` prints it (beside the owner)."""
+        return {"last_success": self.learned_at, "last_error": self.failure,
+                "pending_exchanges": self.waiting, "unapplied": self.unapplied}
 
 
 SOURCE_WORDS = {"rebuild": "Updated from a chat", "user": "Edited by you",
@@ -98,47 +104,40 @@ SOURCE_WORDS = {"rebuild": "Updated from a chat", "user": "Edited by you",
 def owner_knowledge(registry: Registry, rebuilder: Rebuilder, owner: str) -> OwnerKnowledge:
     """The state of *owner*'s document (storage thread: it reads what is pending).
 
-    A workspace's document learns from the chats in it and in its folders; personal memory
-    from every chat.
+    The exchanges that wait are those of the chats a rebuild would write this document from
+    (:func:`_chats_with_news_for`).
     """
-    from app.knowledge.store import PERSONAL
-
-    if owner == PERSONAL:
-        candidates = rebuilder.waiting()
-    else:
-        ids: list[str] = []
-        stack = [owner]
-        while stack:
-            ws_id = stack.pop()
-            ids += [chat.id for chat in registry.chats_of(ws_id)]
-            stack += [child.id for child in registry.children(ws_id)]
-        candidates = _with_news(registry, ids)
     waiting: dict[str, int] = {}
-    for chat_id in candidates:
+    for chat_id in _chats_with_news_for(registry, rebuilder, owner):
         count = sum(e.qualifies for e in rebuilder.pending(chat_id))
         if count:
             waiting[chat_id] = count
-    rows = registry.db.query(
-        "SELECT last_success, last_error, last_error_at FROM knowledge_status WHERE owner = ?",
-        (owner,))
-    success, error, error_at = rows[0] if rows else (None, None, None)
-    failing = bool(error and error_at and (not success or error_at > success))
-    return OwnerKnowledge(sum(waiting.values()), tuple(waiting), success,
-                          error if failing else None,
-                          error if error and not error_at else None)
+    record = rebuilder.knowledge.last_rebuild(owner)
+    return OwnerKnowledge(sum(waiting.values()), tuple(waiting), record.last_success,
+                          record.failure, record.unapplied)
 
 
-def _with_news(registry: Registry, chat_ids: list[str]) -> list[str]:
-    """Those of *chat_ids* with a message of the conversation after their watermark."""
-    found: list[str] = []
-    for start in range(0, len(chat_ids), 500):  # well under SQLite's variable limit
-        part = chat_ids[start:start + 500]
-        marks = ", ".join("?" * len(part))
-        found += [r[0] for r in registry.db.query(
-            f"SELECT c.id FROM chat c WHERE c.id IN ({marks}) AND EXISTS (SELECT 1 FROM"
-            " message m WHERE m.chat_id = c.id AND m.superseded_by IS NULL"
-            " AND m.id > c.knowledge_watermark)", part)]
-    return found
+def _chats_with_news_for(registry: Registry, rebuilder: Rebuilder, owner: str) -> list[str]:
+    """The chats with something new since their watermark whose rebuild writes *owner*'s
+    document, as the rebuild picks its layers: a project's from the chats in it and in its
+    folders at any depth, a folder's from its own chats only (a folder between a chat and
+    its project is read, never written), personal memory's from every chat while the Memory
+    switch is on.  Archived chats count: their exchanges are still learned."""
+    if owner == PERSONAL:
+        if not rebuilder.settings.get("memory.enabled"):
+            return []  # the rebuild leaves personal memory alone: nothing waits for it
+        return watermarks.chats_with_long_replies(registry.db, QUALIFYING_REPLY)
+    if registry.workspace(owner) is None:
+        return []
+    if registry.parent_of(owner) is not None:
+        return watermarks.chats_with_news(registry.db, registry.chat_order(owner))
+    ids: list[str] = []
+    stack = [owner]
+    while stack:
+        ws_id = stack.pop()
+        ids += registry.chat_order(ws_id)
+        stack += [child.id for child in registry.children(ws_id)]
+    return watermarks.chats_with_news(registry.db, ids)
 
 
 def document_line(source: str | None, updated_at: str | None, waiting: int,

@@ -1,0 +1,432 @@
+"""The chat engine: what a turn sends (the context, the conversation) and the operations
+that start one — send, retry, edit-and-resend.
+
+The person's message is stored before anything is sent; the reply is stored when it ends —
+complete, stopped (the partial text is kept) or failed (one sentence says why).  A turn is a
+handle (:class:`app.chat.turn.Turn`) with typed events; one turn per chat at a time.  While it
+streams the chat carries a ``turn`` in the registry's live work, so it cannot be archived, and
+stop-and-archive stops it.  Every write of a turn runs on the storage thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.base.live import TURN, NetworkThread, StorageThread, Work, settle_interpreter
+from app.chat.context import Layer, system_blocks
+from app.chat.turn import (
+    MAX_TOKENS,
+    MAX_TOOL_ROUNDS,
+    EngineListener,
+    Generations,
+    Subscription,
+    TextDelta,
+    ThinkingDelta,
+    Turn,
+    TurnContext,
+    TurnEvent,
+    TurnResult,
+    TurnRun,
+)
+from app.errors import CairnError, Refused
+from app.llm.catalog import Catalog, ModelInfo, estimate_tokens
+from app.records import Chat
+from app.store.files import READ_TOOL, FileStore
+from app.store.knowledge import PERSONAL, KnowledgeStore
+from app.store.messages import COMPLETE, ChatStore, Message
+from app.store.registry.registry import DEFAULT_CHAT_TITLE, Registry
+from app.store.settings import Settings
+
+if TYPE_CHECKING:
+    from app.llm.client import Client
+
+log = logging.getLogger(__name__)
+
+TITLE_LENGTH = 60
+
+__all__ = ["ChatEngine", "MAX_TOOL_ROUNDS", "TurnResult", "history", "place_breakpoints"]
+
+
+class ChatEngine:
+    def __init__(self, *, registry: Registry, chats: ChatStore, knowledge: KnowledgeStore,
+                 files: FileStore, settings: Settings, catalog: Catalog | None = None,
+                 client_factory: Callable[[Settings], Any] | None = None,
+                 storage: StorageThread | None = None,
+                 network: NetworkThread | None = None) -> None:
+        self.registry = registry
+        self.catalog = catalog or Catalog(registry.db.path.parent)
+        self.chats = chats
+        self.knowledge = knowledge
+        self.files = files
+        self.settings = settings
+        self.storage = storage or StorageThread()
+        # Every use of the client runs here: its connections belong to this thread's loop.
+        self.network = network or NetworkThread()
+        self._client_factory = client_factory
+        self._client: tuple[tuple[str | None, str | None], Any] | None = None
+        self._client_lock = threading.Lock()  # made on a worker thread, asked for on others
+        self._refreshing: asyncio.Future[None] | None = None  # a background models refresh
+        self._turns: dict[str, Turn] = {}  # the running turn of each busy chat
+        self._generations = Generations()
+        self._listeners: list[EngineListener] = []
+        self.turn_listeners: list[Callable[[TurnResult], None]] = []  # e.g. the rebuild's timer
+        self.start_listeners: list[Callable[[str], None]] = []  # a chat is busy again
+        # Asked on the storage thread as a turn ends: does the chat wait for a rebuild?
+        self.knowledge_waiting: Callable[[str], bool] | None = None
+
+    def client(self) -> Client:
+        """One client per key and base URL: its connection pool is reused across turns.
+
+        Use it only through :attr:`network` (``network.run``): its connections belong to the
+        network thread's loop."""
+        from app.llm.client import make_client
+
+        with self._client_lock:
+            wanted = (self.settings.api_key(), self.settings.base_url())
+            if self._client is None or self._client[0] != wanted:
+                self._client = (wanted, (self._client_factory or make_client)(self.settings))
+                settle_interpreter()  # start-up is over: the SDK is loaded (see app.base.live)
+            return self._client[1]
+
+    async def close_client(self) -> None:
+        """Close the client's connections (on the network thread, whose loop owns them)."""
+        with self._client_lock:
+            made, self._client = self._client, None
+        if made is not None:
+            await made[1].close()
+
+    async def client_async(self) -> Client:
+        """:meth:`client` on a worker thread: the first one imports the SDK (seconds) and asks
+        the keychain (which can prompt), neither of which may hold up the event loop."""
+        return await asyncio.to_thread(self.client)
+
+    def _refreshed(self, task: asyncio.Future[None]) -> None:
+        self._refreshing = None
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("the models list could not be refreshed: %r", task.exception())
+
+    def server(self) -> str:
+        """Which server the models list belongs to (a cache per server)."""
+        return self.settings.base_url() or "https://api.anthropic.com"
+
+    async def models_ready(self, model: str, purpose: str) -> str | None:
+        """Refresh the models list when it is a day old, refuse a retired *model* with a
+        sentence naming its successor, and return a once-only deprecation notice."""
+        try:
+            client = await self.client_async()
+        except CairnError:  # (not ModelError: importing app.llm.client here would load the SDK)
+            return None  # no key yet: the turn itself says so
+        server = self.server()
+        if not self.catalog.has_list(server):  # the first time: needed to decide
+            await self.network.run(lambda: self.catalog.ensure_fresh(client, server))
+        elif self.catalog.stale(server) and self._refreshing is None:
+            # A day-old list still decides this turn; the fresh one arrives in the background.
+            self._refreshing = asyncio.ensure_future(
+                self.network.run(lambda: self.catalog.ensure_fresh(client, server)))
+            self._refreshing.add_done_callback(self._refreshed)
+        self.catalog.check_usable(model, purpose)
+        # (Announcing a deprecation writes the models file: not on the caller's loop.)
+        return await asyncio.to_thread(self.catalog.deprecation_notice, model, purpose)
+
+    # ----------------------------------------------------------------- the context
+
+    def chain(self, chat: Chat) -> list[Layer]:
+        """The chat's workspaces from the project down to its own, with their knowledge."""
+        return [Layer(ws, self.knowledge.get(ws.id).text)
+                for ws in self.registry.lineage(chat.workspace_id)]
+
+    def system(self, chat: Chat, message: str, *, chain: list[Layer] | None = None,
+               files: list[Any] | None = None) -> list[dict[str, Any]]:
+        """The system prompt the next turn in *chat* sends (chain and files if already read)."""
+        chain = self.chain(chat) if chain is None else chain
+        memory = (self.knowledge.get(PERSONAL).text
+                  if self.settings.get("memory.enabled") else None)
+        if files is None:
+            files = self.files.of_workspaces([layer.workspace.id for layer in chain])
+        return system_blocks(chain=chain, files=files, personal_memory=memory, message=message)
+
+    def context_for(self, chat: Chat, message: str, model: str) -> TurnContext:
+        """What every round of a turn sends besides the conversation (storage thread)."""
+        from app.llm.client import request_options
+
+        info = self.catalog.info(model)
+        chain = self.chain(chat)
+        chain_ids = [layer.workspace.id for layer in chain]
+        files = self.files.of_workspaces(chain_ids)
+        tools = [READ_TOOL] if files else []  # nothing to read: no tool to offer
+        system = place_breakpoints(self.system(chat, message, chain=chain, files=files),
+                                   tools=tools, info=info)
+        options = request_options(info, effort=self.settings.get("model.chat_effort"),
+                                  max_tokens=MAX_TOKENS)
+        return TurnContext(model, system, tools, options, chain_ids)
+
+    def conversation(self, chat_id: str) -> list[dict[str, Any]]:
+        """The conversation as the next request sends it (storage thread: files are read)."""
+        return history(self.chats.messages(chat_id), self.files.expand)
+
+    def project_title(self, chat: Chat) -> str | None:
+        """The title of the project the chat belongs to (from memory), None when Ungrouped."""
+        lineage = self.registry.lineage(chat.workspace_id)
+        return lineage[0].title if lineage else None
+
+    # ----------------------------------------------------------------- turns
+
+    async def start_turn(self, chat_id: str, text: str, *,
+                         attachments: Sequence[Path] = ()) -> Turn:
+        """Send *text* (and *attachments*) in a chat: the reply streams in a task of its own.
+
+        Refused with one sentence, nothing stored, when the chat is unknown or archived, the
+        message empty, an attachment unreadable, the model retired, or a reply is still
+        streaming in this chat.  Otherwise returns once the message is stored, with the turn
+        not yet running: subscribe before your next ``await`` and no event is missed.  A model
+        failure never raises: the turn ends with ``TurnFailed`` and the sentence.
+        """
+        chat = self._sendable(chat_id, "send to")
+        if not text.strip() and not attachments:
+            raise Refused("cannot send an empty message")
+
+        async def store(turn: Turn) -> tuple[str, list[int]]:
+            refs = [await self.storage.run(self.files.attach, Path(p)) for p in attachments]
+            content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+            self._still_wanted(turn, "send to")
+            message = await self.storage.run(self._store_message, chat, text, content + refs)
+            return text, [message.id]
+
+        return await self._start(chat, "send to", store)
+
+    async def retry(self, chat_id: str) -> Turn:
+        """Answer the person's last message again, after its reply failed, was stopped or never
+        came.  The old reply's messages stay stored, out of the conversation (superseded by
+        that message): the model and the rebuild see only the new reply.  Refused when the
+        last reply is complete (edit the message to send it again)."""
+        chat = self._sendable(chat_id, "retry in")
+
+        async def store(turn: Turn) -> tuple[str, list[int]]:
+            self._still_wanted(turn, "retry in")
+            person = await self.storage.run(self.chats.retry, chat_id)
+            return person.text, []
+
+        return await self._start(chat, "retry in", store)
+
+    async def edit_and_resend(self, chat_id: str, message_id: int, text: str) -> Turn:
+        """Send the person's message *message_id* again with *text* (its files kept).
+
+        The edited message is stored as a new one; the original and everything after it stay
+        stored, out of the conversation (superseded by the new one), so the model sees the
+        edited history and the rebuild never learns from what was replaced.
+        """
+        chat = self._sendable(chat_id, "edit a message in")
+
+        async def store(turn: Turn) -> tuple[str, list[int]]:
+            self._still_wanted(turn, "edit a message in")
+            message = await self.storage.run(self.chats.resend, chat_id, message_id, text)
+            return text, [message.id]
+
+        return await self._start(chat, "edit a message in", store)
+
+    async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
+                   on_text: Callable[[str], None] | None = None,
+                   on_thinking: Callable[[str], None] | None = None) -> TurnResult:
+        """:meth:`start_turn`, then wait for the result (the command line, tests).
+
+        Never raises for a model failure.  Cancelling the caller stops the turn like Stop,
+        waits until what arrived is stored, and goes on cancelling.
+        """
+        turn = await self.start_turn(chat_id, text, attachments=attachments)
+        if on_text is not None or on_thinking is not None:
+            def relay(event: TurnEvent) -> None:
+                if isinstance(event, TextDelta) and on_text is not None:
+                    on_text(event.text)
+                elif isinstance(event, ThinkingDelta) and on_thinking is not None:
+                    on_thinking(event.text)
+
+            turn.subscribe(relay)
+        try:
+            return await turn.result()
+        except asyncio.CancelledError:
+            turn.cancel()
+            if not turn.done:
+                await asyncio.wait({asyncio.ensure_future(turn.result())})
+            raise
+
+    def running(self, chat_id: str) -> Turn | None:
+        """The turn streaming in the chat, if any."""
+        return self._turns.get(chat_id)
+
+    def running_turns(self) -> list[Turn]:
+        """Every turn streaming now."""
+        return list(self._turns.values())
+
+    def generation(self, chat_id: str) -> int:
+        """The chat's current generation: events of any other are stale."""
+        return self._generations.current(chat_id)
+
+    def subscribe(self, callback: EngineListener) -> Subscription:
+        """Hear every turn's events as ``callback(turn, event)``, with the same drop rules as
+        ``turn.subscribe``; the window's bridge subscribes once here."""
+        return Subscription(self._listeners, callback)
+
+    # ----------------------------------------------------------------- for TurnRun
+
+    def turn_over(self, turn: Turn, work: Work) -> None:
+        """The chat is free again (idempotent)."""
+        self.registry.end_work(work)
+        if self._turns.get(turn.chat_id) is turn:
+            del self._turns[turn.chat_id]
+
+    def turn_ended(self, result: TurnResult) -> None:
+        for listener in list(self.turn_listeners):
+            try:
+                listener(result)
+            except Exception:  # the turn is stored and done; a listener must not undo that
+                log.exception("a turn listener failed")
+
+    # ----------------------------------------------------------------- private
+
+    def _sendable(self, chat_id: str, verb: str) -> Chat:
+        chat = self.registry.get_chat(chat_id, verb=verb)
+        if chat.archived:
+            raise Refused(f"cannot {verb} session '{chat_id}': the session is archived")
+        return chat
+
+    def _reserve(self, chat_id: str, verb: str) -> tuple[Turn, Work]:
+        """One turn per chat: taken before the first ``await``, so two Sends cannot both pass."""
+        if chat_id in self._turns:
+            raise Refused(f"cannot {verb} session '{chat_id}': a reply is still streaming; "
+                          "stop it first")
+        turn = Turn(chat_id=chat_id, generations=self._generations,
+                    engine_listeners=self._listeners)
+        work = self.registry.begin_work(chat_id, TURN, stop=turn.cancel)
+        self._turns[chat_id] = turn
+        return turn, work
+
+    @staticmethod
+    def _still_wanted(turn: Turn, verb: str) -> None:
+        if turn.stopper.stopped:  # stopped (and archived) before anything was stored
+            raise Refused(f"cannot {verb} session '{turn.chat_id}': it was stopped before "
+                          "the message was sent")
+
+    def _store_message(self, chat: Chat, text: str, content: list[dict[str, Any]]) -> Message:
+        """The person's message, and the chat's title from it (storage thread)."""
+        message = self.chats.append(chat.id, "user", content)
+        if chat.title == DEFAULT_CHAT_TITLE and text.strip():
+            self.registry.rename_chat(chat.id, _title_from(text))
+        return message
+
+    async def _start(self, chat: Chat, verb: str,
+                     store: Callable[[Turn], Awaitable[tuple[str, list[int]]]]) -> Turn:
+        """What every way of starting a turn shares: the chat taken, the model checked, then
+        *store* stores the person's side and says (the message, the ids it stored); any
+        refusal on the way lets go of the chat with nothing stored."""
+        turn, work = self._reserve(chat.id, verb)
+        try:
+            model = self.settings.get("model.chat")
+            notice = await self.models_ready(model, "chat")  # a retired model: nothing stored
+            message, stored = await store(turn)
+        except BaseException:
+            self.turn_over(turn, work)
+            raise
+        for started in list(self.start_listeners):
+            try:
+                started(chat.id)
+            except Exception:
+                log.exception("a turn-start listener failed")
+        run = TurnRun(self, turn, work, chat=chat, message=message, model=model, notice=notice,
+                      stored=stored)
+        turn.start(asyncio.get_running_loop().create_task(run.run()))
+        return turn
+
+
+def place_breakpoints(system: list[dict[str, Any]], *, tools: list[dict[str, Any]],
+                      info: ModelInfo | None) -> list[dict[str, Any]]:
+    """Keep the system prompt's cache breakpoint only where the prefix can be cached.
+
+    The prefix up to the last system block (tools, then system) is cached when it reaches the
+    model's minimum (1,024 tokens on Sonnet, 512 on Haiku 5.5, 4,096 on Haiku 4.5); below it a
+    breakpoint is wasted, so the conversation's own breakpoint is the only one.  A model
+    without data (a local server) keeps it: it costs nothing there.
+    """
+    if info is None or not system:
+        return system
+    if estimate_tokens([*tools, *system]) >= info.cache_minimum:
+        return system
+    return [{k: v for k, v in block.items() if k != "cache_control"} for block in system]
+
+
+def _title_from(text: str) -> str:
+    line = " ".join(text.strip().split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def _expanded(reference: dict[str, Any], expand: Callable[[dict[str, Any]], dict[str, Any]]
+              ) -> dict[str, Any]:
+    """A stored file as the API takes it; one that is gone from storage becomes a note."""
+    try:
+        return expand(reference)
+    except OSError:
+        log.warning("attachment %s is missing from storage", reference.get("sha256"))
+        return {"type": "text",
+                "text": f"[The file '{reference.get('name', 'attachment')}' is no longer available.]"}
+
+
+def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict[str, Any]]
+            ) -> list[dict[str, Any]]:
+    """The stored conversation as the API takes it, with a cache breakpoint at its end.
+
+    Failed turns without text are left out, empty text blocks dropped, attachments expanded,
+    a tool call whose result never arrived (a stop mid-loop) removed, and consecutive turns of
+    one role merged, so every request is well formed.
+
+    Thinking blocks go back exactly as received (text and signature) in the tool loop that is
+    still running, where the API requires them; earlier turns' thinking is left out (the API
+    ignores it, and it is bound to the model that wrote it), and so is any thinking cut off
+    before its signature arrived.
+    """
+    loop_start = 0  # where the running exchange began: the person's last message
+    for position, message in enumerate(messages):
+        if message.role == "user" and any(b.get("type") != "tool_result" for b in message.content):
+            loop_start = position
+    turns: list[dict[str, Any]] = []
+    for position, message in enumerate(messages):
+        blocks: list[dict[str, Any]] = []
+        for block in message.content:
+            kind = block.get("type")
+            if kind == "text" and not block.get("text", "").strip():
+                continue
+            if kind in ("thinking", "redacted_thinking"):
+                signed = kind == "redacted_thinking" or bool(block.get("signature"))
+                if position > loop_start and message.status == COMPLETE and signed:
+                    keys = ("type", "thinking", "signature") if kind == "thinking" else ("type", "data")
+                    blocks.append({k: block[k] for k in keys if k in block})
+                continue
+            if kind == "attachment":
+                blocks.append(_expanded(block, expand))
+            elif kind == "tool_use":
+                following = messages[position + 1] if position + 1 < len(messages) else None
+                answered = following is not None and any(
+                    b.get("type") == "tool_result" and b.get("tool_use_id") == block.get("id")
+                    for b in following.content)
+                if answered:
+                    blocks.append({k: block[k] for k in ("type", "id", "name", "input")})
+            elif kind == "tool_result":
+                inner = [_expanded(b, expand) if b.get("type") == "attachment" else b
+                         for b in block.get("content", [])]
+                blocks.append({**block, "content": inner})
+            elif kind in ("text", "image", "document"):
+                blocks.append({k: v for k, v in block.items() if k != "citations" or v})
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == message.role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": message.role, "content": blocks})
+    if turns:
+        last = dict(turns[-1]["content"][-1])
+        last["cache_control"] = {"type": "ephemeral"}
+        turns[-1]["content"][-1] = last
+    return turns

@@ -1,0 +1,605 @@
+"""A turn as a handle: a reply being written in one chat, its events, its Stop, its result.
+
+``ChatEngine.start_turn`` (and ``retry``, ``edit_and_resend``) refuses with one sentence or
+stores the person's message, then returns a :class:`Turn` whose task has not run yet:
+subscribe before your next ``await`` and no event is missed (``ChatEngine.subscribe`` hears
+every turn).  Events are frozen dataclasses, delivered on the event-loop thread, in order:
+
+    KnowledgePulling                          a chat in a workspace: from Send to the first token
+    ThinkingDelta… TextDelta…                 a round streams
+    RoundStored                               the round is stored: its message id, usage, cost
+    ToolCall, ToolResult  (per call)          then the next round streams, and so on
+    TurnFinished | TurnStopped | TurnFailed   exactly one, last
+
+Stale events are dropped by generation, as calibre's LLM panel drops by call number: a chat's
+generation moves on when a turn starts and when one is stopped, every event carries its
+turn's generation, and an event whose generation is no longer the chat's is never delivered.
+So after ``cancel()`` no delta of that turn reaches anyone, even one already on its way when a
+subscriber or another thread pressed Stop.  The turn's last event (a :class:`TurnEnded`) is
+always delivered, once.  A consumer that queues events (the window's bridge) asks
+``turn.is_current(event)`` again when it takes one off its queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from app.base.ids import new_id
+from app.base.live import Stopped, Stopper, Work
+from app.llm.prices import cost as _cost
+from app.llm.prices import total as total_cost
+from app.llm.requests import Round, stream_round
+from app.store.messages import COMPLETE, FAILED, STOPPED, Message, Usage
+
+if TYPE_CHECKING:
+    from app.base.live import NetworkThread, StorageThread
+    from app.llm.catalog import Catalog
+    from app.llm.client import Client
+    from app.records import Chat
+    from app.store.files import FileStore
+    from app.store.messages import ChatStore
+
+log = logging.getLogger(__name__)
+
+MAX_TOKENS = 16_000
+MAX_TOOL_ROUNDS = 8  # a reply may read files this many times before it must answer
+
+_STOPPED_BY_MODEL = {
+    "refusal": "Claude declined to answer this message. Your message is kept; you can "
+               "rephrase it and send it again.",
+    "model_context_window_exceeded": "The reply stopped early because this conversation now "
+               "fills the model's context window; what arrived is kept. Start a new chat (the "
+               "workspace knowledge carries over).",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    chat_id: str
+    text: str  # the reply's text, all rounds joined
+    status: str  # complete | stopped | failed
+    error: str | None
+    model: str
+    usage: Usage
+    cost_usd: float | None
+    notice: str | None = None  # said once: the model is deprecated, and what succeeds it
+    thinking: str = ""  # what the model thought on the way (shown folded, never the reply)
+    message_ids: tuple[int, ...] = ()  # what the turn stored, oldest first
+    knowledge_waiting: bool = False  # a qualifying exchange waits for the rebuild
+
+
+# ================================================================= events
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEvent:
+    """What every turn event is; ``generation`` is its turn's (see the module's docstring)."""
+
+    turn_id: str
+    _: KW_ONLY
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgePulling(TurnEvent):
+    """The turn reads the project's knowledge; shown as "Pulling <project> knowledge…" until
+    the first token.  Only for a chat in a workspace: an Ungrouped chat has no project."""
+
+    chat_id: str
+    project_title: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(TurnEvent):
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta(TurnEvent):
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall(TurnEvent):
+    """The model asked for a tool; it runs now (after its round was stored)."""
+
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult(TurnEvent):
+    """What the tool answered, in one line (``notes.md — page 1 of 3``, or the error)."""
+
+    name: str
+    summary: str
+    is_error: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStored(TurnEvent):
+    """A reply message is stored: a finished round, or what arrived before a failure."""
+
+    message_id: int
+    usage: Usage
+    cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded(TurnEvent):
+    """The turn's last event; never stale."""
+
+    result: TurnResult
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished(TurnEnded):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStopped(TurnEnded):
+    """Stop was pressed (or the chat was stopped and archived): the partial reply is kept,
+    marked stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFailed(TurnEnded):
+    sentence: str  # what went wrong, in a sentence a person understands
+
+
+TurnListener = Callable[[TurnEvent], None]
+EngineListener = Callable[["Turn", TurnEvent], None]
+
+
+# ================================================================= the handle
+
+
+class Subscription:
+    """What ``subscribe`` returns; ``close()`` stops delivery (also during one)."""
+
+    def __init__(self, listeners: list[Callable[..., None]], callback: Callable[..., None]) -> None:
+        self._listeners = listeners
+        self._callback = callback
+        listeners.append(callback)
+
+    def close(self) -> None:
+        if self._callback in self._listeners:
+            self._listeners.remove(self._callback)
+
+
+class Generations:
+    """Each chat's current generation; one counter for all, so a generation is never reused."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = itertools.count(1)
+        self._current: dict[str, int] = {}
+
+    def advance(self, chat_id: str) -> int:
+        with self._lock:
+            generation = self._current[chat_id] = next(self._count)
+            return generation
+
+    def current(self, chat_id: str) -> int:
+        return self._current.get(chat_id, 0)
+
+
+class Turn:
+    """A reply being written in one chat.  Made by the chat engine; see the module's docstring.
+
+    ``id`` is unique, ``generation`` is the chat's generation when the turn started.
+    """
+
+    def __init__(self, *, chat_id: str, generations: Generations,
+                 engine_listeners: list[EngineListener]) -> None:
+        self.id = new_id("tu")
+        self.chat_id = chat_id
+        self._generations = generations
+        self.generation = generations.advance(chat_id)
+        self.stopper = Stopper(asyncio.get_running_loop())
+        self._listeners: list[TurnListener] = []
+        self._engine_listeners = engine_listeners
+        self._task: asyncio.Task[TurnResult] | None = None
+        self._ended = threading.Event()
+
+    # ----------------------------------------------------------------- public
+
+    def subscribe(self, callback: TurnListener) -> Subscription:
+        """Hear this turn's events; call before your next ``await`` to miss none."""
+        return Subscription(self._listeners, callback)
+
+    def cancel(self) -> None:
+        """The Stop button: the stream stops, what arrived is kept as a stopped reply, and no
+        event of this turn but its ``TurnStopped`` is delivered from now on.  Safe from any
+        thread, any number of times; nothing happens once the turn has ended."""
+        if self._ended.is_set() or self.stopper.stopped:
+            return
+        self._generations.advance(self.chat_id)  # first: whatever is on its way is stale now
+        self.stopper.stop()
+
+    async def result(self) -> TurnResult:
+        """Wait for the end; cancelling the waiter does not stop the turn (``cancel`` does)."""
+        assert self._task is not None, "the turn has not started"
+        return await asyncio.shield(self._task)
+
+    @property
+    def done(self) -> bool:
+        return self._ended.is_set()
+
+    def is_current(self, event: TurnEvent) -> bool:
+        """False for a stale event: its generation is no longer the chat's."""
+        return (isinstance(event, TurnEnded)
+                or event.generation == self._generations.current(self.chat_id))
+
+    # ----------------------------------------------------------------- for the engine
+
+    def start(self, task: asyncio.Task[TurnResult]) -> None:
+        self._task = task
+
+    def publish(self, event: TurnEvent) -> None:
+        """Deliver *event* to this turn's subscribers, then the engine's; a listener that
+        raises is logged and never breaks the turn."""
+        for callback in list(self._listeners):
+            if not self.is_current(event):  # Stop pressed meanwhile, even by a subscriber
+                return
+            if callback not in self._listeners:  # closed meanwhile
+                continue
+            try:
+                callback(event)
+            except Exception:
+                log.exception("a turn subscriber failed")
+        for listener in list(self._engine_listeners):
+            if not self.is_current(event):
+                return
+            if listener not in self._engine_listeners:
+                continue
+            try:
+                listener(self, event)
+            except Exception:
+                log.exception("a turn listener failed")
+
+    def end(self, result: TurnResult) -> None:
+        """Mark the turn ended and deliver its last event."""
+        self._ended.set()
+        if result.status == COMPLETE:
+            last: TurnEnded = TurnFinished(self.id, result, generation=self.generation)
+        elif result.status == STOPPED:
+            last = TurnStopped(self.id, result, generation=self.generation)
+        else:
+            last = TurnFailed(self.id, result, result.error or "", generation=self.generation)
+        self.publish(last)
+
+
+# ================================================================= running a turn
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """What every round of a turn sends besides the conversation: read once per turn."""
+
+    model: str
+    system: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    options: dict[str, Any]
+    chain_ids: list[str]  # the workspaces whose files the model may read
+
+    def request(self, messages: list[dict[str, Any]], *, last_round: bool) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self.model, "system": self.system, **self.options,
+                                   "messages": messages}
+        if self.tools:
+            request["tools"] = self.tools
+            if last_round:  # the last round must answer in words
+                request["tool_choice"] = {"type": "none"}
+        return request
+
+
+@dataclass(slots=True)
+class _Progress:
+    """What a turn has produced so far, across tool rounds."""
+
+    text: str = ""  # text of finished rounds
+    partial: str = ""  # text of the round in progress
+    thinking: str = ""  # thinking of finished rounds
+    partial_thinking: str = ""  # thinking of the round in progress
+    usage: Usage = Usage()  # usage of finished rounds
+    round_usage: Usage = Usage()  # usage of the round in progress, as last reported
+    costs: list[float | None] = field(default_factory=list)  # per finished round
+    stored: list[int] = field(default_factory=list)  # ids of the messages the turn stored
+    ended: bool = False  # the stopped or failed reply is stored
+
+    def finish_round(self, usage: Usage, cost: float | None) -> None:
+        self.text += self.partial
+        self.partial = ""
+        self.thinking += self.partial_thinking
+        self.partial_thinking = ""
+        self.usage = self.usage + usage
+        self.costs.append(cost)
+        self.round_usage = Usage()
+
+
+
+class TurnHost(Protocol):
+    """What a running turn needs of the chat engine that started it (``ChatEngine`` is one):
+    its threads, stores and catalog, and the calls that read a turn's inputs or say it ended."""
+
+    storage: StorageThread
+    network: NetworkThread
+    catalog: Catalog
+    chats: ChatStore
+    files: FileStore
+    knowledge_waiting: Callable[[str], bool] | None
+
+    async def client_async(self) -> Client: ...
+    def server(self) -> str: ...
+    def context_for(self, chat: Chat, message: str, model: str) -> TurnContext: ...
+    def conversation(self, chat_id: str) -> list[dict[str, Any]]: ...
+    def project_title(self, chat: Chat) -> str | None: ...
+    def turn_over(self, turn: Turn, work: Work) -> None: ...
+    def turn_ended(self, result: TurnResult) -> None: ...
+
+
+class TurnRun:
+    """The task behind a :class:`Turn`: rounds of streaming, storing and tool calls.
+
+    Storage work (the context, the conversation, every message, file reads for the tool) runs
+    on the engine's storage thread, the model call (building and encoding the request,
+    streaming, parsing) on its network thread; the event loop only takes what arrives and
+    publishes it, so a long chat never stalls it.  What belongs to a write
+    (``_Progress`` after a stored round) changes inside the same call on that thread, so a
+    cancel arriving mid-write never leaves the two apart.
+    """
+
+    def __init__(self, engine: TurnHost, turn: Turn, work: Work, *, chat: Chat, message: str,
+                 model: str, notice: str | None, stored: list[int]) -> None:
+        self.engine = engine
+        self.turn = turn
+        self.work = work
+        self.chat = chat
+        self.message = message
+        self.model = model
+        self.notice = notice
+        self.state = _Progress(stored=list(stored))
+
+    async def run(self) -> TurnResult:
+        status, error, waiting = STOPPED, None, False  # (what a cancel mid-stream ends with)
+        try:
+            status, error = await self._outcome()
+            if status != COMPLETE:
+                error = await self._keep_partial(status, error)
+            waiting = await self._knowledge_waiting()
+        except asyncio.CancelledError:
+            # Not Stop: the task itself was cancelled (the app is closing).  What arrived is
+            # kept, the turn ends, and the cancel goes on.
+            try:
+                if status != COMPLETE:
+                    await asyncio.shield(self._keep_partial(status, error))
+            finally:
+                self._end(status, error)
+            raise
+        except BaseException:
+            self.engine.turn_over(self.turn, self.work)
+            raise
+        return self._end(status, error, waiting)
+
+    async def _outcome(self) -> tuple[str, str | None]:
+        try:
+            project = self.engine.project_title(self.chat)
+            if project is not None:
+                self.turn.publish(KnowledgePulling(self.turn.id, self.chat.id, project,
+                                                   generation=self.turn.generation))
+            await self._rounds()
+            return COMPLETE, None
+        except Stopped:
+            return STOPPED, None
+        except Exception as failure:
+            return FAILED, await self._explain(failure)
+
+    async def _rounds(self) -> None:
+        from app.llm.client import ModelError
+
+        engine, turn, state, stopper = self.engine, self.turn, self.state, self.turn.stopper
+        storage = engine.storage
+        client = await engine.client_async()
+        context = await storage.run(engine.context_for, self.chat, self.message, self.model)
+        for round_number in range(MAX_TOOL_ROUNDS + 1):
+            stopper.check()
+            messages = await storage.run(engine.conversation, self.chat.id)
+            request = context.request(messages, last_round=round_number == MAX_TOOL_ROUNDS)
+            final = await stopper.step(self._stream(client, request))
+            blocks, stop_reason, round_usage = final.blocks, final.stop_reason, final.usage
+            if stop_reason in _STOPPED_BY_MODEL:
+                state.round_usage = round_usage
+                raise ModelError(_STOPPED_BY_MODEL[stop_reason], kind=stop_reason)
+            stored = await storage.run(self._store_round, blocks, round_usage)
+            self._publish(RoundStored(turn.id, stored.id, round_usage, stored.cost_usd,
+                                      generation=turn.generation))
+            if stop_reason == "pause_turn" and round_number < MAX_TOOL_ROUNDS:
+                continue  # the server paused a long turn: sending it back lets it go on
+            calls = [b for b in blocks if b.get("type") == "tool_use"]
+            if stop_reason != "tool_use" or not calls or round_number == MAX_TOOL_ROUNDS:
+                return  # (a server that ignored tool_choice none gets no more tool rounds)
+            results = []
+            for call in calls:
+                stopper.check()
+                name, tool_input = str(call.get("name")), call.get("input") or {}
+                self._publish(ToolCall(turn.id, name, tool_input, generation=turn.generation))
+                output, is_error = await storage.run(self._call_tool, context.chain_ids, call)
+                self._publish(ToolResult(turn.id, name, _summary(output), is_error,
+                                         generation=turn.generation))
+                results.append({"type": "tool_result", "tool_use_id": call["id"],
+                                "content": output, **({"is_error": True} if is_error else {})})
+            await storage.run(self._store, "user", results)
+
+    async def _stream(self, client: Client, request: dict[str, Any]) -> Round:
+        """One round, streamed on the network thread (the SDK builds and encodes a long chat's
+        request there, and parses every event); what arrives comes back here, in order."""
+        relay = _Relay(self._take, self.turn.stopper)
+        try:
+            return await self.engine.network.run(lambda: stream_round(client, request, relay.post))
+        finally:
+            relay.close()  # stopped or failed: nothing that is still on its way is taken
+
+    def _take(self, kind: str, value: Any) -> None:
+        """What a round's stream brought (on the event loop): kept, then published."""
+        state, turn = self.state, self.turn
+        if kind == "usage":
+            state.round_usage = value
+        elif kind == "text":
+            state.partial += value
+            self._publish(TextDelta(turn.id, value, generation=turn.generation))
+        elif kind == "thinking":
+            state.partial_thinking += value
+            self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
+
+    def _publish(self, event: TurnEvent) -> None:
+        self.turn.publish(event)
+
+    async def _explain(self, failure: Exception) -> str:
+        from app.llm.client import explain
+        from app.llm.requests import is_not_found
+
+        engine = self.engine
+        if is_not_found(failure):
+            # The model may have retired since the list was fetched: ask again, then say
+            # which model succeeds it.
+            try:
+                client, server = await engine.client_async(), engine.server()
+                await engine.network.run(
+                    lambda: engine.catalog.ensure_fresh(client, server, force=True))
+            except Exception:
+                log.info("the models list could not be refreshed after a 404")
+        log.warning("turn in %s failed: %s", self.chat.id, type(failure).__name__)
+        return str(explain(failure, model=self.model, catalog=engine.catalog))
+
+    async def _keep_partial(self, status: str, error: str | None) -> str | None:
+        """What streamed before a stop or a failure is kept, marked as such; returns the
+        sentence to show (a storage failure's, if even that could not be stored)."""
+        try:
+            stored = await self.engine.storage.run(self._store_partial, status, error)
+        except Exception as failure:  # a full disk: the turn still ends, and says why
+            log.exception("the end of a turn in %s could not be stored", self.chat.id)
+            return error or str(failure)
+        if stored is not None:
+            self._publish(RoundStored(self.turn.id, stored.id, stored.usage or Usage(),
+                                      stored.cost_usd, generation=self.turn.generation))
+        return error
+
+    async def _knowledge_waiting(self) -> bool:
+        ask = self.engine.knowledge_waiting
+        if ask is None:
+            return False
+        try:
+            return await self.engine.storage.run(ask, self.chat.id)
+        except Exception:  # the rebuild is never worth failing a turn for
+            log.exception("could not tell whether %s waits for a rebuild", self.chat.id)
+            return False
+
+    def _end(self, status: str, error: str | None, waiting: bool = False) -> TurnResult:
+
+        state, model = self.state, self.model
+        total = state.usage + state.round_usage
+        costs = state.costs + ([_cost(model, state.round_usage)] if state.round_usage != Usage()
+                               else [])
+        result = TurnResult(self.chat.id, state.text + state.partial, status, error, model,
+                            total, total_cost(costs), self.notice,
+                            state.thinking + state.partial_thinking, tuple(state.stored),
+                            waiting)
+        self.engine.turn_over(self.turn, self.work)  # the chat is free before anyone hears
+        self.turn.end(result)
+        self.engine.turn_ended(result)
+        return result
+
+    # ----------------------------------------------------------------- on the storage thread
+
+    def _store(self, role: str, content: list[dict[str, Any]], **kwargs: Any) -> Message:
+        stored = self.engine.chats.append(self.chat.id, role, content, **kwargs)
+        self.state.stored.append(stored.id)
+        return stored
+
+    def _store_round(self, blocks: list[dict[str, Any]], usage: Usage) -> Message:
+        cost = _cost(self.model, usage)
+        stored = self._store("assistant", blocks, model=self.model, usage=usage, cost_usd=cost)
+        self.state.finish_round(usage, cost)
+        return stored
+
+    def _store_partial(self, status: str, error: str | None) -> Message | None:
+        """None when it is stored already (a cancel came while it was being stored)."""
+        state = self.state
+        if state.ended:
+            return None
+        state.ended = True
+        blocks = [{"type": "text", "text": state.partial}] if state.partial else []
+        if state.partial_thinking:  # unsigned: kept to show, never sent back
+            blocks.insert(0, {"type": "thinking", "thinking": state.partial_thinking,
+                              "signature": ""})
+        return self._store("assistant", blocks, status=status, error=error, model=self.model,
+                           usage=state.round_usage, cost_usd=_cost(self.model, state.round_usage))
+
+    def _call_tool(self, chain_ids: list[str], call: dict[str, Any]
+                   ) -> tuple[list[dict[str, Any]], bool]:
+        from app.store.files import READ_TOOL
+
+        if call.get("name") == READ_TOOL["name"]:
+            return self.engine.files.read_for_model(chain_ids, call.get("input") or {})
+        return [{"type": "text", "text": f"No tool named {call.get('name')}."}], True
+
+
+class _Relay:
+    """Carries a round's stream from the network thread to the turn on its event loop.
+
+    What arrives is queued; one callback on the loop takes everything queued so far, in
+    order, so a burst of deltas costs the loop one wake-up.  Once Stop was asked for, or the
+    round ended, nothing more is taken: the reply is what the loop had taken by then.
+    """
+
+    def __init__(self, take: Callable[[str, Any], None], stopper: Stopper) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._take = take
+        self._stopper = stopper
+        self._lock = threading.Lock()
+        self._queued: list[tuple[str, Any]] = []
+        self._open = True
+
+    def post(self, kind: str, value: Any) -> None:
+        """From the network thread."""
+        with self._lock:
+            self._queued.append((kind, value))
+            if len(self._queued) > 1:
+                return  # a callback is on its way, and takes this one too
+        try:
+            self._loop.call_soon_threadsafe(self._flush)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            pass
+
+    def close(self) -> None:
+        self._open = False
+
+    def _flush(self) -> None:
+        with self._lock:
+            taken, self._queued = self._queued, []
+        for kind, value in taken:
+            if not self._open or self._stopper.stopped:
+                return
+            self._take(kind, value)
+
+
+def _summary(output: list[dict[str, Any]]) -> str:
+    """One line for a tool's answer: a page's heading, a file's name, or the error."""
+    if not output:
+        return ""
+    first = output[0]
+    if first.get("type") == "attachment":
+        return str(first.get("name", "a file"))
+    line = str(first.get("text", "")).split("\n", 1)[0]
+    if line.startswith("[") and line.endswith("]"):
+        line = line[1:-1].split(";", 1)[0]  # "[notes.md — page 1 of 3; read page 2 next]"
+    return line
+
+

@@ -1,0 +1,137 @@
+"""The ``cairn`` command line: the core, without a window.
+
+Exit codes: 0 success, 1 a refused operation (its sentence verbatim on stderr), 2 bad usage.
+Nothing here imports Qt or the Anthropic SDK: ``cairn workspace list`` must stay instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, TextIO
+
+from app import version
+from app.base.paths import shown
+from app.cli import chat as cli_chat
+from app.cli import conversation as cli_conversation
+from app.cli import sharing as cli_sharing
+from app.cli import workspace as cli_workspace
+from app.cli.output import Out, say
+from app.errors import CairnError
+
+if TYPE_CHECKING:
+    from app.store.registry.registry import Registry
+
+log = logging.getLogger(__name__)
+
+
+# ===================================================================== parsing
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line on stderr (exit 2): what is wrong, then the command's usage."""
+
+    def error(self, message: str) -> NoReturn:
+        usage = " ".join(self.format_usage().split())
+        self.exit(2, f"{self.prog}: {shown(message)} ({usage})\n")
+
+
+def _folder(text: str) -> Path:
+    """A folder typed on the command line; empty is refused (it would mean "here")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the data folder cannot be empty")
+    return Path(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="cairn",
+        description="Chat with Claude inside local folders that keep their own knowledge. "
+        "Without a command, Cairn opens its window.",
+        epilog="the window: `cairn` opens it; `cairn PATH` or `cairn open PATH` opens it with "
+               "PATH (relative to the current folder) added and selected, or hands PATH to the "
+               "window already running on this data folder; `--exit-after-first-paint` opens "
+               "it and quits once it has painted (for timing start-up). Every COMMAND works "
+               "without a window: `cairn COMMAND --help` says more.",
+    )
+    parser.add_argument("--version", action="version", version=f"Cairn {version()}")
+    parser.add_argument("--data-dir", type=_folder, help="use this data folder (or set CAIRN_DATA_DIR)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def json_flag(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--json", action="store_true", help="print JSON")
+        return p
+
+    cli_workspace.add_parsers(commands, json_flag)
+    cli_chat.add_parsers(commands, json_flag)
+    cli_conversation.add_parsers(commands, json_flag)
+    cli_conversation.add_setting_parsers(commands, json_flag)
+    cli_sharing.add_parsers(commands, json_flag)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version (0) or bad usage (2)
+        return int(exit_.code or 0)
+    if args.command is None:
+        parser.print_help(stdout)
+        return 0
+
+    from app.base.logs import setup_logging
+
+    if args.data_dir is not None:
+        os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
+    setup_logging()
+    conversation = args.command in cli_conversation.COMMANDS
+    registry: Registry | None = None
+    try:
+        # Imported here so --help and --version stay instant, and the registry's commands
+        # never load the chat engine or the SDK.
+        if conversation:
+            from app.cairn import Cairn
+
+            cairn = Cairn.open(args.data_dir, background_rebuilds=False)
+            registry = cairn.registry
+        else:
+            from app.store.registry.registry import Registry
+
+            registry = Registry.open(args.data_dir)
+        out = Out(stdout, getattr(args, "json", False))
+        if conversation:
+            return cli_conversation.run(cairn, args, out.emit, stdout, stderr)
+        if args.command in cli_sharing.COMMANDS:
+            return cli_sharing.run(registry, args, out.emit)
+        if args.command == "workspace":
+            return cli_workspace.run(registry, args, out)
+        return cli_chat.run(registry, args, out)
+    except CairnError as error:
+        say(stderr, str(error))
+        return 1
+    except BrokenPipeError:  # the reader went away (cairn … | head): not worth a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as error:  # noqa: BLE001 - the last line of defence: never a traceback
+        log.exception("cairn %s failed", args.command)
+        from app.base import locations
+
+        say(stderr, f"Cairn stopped on an unexpected problem ({type(error).__name__}); the "
+                     f"details are in {locations.log_dir() / 'cairn.log'}")
+        return 1
+    finally:
+        if registry is not None:
+            try:
+                registry.close()
+            except Exception:  # noqa: BLE001 - closing must not turn an answer into a traceback
+                log.exception("closing the registry failed")
+
+

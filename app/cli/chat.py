@@ -1,0 +1,155 @@
+"""``cairn chat …``: create, list, show, archive, pin and move chats (the registry and the
+stored messages only)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from app.base.paths import shown
+from app.cli.conversation import whole_number
+from app.cli.output import Commands, JsonFlag, Out, check_title, text_of
+from app.errors import Refused
+from app.records import Chat
+
+if TYPE_CHECKING:
+    from app.store.registry.registry import Registry
+
+log = logging.getLogger(__name__)
+
+
+def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
+    chat = commands.add_parser("chat", help="create, list, archive and pin chats")
+    chat_cmds = chat.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = json_flag(chat_cmds.add_parser("new", help="start a chat"))
+    p.add_argument("--folder", metavar="PATH", help="the folder it runs in (relative to the current folder; recorded even if missing)")
+    p.add_argument("--title", metavar="T", default="")
+    json_flag(chat_cmds.add_parser("list", help="pinned, by workspace, ungrouped, archived"))
+    for action, text in (
+        ("show", "one chat"),
+        ("archive", "hide a chat from the grouping"),
+        ("unarchive", "return a chat to its place"),
+        ("pin", "surface a chat ahead of the others"),
+        ("unpin", "stop surfacing a chat"),
+    ):
+        p = json_flag(chat_cmds.add_parser(action, help=text))
+        p.add_argument("id", metavar="ID")
+    p = json_flag(chat_cmds.add_parser(
+        "move", help="place a chat in its workspace's order, or move it into another workspace"))
+    p.add_argument("id", metavar="ID")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--to", type=whole_number, metavar="N", help="1 is the top")
+    where.add_argument("--workspace", metavar="WS",
+                       help="move it to the top of workspace WS (an id, or 'ungrouped'): it "
+                            "then runs in that folder")
+
+
+def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
+    action = args.action
+    if action == "list":
+        listing = registry.chat_listing()
+
+        def text() -> str:
+            lines: list[str] = []
+            if listing.pinned:
+                lines.append("PINNED")
+                lines += [_chat_line(c) for c in listing.pinned]
+            lines.append("WORKSPACES")
+            for ws, chats in listing.workspaces:
+                lines.append(f"  {shown(ws.title)}  ({ws.id})")
+                lines += [_chat_line(c, "    ") for c in chats]
+            if listing.ungrouped:
+                lines.append("UNGROUPED")
+                lines += [_chat_line(c) for c in listing.ungrouped]
+            if listing.archived:
+                lines.append("ARCHIVED")
+                lines += [_chat_line(c) for c in listing.archived]
+            return "\n".join(lines)
+
+        out.emit(listing.to_json(), text)
+        return 0
+    chat: Chat
+    if action == "new":
+        check_title(args.title, "cannot create a chat")
+        folder = args.folder
+        if folder is not None:
+            # One rule with ask and context: a folder typed in a shell is relative to here.
+            if not folder.strip():
+                raise Refused("cannot create a chat: --folder is empty; give a folder, or leave "
+                              "--folder out for an Ungrouped chat")
+            folder = os.path.abspath(os.path.expanduser(folder))
+        chat = registry.new_chat(folder=folder, title=args.title)
+    elif action == "show":
+        from app.store.messages import ChatStore
+
+        chat = registry.get_chat(args.id)
+        try:  # a row edited by hand must not cost a traceback: say so in one sentence
+            messages = ChatStore(registry.db).messages(chat.id)
+            data = {**chat.to_json(), "messages": [m.to_json() for m in messages]}
+            page = _chat_block(chat) + _conversation(messages)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as error:
+            log.warning("chat %s holds a message that cannot be read: %s", chat.id,
+                        type(error).__name__)
+            raise Refused(f"cannot show session '{chat.id}': one of its stored messages is "
+                          "damaged and cannot be read") from None
+        out.emit(data, lambda: page)
+        return 0
+    elif action == "archive":
+        chat = registry.archive_chat(args.id)
+    elif action == "unarchive":
+        chat = registry.unarchive_chat(args.id)
+    elif action == "pin":
+        chat = registry.pin_chat(args.id)
+    elif action == "unpin":
+        chat = registry.unpin_chat(args.id)
+    elif action == "move":
+        if args.workspace is not None:
+            target = None if args.workspace.lower() == "ungrouped" else args.workspace
+            chat = registry.move_chat_to(args.id, target)
+        else:
+            chat = registry.move_chat(args.id, index=args.to - 1)
+    else:  # pragma: no cover
+        raise AssertionError(action)
+    out.emit(chat.to_json(), lambda: _chat_block(chat))
+    return 0
+
+
+def _chat_line(chat: Chat, indent: str = "  ") -> str:
+    marks = ("★ " if chat.pinned else "") + ("[archived] " if chat.archived else "")
+    return f"{indent}{chat.id}  {marks}{shown(chat.title)}"
+
+
+def _chat_block(chat: Chat) -> str:
+    return "\n".join([
+        shown(chat.title),
+        f"  id         {chat.id}",
+        f"  folder     {shown(chat.folder) if chat.folder else '-'}",
+        f"  workspace  {chat.workspace_id or 'Ungrouped'}",
+        f"  pinned     {'yes' if chat.pinned else 'no'}",
+        f"  archived   {'yes' if chat.archived else 'no'}",
+        f"  created    {chat.created_at}",
+    ])
+
+
+def _conversation(messages: list[Any]) -> str:
+    """The conversation as text: who said what, with each reply's state and cost."""
+    lines: list[str] = []
+    for message in messages:
+        names = [shown(str(b.get("name", "a file"))) for b in message.content
+                 if b.get("type") == "attachment"]
+        text = text_of(message.text.strip())
+        if message.role == "user" and not text and not names:
+            continue  # tool results: part of the reply's round trip
+        lines.append("")
+        if message.role == "user":
+            lines.append("You: " + text + "".join(f"\n  [attached {n}]" for n in names))
+            continue
+        if not text and message.status == "complete":
+            continue  # a round that only called a tool
+        lines.append("Claude: " + (text or "(nothing)"))
+        if message.status != "complete":
+            lines.append(f"  [{message.status}"
+                         f"{': ' + shown(message.error) if message.error else ''}]")
+    return "\n".join(lines)

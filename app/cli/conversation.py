@@ -1,0 +1,514 @@
+"""Command-line subcommands about conversations: ask, context, files, memory, knowledge.
+
+Kept apart from the registry's commands so that ``cairn workspace list`` never imports the
+chat engine (nor, through it, the Anthropic SDK).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from app.base.paths import shown
+from app.cli.output import Commands, Emit, JsonFlag
+from app.commands import CONVERSATION as COMMANDS  # noqa: E402, F401 - the names, in one place
+from app.errors import Refused, os_reason
+from app.llm.prices import usage_line
+
+if TYPE_CHECKING:
+    from app.cairn import Cairn
+    from app.knowledge.rebuild import Report
+
+
+# How each knowledge action reads in "cannot … workspace 'ws_x': no such workspace".
+_KNOWLEDGE_VERBS = {
+    "show": "show the knowledge of",
+    "set": "replace the knowledge of",
+    "history": "show the knowledge history of",
+    "diff": "compare knowledge versions of",
+    "restore": "restore the knowledge of",
+    "status": "show the knowledge status of",
+}
+
+
+def whole_number(text: str) -> int:
+    """A count or a version typed on the command line: plain digits (not ², not ٣), < 10⁹."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"'{shown(text[:40])}' is not a whole number")
+    digits = text.lstrip("0") or "0"
+    if len(digits) > 9:
+        raise argparse.ArgumentTypeError(f"'{shown(text[:40])}' is too large")
+    return int(digits)
+
+
+def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
+    p = json_flag(commands.add_parser("ask", help="send a message and stream Claude's reply"))
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--folder", metavar="PATH", help="start a chat in this folder")
+    where.add_argument("--chat", metavar="ID", help="continue this chat")
+    p.add_argument("--attach", metavar="FILE", action="append", default=[], type=Path,
+                   help="send a file with the message (text, PDF, image); repeatable")
+    p.add_argument("message", metavar="MESSAGE")
+
+    p = json_flag(commands.add_parser("context", help="print the system prompt of the next turn"))
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--folder", metavar="PATH")
+    where.add_argument("--chat", metavar="ID")
+
+    files = commands.add_parser("files", help="a workspace's knowledge files")
+    actions = files.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = json_flag(actions.add_parser("add", help="upload a file into a workspace"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("file", metavar="FILE", type=Path)
+    p.add_argument("--description", metavar="T", default="")
+    p = json_flag(actions.add_parser("list", help="the files a chat in this workspace sees"))
+    p.add_argument("id", metavar="ID")
+
+    memory = commands.add_parser("memory", help="personal memory and its switch")
+    actions = memory.add_subparsers(dest="action", metavar="ACTION", required=True)
+    json_flag(actions.add_parser("show", help="print personal memory"))
+    p = json_flag(actions.add_parser("set", help="replace personal memory with a file's text"))
+    p.add_argument("file", metavar="FILE", type=Path)
+    json_flag(actions.add_parser("on", help="send personal memory to the model"))
+    json_flag(actions.add_parser("off", help="stop sending personal memory"))
+
+    knowledge = commands.add_parser("knowledge", help="a workspace's knowledge document")
+    actions = knowledge.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = json_flag(actions.add_parser("show", help="print the document"))
+    p.add_argument("id", metavar="ID")
+    p = json_flag(actions.add_parser("set", help="replace the document with a file's text"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("file", metavar="FILE", type=Path)
+    p = json_flag(actions.add_parser("history", help="saved versions, newest first"))
+    p.add_argument("id", metavar="ID")
+    p = json_flag(actions.add_parser("diff", help="what changed between two versions"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("old", metavar="OLD", type=whole_number)
+    p.add_argument("new", metavar="NEW", type=whole_number)
+    p = json_flag(actions.add_parser("restore", help="make an old version the current one"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("version", metavar="VERSION", type=whole_number)
+    p = json_flag(actions.add_parser("status", help="the last rebuild: success, failure, "
+                                                    "what it could not apply, what waits"))
+    p.add_argument("id", metavar="ID")
+    p = json_flag(actions.add_parser("rebuild", help="run a chat's pending rebuild now"))
+    p.add_argument("id", metavar="CHAT")
+
+
+def add_setting_parsers(commands: Commands, json_flag: JsonFlag) -> None:
+    settings = commands.add_parser("settings", help="models, base URL, idle delay")
+    actions = settings.add_subparsers(dest="action", metavar="ACTION", required=True)
+    json_flag(actions.add_parser("show", help="every setting and its value"))
+    p = json_flag(actions.add_parser("set", help="change one setting"))
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("value", metavar="VALUE")
+    json_flag(commands.add_parser("models", help="the models the server offers, and the ones "
+                                                 "Cairn uses"))
+    key = commands.add_parser("key", help="the Anthropic API key, kept in the system keychain")
+    actions = key.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser("set", help="store a key (read from standard input, never an argument)")
+    actions.add_parser("forget", help="remove the stored key")
+    actions.add_parser("status", help="say whether a key is set, and where it comes from")
+
+
+def run(cairn: Cairn, args: argparse.Namespace, emit: Emit,
+        stdout: TextIO, stderr: TextIO) -> int:
+    command = args.command
+    if command == "ask":
+        return _ask(cairn, args, stdout, stderr)
+    if command == "settings":
+        return _settings(cairn, args, emit)
+    if command == "key":
+        return _key(cairn, args, stdout)
+    if command == "models":
+        return _models(cairn, emit, stderr)
+    if command == "context":
+        chat = _chat_for(cairn, args, create=False)
+        blocks = cairn.engine.system(chat, "")
+        emit(blocks, lambda: "\n\n".join(b["text"] for b in blocks))
+        return 0
+    if command == "files":
+        from app.store.files import scope
+
+        ws = cairn.registry.get_workspace(args.id, verb="use the files of")
+        chain = [layer.id for layer in cairn.registry.lineage(ws.id)]  # the project first
+        if args.action == "add":
+            record = cairn.files.add(ws.id, args.file, description=args.description)
+            emit(record.to_json(scope=scope(ws.id, chain)),
+                 lambda: f"Added {record.id}  {shown(record.name)}")
+            if not cairn.files.readable(record):
+                stderr.write(f"The model sees '{shown(record.name)}' listed by name, size and "
+                             "description but cannot read it: it reads text, PDFs (up to 32 MB) "
+                             "and images (PNG, JPEG, GIF, WebP, up to 5 MB).\n")
+            return 0
+        listed = [f.to_json(scope=where) for f, where in cairn.files.manifest(chain)]
+        emit(listed, lambda: "\n".join(
+            f"{f['id']}  {shown(f['name'])}  ({f['scope']})  {shown(f['description'])}".rstrip()
+            for f in listed) or "No knowledge files.")
+        return 0
+    if command == "memory":
+        from app.store.knowledge import PERSONAL
+
+        return _document(cairn, PERSONAL, args, emit, label="Personal memory")
+    if command == "knowledge":
+        if args.action == "rebuild":
+            chat = cairn.registry.get_chat(args.id, verb="rebuild the knowledge of")
+            report = asyncio.run(cairn.rebuilder.rebuild(chat.id))
+            emit(_rebuild_json(report), lambda: "")
+            if not getattr(args, "json", False):
+                _report_rebuild(report, stderr)
+                if report.status == "nothing" and not report.refused:
+                    stdout.write("Nothing new to record.\n")
+            return 1 if report.error else 0
+        from app.store.knowledge import PERSONAL
+
+        if args.id == PERSONAL:
+            owner, label = PERSONAL, "Personal memory"
+        else:
+            ws = cairn.registry.get_workspace(args.id, verb=_KNOWLEDGE_VERBS[args.action])
+            owner, label = ws.id, f"Knowledge of {shown(ws.title)}"
+        if args.action == "status":
+            status = _knowledge_status(cairn, owner)
+            emit({"owner": owner, **status}, lambda: _status_text(label, status))
+            return 0
+        if args.action == "history":
+            versions = [v.to_json() for v in cairn.knowledge.history(owner)]
+            emit(versions, lambda: "\n".join(
+                f"{v['version']:>4}  {v['saved_at']}  {v['source']:<8} {v['size']:>7,} chars"
+                + (f"  {v['chat']}" if v["chat"] else "") for v in versions) or "No versions yet.")
+            return 0
+        if args.action == "diff":
+            patch = cairn.knowledge.diff(owner, args.old, args.new)
+            emit({"diff": patch}, lambda: patch.rstrip("\n") or "No difference.")
+            return 0
+        if args.action == "restore":
+            doc = cairn.knowledge.restore(owner, args.version)
+            emit({"owner": owner, "version": doc.version, "text": doc.text},
+                 lambda: f"{label}: version {args.version} restored as version {doc.version}.")
+            return 0
+        return _document(cairn, owner, args, emit, label=label)
+    raise AssertionError(command)
+
+
+def _document(cairn: Cairn, owner: str, args: argparse.Namespace,
+              emit: Emit, *, label: str) -> int:
+    if args.action in ("on", "off"):
+        cairn.settings.set("memory.enabled", args.action == "on")
+        emit({"memory": args.action}, lambda: f"Personal memory is {args.action}.")
+        return 0
+    if args.action == "set":
+        text = _read_document(args.file, owner)
+        doc = cairn.knowledge.save(owner, text, source="user").document  # lands on top
+    else:
+        doc = cairn.knowledge.get(owner)
+    data = {"owner": owner, "text": doc.text, "version": doc.version,
+            "updated_at": doc.updated_at, "source": doc.source,
+            "rebuild": _knowledge_status(cairn, owner)}
+    if owner == "personal":
+        data["enabled"] = cairn.settings.get("memory.enabled")
+    emit(data, lambda: doc.text if args.action == "show" else f"{label} saved (version {doc.version}).")
+    return 0
+
+
+def _knowledge_status(cairn: Cairn, owner: str) -> dict[str, Any]:
+    """The document's state, as the window's knowledge panel reads it."""
+    from app.knowledge.status import owner_knowledge
+
+    return owner_knowledge(cairn.registry, cairn.rebuilder, owner).to_json()
+
+
+def _read_document(path: Path, owner: str) -> str:
+    """The text of a document file: a regular file of UTF-8 text, at most 1 MB.
+
+    Never more than the cap is read, so ``/dev/zero`` or a 2 GB file cost nothing, and a
+    FIFO is refused without waiting for a writer.
+    """
+    from app.store.files import open_source
+    from app.store.knowledge import MAX_DOCUMENT_BYTES, check_size
+
+    reader, size = open_source(path, verb="read")
+    with reader:
+        check_size(owner, size)
+        try:
+            data = reader.read(MAX_DOCUMENT_BYTES + 1)
+        except OSError as error:
+            raise Refused(f"cannot read '{shown(str(path))}': {os_reason(error)}") from None
+    check_size(owner, len(data))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Refused(f"cannot read '{shown(str(path))}': it is not UTF-8 text (byte "
+                      f"{error.start + 1:,} is not part of any character); save it as UTF-8 "
+                      "and try again") from None
+
+
+def _probe_chat(ws_id: str | None) -> Any:
+    """A chat header that is not stored: what a new chat in *ws_id* would be."""
+    from app.records import Chat
+
+    return Chat("ch_unsaved", "", None, ws_id, "", "")
+
+
+def _chat_for(cairn: Cairn, args: argparse.Namespace, *, create: bool) -> Any:
+    if args.chat is not None:  # even "": an empty id is no chat, not "no --chat"
+        verb = "continue" if create else "show the context of"
+        return cairn.registry.get_chat(args.chat, verb=verb)
+    folder = os.path.abspath(args.folder)  # typed in a shell: relative to here
+    if create:
+        return cairn.registry.new_chat(folder=folder)
+    home = cairn.registry.workspace_for_folder(folder)
+    return _probe_chat(home.id if home else None)
+
+
+def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    as_json = getattr(args, "json", False)
+    closed = [False]  # stdout went away (`cairn ask … | head`): the turn goes on regardless
+
+    def stream(text: str) -> None:
+        if as_json or closed[0]:
+            return
+        try:
+            stdout.write(text)
+            stdout.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            closed[0] = True
+            _silence(stdout)
+
+    async def turn_then_rebuild() -> tuple[Any, str | None, Any, Any]:
+        # One event loop for the whole command: the client's connections belong to it.
+        # A retired model, an empty message or a file that cannot be sent is refused before
+        # anything is stored, the new chat included.
+        notice = await cairn.engine.models_ready(cairn.settings.get("model.chat"), "chat")
+        if args.chat is None:
+            if not args.message.strip() and not args.attach:
+                raise Refused("cannot send an empty message")
+            for path in args.attach:  # the same checks the turn makes; blobs are shared
+                await cairn.storage.run(cairn.files.attach, Path(path))
+        chat = _chat_for(cairn, args, create=True)
+        _stop_on_sigterm()
+        result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
+                                         on_text=stream)
+        # A command line has no idle time to wait for: the rebuild runs before exiting.
+        return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
+
+    try:
+        chat, notice, result, rebuilt = asyncio.run(turn_then_rebuild())
+    except (KeyboardInterrupt, asyncio.CancelledError) as stopped:
+        # Ctrl-C or SIGTERM: the turn kept what had arrived, marked stopped.
+        stderr.write("\nStopped; the partial reply is kept.\n")
+        return 130 if isinstance(stopped, KeyboardInterrupt) else 143
+    if closed[0]:
+        stdout = io.StringIO()  # nothing more goes to a closed pipe
+    if not as_json:
+        if result.text and not result.text.endswith("\n"):
+            stdout.write("\n")
+    notices = [n for n in (notice, result.notice, rebuilt.notice) if n]
+    if not as_json:
+        for line in notices:
+            stderr.write(line + "\n")
+    if not as_json and not result.error:
+        # On stderr, so that stdout holds the reply alone (cairn ask … > answer.md).
+        stderr.write(f"{usage_line(result.usage, result.cost_usd)} · {chat.id}\n")
+    summary = {"chat": chat.id, "status": result.status, "error": result.error,
+               "model": result.model, "usage": result.usage.to_json(),
+               "cost_usd": result.cost_usd, "text": result.text,
+               "notices": notices,
+               "knowledge": _rebuild_json(rebuilt)}
+    if as_json:
+        stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+    if not as_json:
+        _report_rebuild(rebuilt, stderr)
+    if result.error:
+        stderr.write(result.error + "\n")
+        return 1
+    if result.status == "stopped":
+        stderr.write("Stopped; the partial reply is kept.\n")
+        return 1
+    return 0
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a closed stdout at the null device, so that Python's own flush at exit does not
+    complain about the broken pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops the turn like Ctrl-C does (the partial reply is kept, marked stopped)."""
+    import signal
+
+    task = asyncio.current_task()
+    if task is None or not hasattr(signal, "SIGTERM"):
+        return
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+        pass
+
+
+def _models(cairn: Cairn, emit: Emit, stderr: TextIO) -> int:
+    """The models list, fetched now, with lifecycle, limits, price and what Cairn uses."""
+    from app.llm.client import ModelError
+    from app.llm.prices import pricing
+
+    async def fetch() -> bool:
+        try:
+            client = cairn.engine.client()
+        except ModelError as error:
+            stderr.write(f"{error}\n")
+            return False
+        return bool(await cairn.catalog.refresh(client, cairn.engine.server()))
+
+    fresh = asyncio.run(fetch())
+    catalog = cairn.catalog
+    uses: dict[str, list[str]] = {}
+    for purpose in ("chat", "knowledge"):
+        uses.setdefault(cairn.settings.get(f"model.{purpose}"), []).append(purpose)
+    rows: list[dict[str, Any]] = []
+    listed = catalog.models()
+    for model_id in uses:  # a configured model the server does not list is shown too
+        if catalog.info(model_id) is None:
+            rows.append({"id": model_id, "display_name": model_id, "lifecycle": "unknown"})
+    for info in listed:
+        rows.append(info.to_json())
+    for row in rows:
+        row["used_for"] = uses.get(row["id"], [])
+        successor = catalog.successor(row["id"]) if row["lifecycle"] != "active" else None
+        row["successor"] = successor.id if successor else None
+        found = pricing(row["id"])
+        row["price_per_mtok"] = (None if found is None else
+                                 {"input": found.base.input, "cache_write": found.base.cache_write,
+                                  "cache_read": found.base.cache_read,
+                                  "output": found.base.output})
+
+    def text() -> str:
+        lines = []
+        for row in rows:
+            state = row["lifecycle"]
+            if row.get("retires_at") and state != "active":
+                state += f" {'on' if state == 'retired' else 'from'} {row['retires_at'][:10]}"
+            if row["successor"]:
+                state += f", use {row['successor']}"
+            price = row["price_per_mtok"]
+            cost = (f"${price['input']:.2f} in / ${price['output']:.2f} out per Mtok" if price
+                    else "price unknown")
+            context = (f"{row['max_input_tokens']:,} tokens" if row.get("max_input_tokens")
+                       else "")
+            used = f"  ← {' and '.join(row['used_for'])}" if row["used_for"] else ""
+            lines.append(f"{shown(row['id']):<22} {shown(row['display_name']):<20} {state:<46} "
+                         f"{context:>17}  {cost}{used}".rstrip())
+        return "\n".join(lines) or "The server lists no models."
+
+    emit(rows, text)
+    if not fresh:
+        when = catalog.fetched_at
+        stderr.write("Could not fetch the models list now; "
+                     + (f"this is the list fetched at {when[:16].replace('T', ' ')} UTC.\n"
+                        if when else "no list was ever fetched.\n"))
+    return 0
+
+
+def _rebuild_json(report: Report) -> dict[str, Any]:
+    return {"status": report.status, "applied": report.applied,
+            "refused": [{"op": r.op, "reason": r.reason} for r in report.refused],
+            "unapplied": report.unapplied, "error": report.error}
+
+
+def _status_text(label: str, status: dict[str, Any]) -> str:
+    lines = [f"{label}: last rebuild {status['last_success'] or 'never'}."]
+    if status["last_error"]:
+        lines.append(f"Last failure: {shown(status['last_error'])}")
+    if status["unapplied"]:  # the knowledge model wrote the reasons' quotes: shown() them
+        lines.append(shown(status["unapplied"]))
+    waiting = status["pending_exchanges"]
+    lines.append(f"{waiting} exchange{'s' if waiting != 1 else ''} waiting for a rebuild.")
+    return "\n".join(lines)
+
+
+def _report_rebuild(report: Report, stderr: TextIO) -> None:
+    if report.status == "nothing" and not report.refused:
+        return
+    if report.error:
+        stderr.write(f"Knowledge not updated: {report.error}\n")
+        return
+    stderr.write(f"Knowledge: {len(report.applied)} change{'s' if len(report.applied) != 1 else ''}"
+                 f" applied, {len(report.refused)} refused.\n")
+    # The knowledge model wrote these: an escape sequence in them must not drive the terminal.
+    for op in report.applied:
+        where = op.get('ref') or op.get('refs') or op.get('target')
+        stderr.write(f"  + {shown(str(op.get('op')))} {shown(str(where))}:"
+                     f" {shown(str(op.get('text', '')))}\n")
+    for refusal in report.refused:
+        stderr.write(f"  - refused: {shown(str(refusal.reason))}\n")
+    if report.unapplied:
+        stderr.write(f"  {shown(report.unapplied)}\n")
+
+
+def _settings(cairn: Cairn, args: argparse.Namespace,
+              emit: Emit) -> int:
+    from app.store.settings import DEFAULTS
+
+    if args.action == "set":
+        if args.name not in DEFAULTS:
+            raise Refused(f"cannot change setting '{shown(args.name[:80])}': there is no such "
+                          f"setting (there are {', '.join(DEFAULTS)})")
+        kind = type(DEFAULTS[args.name])
+        raw = args.value.strip()
+        value: Any = raw
+        if kind is bool:
+            choices = {"on": True, "true": True, "yes": True, "1": True,
+                       "off": False, "false": False, "no": False, "0": False}
+            if raw.lower() not in choices:
+                raise Refused(f"cannot change setting '{args.name}': say on or off, not "
+                              f"'{shown(raw[:80])}'")
+            value = choices[raw.lower()]
+        elif kind is int:
+            # isdigit() alone takes "²" and "٣", which int() refuses or reads as another number.
+            if not (raw.isascii() and raw.isdigit()):
+                raise Refused(f"cannot change setting '{args.name}': '{shown(raw[:80])}' is not "
+                              "a whole number of 0 or more")
+            digits = raw.lstrip("0") or "0"
+            value = int(digits) if len(digits) <= 12 else 10**12  # out of range either way
+        cairn.settings.set(args.name, value)
+    values = {name: cairn.settings.get(name) for name in DEFAULTS}
+    emit(values, lambda: "\n".join(f"{name} = {json.dumps(value)}" for name, value in values.items()))
+    return 0
+
+
+def _key(cairn: Cairn, args: argparse.Namespace, stdout: TextIO) -> int:
+    import getpass
+
+    if args.action == "set":
+        # Never an argument: shell history and process lists would keep it.
+        try:
+            key = (getpass.getpass("Anthropic API key: ") if sys.stdin.isatty()
+                   else sys.stdin.readline())
+        except (KeyboardInterrupt, EOFError):
+            raise Refused("No key was saved.") from None
+        cairn.settings.set_api_key(key)  # read back: a keychain that kept nothing is refused
+        stdout.write("Saved in the system keychain (read back to check).\n")
+    elif args.action == "forget":
+        cairn.settings.forget_api_key()
+        stdout.write("The stored key is gone from the system keychain.\n")
+    else:
+        if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+            stdout.write("A key is set by ANTHROPIC_API_KEY.\n")
+        elif cairn.settings.api_key():
+            stdout.write("A key is stored in the system keychain.\n")
+        elif cairn.settings.keychain_problem:
+            raise Refused(f"No key can be read: {cairn.settings.keychain_problem}; set "
+                          "ANTHROPIC_API_KEY instead")
+        else:
+            stdout.write("No key is set: run `cairn key set`, or set ANTHROPIC_API_KEY.\n")
+    return 0

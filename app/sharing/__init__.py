@@ -1,0 +1,1 @@
+"""Sharing: the ``.cairn`` bundle format, its checks, export and all-or-nothing import."""

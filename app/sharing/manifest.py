@@ -1,0 +1,393 @@
+"""The manifest of a ``.cairn`` bundle: the records it describes and their checks, field by
+field (the format itself is described in ``app.sharing.bundle``).
+
+Every field is known, present and of its type; text is UTF-8; times, statuses, sources and
+hashes have their form; a folder's path stays inside the workspace on every system.  The
+first failure is one sentence through *refuse*.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from app.base.paths import shown
+from app.base.titles import visible
+from app.records import (
+    BUILD_STATUSES,
+    ChatEntry,
+    FileEntry,
+    KnowledgeEntry,
+    MessageEntry,
+    VersionEntry,
+    WorkspaceEntry,
+)
+from app.store.files import MAX_FILE_BYTES
+from app.store.knowledge import HISTORY_KEPT, MAX_DOCUMENT_BYTES, SOURCES
+
+FORMAT = "cairn-bundle"
+FORMAT_VERSION = 1
+MAX_DEPTH = 32  # folders within folders
+
+SHA = re.compile(r"[0-9a-f]{64}")
+CHAT_MEMBER = re.compile(r"chats/(0|[1-9][0-9]{0,8})\.json")
+DRIVE = re.compile(r"[A-Za-z]:")
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+ROLES = ("user", "assistant")
+STATUSES = ("complete", "stopped", "failed")
+
+Refuse = Callable[[str], NoReturn]
+ReadJson = Callable[[str, str], Any]  # (member name, what it is in a sentence) -> parsed JSON
+
+# ===================================================================== the bundle as read
+
+
+@dataclass(frozen=True, slots=True)
+class Bundle:
+    cairn_version: str
+    created_at: str
+    workspaces: tuple[WorkspaceEntry, ...]
+    chats: dict[int, ChatEntry]
+    blobs: frozenset[str]  # the SHA-256 of every files/ member
+
+    @property
+    def attachment_blobs(self) -> set[str]:
+        return {sha for chat in self.chats.values() for m in chat.messages
+                for sha in attachments(m.content)} & self.blobs
+
+
+def attachments(content: Any) -> Iterator[str]:
+    """The SHA-256 of every attachment block in message content (tool results included)."""
+    if isinstance(content, dict):
+        if content.get("type") == "attachment" and isinstance(content.get("sha256"), str):
+            yield content["sha256"]
+        for value in content.values():
+            yield from attachments(value)
+    elif isinstance(content, list):
+        for value in content:
+            yield from attachments(value)
+
+
+def folder_problem(folder: str) -> str | None:
+    """Why a folder's relative path cannot be shared (None: it can).  The same rule on every
+    system: names a Windows or POSIX machine would both create as one folder, below the
+    workspace."""
+    if folder == "":
+        return None
+    if folder.startswith(("/", "\\")):
+        return "is an absolute path"
+    if DRIVE.match(folder):
+        return "names a drive"
+    parts = folder.split("/")
+    if len(parts) > MAX_DEPTH:
+        return f"lies more than {MAX_DEPTH} folders deep"
+    for part in parts:
+        if part in ("", ".", ".."):
+            return "leaves the workspace" if part == ".." else "has an empty name in it"
+        if "\\" in part or ":" in part or any(ord(c) < 32 or c == "\x7f" for c in part):
+            return "has a name with a character a folder cannot have everywhere"
+        if part != part.rstrip(". ") or len(part) > 255:
+            return "has a name a folder cannot have everywhere"
+    return None
+
+
+# ----------------------------------------------------------------- fields and their types
+
+
+_KINDS = {str: "text", int: "a whole number", float: "a number", bool: "true or false",
+          list: "a list", dict: "an object", type(None): "null"}
+
+
+def _kind(value: Any) -> str:
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+class _Fields:
+    """Reads one JSON object: every field known, present, and of its type."""
+
+    def __init__(self, value: Any, where: str, what: str, refuse: Refuse) -> None:
+        self.where = where
+        self.what = what
+        self.refuse = refuse
+        if not isinstance(value, dict):
+            self.fail(where or "", f"should be an object, not {_kind(value)}")
+        self.value: dict[str, Any] = value
+
+    def fail(self, field: str, why: str) -> NoReturn:
+        if field:
+            self.refuse(f"the field '{shown(field)}' in {self.what} {why}")
+        self.refuse(f"{self.what} {why}")
+
+    def expect(self, *names: str) -> None:
+        for name in self.value:
+            if name not in names:
+                self.fail(self._at(name), "is not a field Cairn knows")
+        for name in names:
+            if name not in self.value:
+                self.fail(self._at(name), "is missing")
+
+    def _at(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def text(self, name: str, *, nullable: bool = False, stamp: bool = False,
+             choices: tuple[str, ...] = ()) -> Any:
+        value = self.value[name]
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            self.fail(self._at(name), f"should be text, not {_kind(value)}")
+        _utf8(value, lambda: self.fail(self._at(name), "is not UTF-8 text"))
+        if stamp and not _STAMP.fullmatch(value):
+            self.fail(self._at(name), "is not a time like 2026-11-30T09:00:00.000Z")
+        if choices and value not in choices:
+            self.fail(self._at(name), f"should be one of {', '.join(choices)}")
+        return value
+
+    def number(self, name: str, *, nullable: bool = False, least: int = 0) -> Any:
+        value = self.value[name]
+        if value is None and nullable:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(self._at(name), f"should be a whole number, not {_kind(value)}")
+        if value < least or value > 2**62:
+            self.fail(self._at(name), f"should be a whole number from {least}")
+        return value
+
+    def real(self, name: str) -> float | None:
+        value = self.value[name]
+        if value is None:
+            return None
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            self.fail(self._at(name), f"should be a number from 0, not {_kind(value)}")
+        return float(value)
+
+    def items(self, name: str, *, nullable: bool = False) -> list[Any] | None:
+        value = self.value[name]
+        if value is None and nullable:
+            return None
+        if not isinstance(value, list):
+            self.fail(self._at(name), f"should be a list, not {_kind(value)}")
+        return value
+
+
+def _utf8(value: str, fail: Any) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape
+        fail()
+
+
+def _strings_are_utf8(value: Any, fail: Any) -> None:
+    if isinstance(value, str):
+        _utf8(value, fail)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _utf8(key, fail)
+            _strings_are_utf8(item, fail)
+    elif isinstance(value, list):
+        for item in value:
+            _strings_are_utf8(item, fail)
+
+
+# ----------------------------------------------------------------- the manifest
+
+
+def parse_manifest(value: Any, sizes: dict[str, int], read_json: ReadJson, refuse: Refuse
+                   ) -> Bundle:
+    """The manifest *value* (parsed JSON) checked field by field, with the chats it names
+    (read through *read_json*); *sizes*: every member's unpacked size, by name."""
+    names = set(sizes)
+    if not isinstance(value, dict):
+        refuse("its manifest should be a JSON object")
+    if "format_version" not in value:
+        refuse("its manifest has no format version")
+    version = value["format_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        refuse("its manifest's format version is not a version Cairn knows")
+    if version > FORMAT_VERSION:
+        refuse(f"it was made by a newer version of Cairn (bundle format {version}; this "
+               f"version reads up to {FORMAT_VERSION}). Update Cairn to open it")
+    top = _Fields(value, "", "its manifest", refuse)
+    top.expect("format", "format_version", "cairn_version", "created_at", "workspaces")
+    if top.text("format") != FORMAT:
+        top.fail("format", f"should be '{FORMAT}'")
+    cairn_version = top.text("cairn_version")
+    created_at = top.text("created_at", stamp=True)
+    entries = top.items("workspaces") or []
+    if not entries:
+        top.fail("workspaces", "is empty")
+    chat_members = {n for n in names if n.startswith("chats/")}
+    blob_members = {n[6:] for n in names if n.startswith("files/")}
+    chats: dict[int, ChatEntry] = {}
+    workspaces: list[WorkspaceEntry] = []
+    folders: set[str] = set()
+    for index, item in enumerate(entries):
+        ws = _workspace(item, f"workspaces[{index}]", refuse, chat_members, chats, read_json)
+        problem = folder_problem(ws.folder)
+        if problem:
+            refuse(f"the folder '{shown(ws.folder)}' in its manifest {problem}")
+        if (index == 0) != (ws.folder == ""):
+            refuse("its manifest should list the workspace first (folder \"\") and then "
+                   "only its folders")
+        if ws.folder.casefold() in folders:
+            refuse(f"the folder '{shown(ws.folder)}' appears twice in its manifest")
+        folders.add(ws.folder.casefold())
+        workspaces.append(ws)
+    unnamed = chat_members - {f"chats/{n}.json" for n in chats}
+    if unnamed:
+        refuse(f"it holds a chat its manifest does not name: '{shown(sorted(unnamed)[0])}'")
+    needed = {f.sha256 for w in workspaces for f in w.files}
+    missing = needed - blob_members
+    if missing:
+        name = next(f.name for w in workspaces for f in w.files if f.sha256 in missing)
+        refuse(f"the content of the file '{shown(name)}' is missing")
+    attached = {sha for c in chats.values() for m in c.messages for sha in attachments(m.content)}
+    stray = blob_members - needed - attached
+    if stray:
+        refuse(f"it holds a file nothing in it uses: 'files/{sorted(stray)[0]}'")
+    for ws in workspaces:
+        for f in ws.files:
+            if sizes[f"files/{f.sha256}"] != f.size:
+                refuse(f"the file '{shown(f.name)}' is not the size its manifest says")
+        if ws.knowledge is not None:
+            refs = [ws.knowledge.chat, *(v.chat for v in ws.knowledge.history or ())]
+            if any(r is not None and r not in chats for r in refs):
+                refuse(f"the knowledge of '{shown(ws.title)}' names a chat the bundle does "
+                       "not hold")
+    return Bundle(cairn_version=cairn_version, created_at=created_at,
+                  workspaces=tuple(workspaces), chats=chats, blobs=frozenset(blob_members))
+
+
+def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
+               chats: dict[int, ChatEntry], read_json: ReadJson) -> WorkspaceEntry:
+    f = _Fields(value, where, "its manifest", refuse)
+    f.expect("folder", "title", "description", "instructions", "build_status", "created_at",
+             "updated_at", "knowledge", "files", "chats")
+    title = " ".join(f.text("title").split())
+    if not title or not visible(title):
+        f.fail(f"{where}.title", "should be a visible title")
+    knowledge = None
+    if f.value["knowledge"] is not None:
+        knowledge = _knowledge(f.value["knowledge"], f"{where}.knowledge", refuse)
+    files = tuple(_file(item, f"{where}.files[{i}]", refuse)
+                  for i, item in enumerate(f.items("files") or []))
+    numbers: list[int] = []
+    for i, member in enumerate(f.items("chats") or []):
+        if not isinstance(member, str):
+            f.fail(f"{where}.chats[{i}]", f"should be text, not {_kind(member)}")
+        match = CHAT_MEMBER.fullmatch(member)
+        if match is None:
+            f.fail(f"{where}.chats[{i}]", "should name a member like chats/0.json")
+        number = int(match.group(1))
+        if number in chats or number in numbers:
+            refuse(f"its manifest names the chat '{shown(member)}' twice")
+        if member not in chat_members:
+            refuse(f"its manifest names the member '{shown(member)}', which is missing")
+        numbers.append(number)
+    for number in numbers:
+        member = f"chats/{number}.json"
+        chats[number] = _chat(number, read_json(member, f"the chat '{member}'"), member,
+                              refuse)
+    return WorkspaceEntry(
+        folder=f.text("folder"), title=title, description=f.text("description"),
+        instructions=f.text("instructions"),
+        build_status=f.text("build_status", choices=BUILD_STATUSES),
+        created_at=f.text("created_at", stamp=True), updated_at=f.text("updated_at", stamp=True),
+        knowledge=knowledge, files=files, chats=tuple(numbers))
+
+
+def _knowledge(value: Any, where: str, refuse: Refuse) -> KnowledgeEntry:
+    f = _Fields(value, where, "its manifest", refuse)
+    f.expect("text", "version", "updated_at", "source", "chat", "history")
+    text = f.text("text")
+    if len(text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
+        f.fail(f"{where}.text", "is larger than a knowledge document can be (1 MB)")
+    version = f.number("version", least=1)
+    history = None
+    items = f.items("history", nullable=True)
+    if items is not None:
+        if len(items) > HISTORY_KEPT:
+            f.fail(f"{where}.history", f"holds more than {HISTORY_KEPT} versions")
+        versions = []
+        for i, item in enumerate(items):
+            v = _Fields(item, f"{where}.history[{i}]", "its manifest", refuse)
+            v.expect("version", "text", "source", "saved_at", "chat")
+            versions.append(VersionEntry(
+                version=v.number("version", least=1), text=v.text("text"),
+                source=v.text("source", choices=SOURCES),
+                saved_at=v.text("saved_at", stamp=True), chat=v.number("chat", nullable=True)))
+            if len(versions[-1].text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
+                v.fail(f"{where}.history[{i}].text", "is larger than a knowledge document can be")
+        numbers = [v.version for v in versions]
+        if numbers != sorted(set(numbers)) or not versions or (
+                versions[-1].version, versions[-1].text) != (version, text):
+            f.fail(f"{where}.history", "should run oldest first and end with the current text")
+        history = tuple(versions)
+    return KnowledgeEntry(text=text, version=version, updated_at=f.text("updated_at", stamp=True),
+                          source=f.text("source", choices=SOURCES),
+                          chat=f.number("chat", nullable=True), history=history)
+
+
+def _file(value: Any, where: str, refuse: Refuse) -> FileEntry:
+    f = _Fields(value, where, "its manifest", refuse)
+    f.expect("name", "media_type", "size", "sha256", "description", "created_at")
+    name = f.text("name")
+    if (not name or name in (".", "..") or len(name) > 255
+            or any(c in name for c in "/\\\0")):
+        f.fail(f"{where}.name", "should be a file name (no folders in it)")
+    sha = f.text("sha256")
+    if not SHA.fullmatch(sha):
+        f.fail(f"{where}.sha256", "should be 64 lowercase hexadecimal digits")
+    size = f.number("size")
+    if size > MAX_FILE_BYTES:
+        f.fail(f"{where}.size", "is larger than a knowledge file can be (32 MB)")
+    media_type = f.text("media_type")
+    if not media_type or len(media_type) > 255:
+        f.fail(f"{where}.media_type", "should be a media type")
+    return FileEntry(name=name, media_type=media_type, size=size, sha256=sha,
+                     description=f.text("description"),
+                     created_at=f.text("created_at", stamp=True))
+
+
+def _chat(number: int, value: Any, member: str, refuse: Refuse) -> ChatEntry:
+    what = f"the chat '{member}'"
+    f = _Fields(value, "", what, refuse)
+    f.expect("title", "created_at", "updated_at", "watermark", "messages")
+    title = " ".join(f.text("title").split())
+    if not title or not visible(title):
+        f.fail("title", "should be a visible title")
+    raw = f.items("messages") or []
+    messages = []
+    for i, item in enumerate(raw):
+        m = _Fields(item, f"messages[{i}]", what, refuse)
+        m.expect("role", "content", "status", "error", "model", "input_tokens",
+                 "cache_write_tokens", "cache_read_tokens", "output_tokens", "cost_usd",
+                 "created_at", "superseded_by")
+        content = m.items("content") or []
+        for j, block in enumerate(content):
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                m.fail(f"messages[{i}].content[{j}]", "should be an object with a type")
+        _strings_are_utf8(content, lambda: m.fail(f"messages[{i}].content", "is not UTF-8 text"))
+        for sha in attachments(content):
+            if not SHA.fullmatch(sha):
+                m.fail(f"messages[{i}].content", "names an attachment by a malformed SHA-256")
+        superseded = m.number("superseded_by", nullable=True)
+        if superseded is not None and superseded >= len(raw):
+            m.fail(f"messages[{i}].superseded_by", "names a message the chat does not hold")
+        messages.append(MessageEntry(
+            role=m.text("role", choices=ROLES), content=content,
+            status=m.text("status", choices=STATUSES), error=m.text("error", nullable=True),
+            model=m.text("model", nullable=True),
+            input_tokens=m.number("input_tokens", nullable=True),
+            cache_write_tokens=m.number("cache_write_tokens", nullable=True),
+            cache_read_tokens=m.number("cache_read_tokens", nullable=True),
+            output_tokens=m.number("output_tokens", nullable=True), cost_usd=m.real("cost_usd"),
+            created_at=m.text("created_at", stamp=True), superseded_by=superseded))
+    watermark = f.number("watermark", nullable=True)
+    if watermark is not None and watermark >= len(messages):
+        f.fail("watermark", "names a message the chat does not hold")
+    return ChatEntry(number=number, title=title, created_at=f.text("created_at", stamp=True),
+                     updated_at=f.text("updated_at", stamp=True), watermark=watermark,
+                     messages=tuple(messages))

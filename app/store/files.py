@@ -1,0 +1,475 @@
+"""Knowledge files (uploaded into a workspace, read by the model on demand) and attachments
+(sent with one message).
+
+Knowledge files are only *listed* in the context; the model reads one through the
+``readWorkspaceFile`` tool, which serves only files of the chat's own workspace chain, in
+pages for large text.  An attachment sends the document itself: text as a text block, PDF as
+a document block, images as image blocks.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import mimetypes
+import os
+import re
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from app.base.db import Database, utc_now
+from app.base.ids import new_id
+from app.base.paths import shown
+from app.errors import Refused, os_reason
+from app.events import FileAdded, FileChanged, FileRemoved, Hub
+from app.store.blobs import CHUNK, BlobStore, TooLarge
+
+PAGE_CHARS = 20_000  # one readWorkspaceFile page of text (about 5,000 tokens)
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the API's limit per image
+MAX_PDF_BYTES = 32 * 1024 * 1024  # the API's limit per request for PDFs
+# A knowledge file or a text attachment: copied into storage a chunk at a time, never whole.
+MAX_FILE_BYTES = 32_000_000
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+TEXT_SUFFIXES = {
+    ".md", ".txt", ".csv", ".tsv", ".json", ".yaml", ".yml", ".toml", ".ini", ".xml", ".html",
+    ".css", ".js", ".ts", ".tsx", ".jsx", ".py", ".rs", ".go", ".java", ".c", ".h", ".cpp",
+    ".hpp", ".cs", ".rb", ".php", ".swift", ".kt", ".sql", ".sh", ".ps1", ".bat", ".log",
+    ".tex", ".rst", ".org", ".svg",
+}
+
+READ_TOOL: dict[str, Any] = {
+    "name": "readWorkspaceFile",
+    "description": (
+        "Read one of the workspace knowledge files listed under AVAILABLE WORKSPACE FILES, "
+        "by its id. Large text files come in pages: the first page says how many there are; "
+        "pass `page` to read further."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "file_id": {"type": "string", "description": "The file's id, e.g. wf_a1b2c3d4e5f6."},
+            "page": {"type": "integer", "minimum": 1, "description": "Page of a large text file, from 1."},
+        },
+        "required": ["file_id"],
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeFile:
+    id: str
+    workspace_id: str
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    description: str
+    created_at: str
+
+    def to_json(self, *, scope: str) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "size": self.size, "scope": scope,
+                "description": self.description, "media_type": self.media_type,
+                "workspace": self.workspace_id, "created_at": self.created_at}
+
+
+def scope(workspace_id: str, chain: Sequence[str]) -> str:
+    """How the manifest names where a file lives, for a chat whose workspaces are *chain*
+    (the project first): ``project`` for the project's files, ``folder`` for a folder's."""
+    return "project" if chain and workspace_id == chain[0] else "folder"
+
+
+def human_size(size: int) -> str:
+    """Sizes as people read them: 512 B, 12.3 KB, 5.0 MB (powers of 1,000, as Finder shows)."""
+    if size < 1000:
+        return f"{size} B"
+    value = float(size)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1000
+        if value < 999.95:
+            return f"{value:.1f} {unit}"
+    return f"{value / 1000:.1f} TB"
+
+
+def media_type_of(path: Path) -> str:
+    if path.suffix.lower() in TEXT_SUFFIXES:
+        return "text/markdown" if path.suffix.lower() == ".md" else "text/plain"
+    guessed, _ = mimetypes.guess_type(path.name)
+    return guessed or "application/octet-stream"
+
+
+class FileStore:
+    """Knowledge files and attachments.  With a *hub*, a new knowledge file is announced
+    there (``FileAdded``) after its commit, on the committing thread."""
+
+    def __init__(self, db: Database, blobs: BlobStore, *, hub: Hub | None = None) -> None:
+        self._db = db
+        self.blobs = blobs
+        self._hub = hub
+
+    # ----------------------------------------------------------------- knowledge files
+
+    def add(self, workspace_id: str, source: Path, *, description: str = "") -> KnowledgeFile:
+        """Copy *source* into the workspace's knowledge files (at most 32 MB, any type)."""
+        reader, size = open_source(source, verb="add")
+        with reader:
+            if size > MAX_FILE_BYTES:
+                raise Refused(f"cannot add '{shown(str(source))}': it is {human_size(size)}, and a "
+                              "knowledge file can be at most 32 MB")
+            sha, size = self._store(reader, source, verb="add", limit=MAX_FILE_BYTES,
+                                    too_large="it grew past 32 MB while it was read, and a "
+                                              "knowledge file can be at most 32 MB")
+        record = KnowledgeFile(
+            id=new_id("wf"), workspace_id=workspace_id, name=source.name,
+            media_type=media_type_of(source), size=size, sha256=sha,
+            description=" ".join(description.split()), created_at=utc_now(),
+        )
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT INTO knowledge_file (id, workspace_id, name, media_type, size, sha256,"
+                " description, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.id, record.workspace_id, record.name, record.media_type, record.size,
+                 record.sha256, record.description, record.created_at),
+            )
+        if self._hub is not None:
+            self._hub.emit(FileAdded(workspace_id, record.id))
+        return record
+
+    def get(self, file_id: str) -> KnowledgeFile:
+        rows = self._db.query(
+            "SELECT id, workspace_id, name, media_type, size, sha256, description, created_at"
+            " FROM knowledge_file WHERE id = ?", (file_id,))
+        if not rows:
+            raise Refused(f"cannot find knowledge file '{file_id}': it was removed")
+        return KnowledgeFile(*rows[0])
+
+    def describe(self, file_id: str, description: str) -> KnowledgeFile:
+        """Set a knowledge file's description (one line: the manifest shows it after the
+        file's name)."""
+        description = " ".join(description.split())
+        with self._db.write() as conn:
+            found = conn.execute("SELECT workspace_id, description FROM knowledge_file"
+                                 " WHERE id = ?", (file_id,)).fetchone()
+            if found is None:
+                raise Refused(f"cannot describe knowledge file '{file_id}': it was removed")
+            if found[1] == description:
+                return self.get(file_id)
+            conn.execute("UPDATE knowledge_file SET description = ? WHERE id = ?",
+                         (description, file_id))
+        if self._hub is not None:
+            self._hub.emit(FileChanged(found[0], file_id))
+        return self.get(file_id)
+
+    def remove(self, file_id: str) -> KnowledgeFile:
+        """Remove a knowledge file.  Its blob goes too, unless another knowledge file or an
+        attachment of a stored message still uses it (the same bytes are stored once)."""
+        with self._db.write() as conn:
+            row = conn.execute(
+                "SELECT id, workspace_id, name, media_type, size, sha256, description,"
+                " created_at FROM knowledge_file WHERE id = ?", (file_id,)).fetchone()
+            if row is None:
+                raise Refused(f"cannot remove knowledge file '{file_id}': it was removed "
+                              "already")
+            record = KnowledgeFile(*row)
+            conn.execute("DELETE FROM knowledge_file WHERE id = ?", (file_id,))
+            used = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM knowledge_file WHERE sha256 = ?)"
+                " OR EXISTS (SELECT 1 FROM message WHERE instr(content, ?) > 0)",
+                (record.sha256, record.sha256)).fetchone()[0]
+            if not used:
+                # Inside the write transaction: no other writer can take the blob up
+                # between the check and the deletion.
+                try:
+                    self.blobs.delete(record.sha256)
+                except OSError:  # a blob left behind costs space, never correctness
+                    pass
+        if self._hub is not None:
+            self._hub.emit(FileRemoved(record.workspace_id, file_id))
+        return record
+
+    def readable(self, record: KnowledgeFile) -> bool:
+        """Can the model read this file through ``readWorkspaceFile``?  Text, PDFs and images
+        can; anything else is listed to the model by name, size and description only."""
+        if record.media_type in IMAGE_TYPES:
+            return record.size <= MAX_IMAGE_BYTES
+        if record.media_type == "application/pdf":
+            return record.size <= MAX_PDF_BYTES
+        probe = _TextProbe()
+        try:
+            with self.blobs.path(record.sha256).open("rb") as blob:
+                while probe.text and (chunk := blob.read(CHUNK)):
+                    probe(chunk)
+        except OSError:
+            return False
+        probe(b"")
+        return probe.text
+
+    def _store(self, reader: BinaryIO, source: Path, *, verb: str, limit: int, too_large: str,
+               check: Callable[[bytes], None] | None = None) -> tuple[str, int]:
+        """Stream *reader* into the blob store; every failure is one sentence."""
+        name = shown(str(source)) if verb == "add" else shown(source.name)
+        try:
+            return self.blobs.put_stream(_Reading(reader), limit=limit, check=check)
+        except TooLarge:  # it grew while read, or its size was not known (/proc, a pipe)
+            raise Refused(f"cannot {verb} '{name}': {too_large}") from None
+        except _ReadFailed as failed:
+            raise Refused(f"cannot {verb} '{name}': it could not be read to the end, because "
+                          f"{os_reason(failed.error)}") from None
+        except OSError as error:
+            raise Refused(f"cannot {verb} '{name}': Cairn could not keep a copy in its data "
+                          f"folder, because {os_reason(error)}") from None
+
+    def of_workspaces(self, workspace_ids: list[str]) -> list[KnowledgeFile]:
+        """The files of these workspaces: in the order given, then oldest first (stable)."""
+        if not workspace_ids:
+            return []
+        marks = ", ".join("?" * len(workspace_ids))
+        rows = self._db.query(
+            "SELECT id, workspace_id, name, media_type, size, sha256, description, created_at"
+            f" FROM knowledge_file WHERE workspace_id IN ({marks}) ORDER BY created_at, id",
+            workspace_ids,
+        )
+        rank = {ws: i for i, ws in enumerate(workspace_ids)}
+        files = [KnowledgeFile(*row) for row in rows]
+        return sorted(files, key=lambda f: rank[f.workspace_id])
+
+    def manifest(self, chain: Sequence[str], *, own: bool = False
+                 ) -> list[tuple[KnowledgeFile, str]]:
+        """The files a chat in *chain*'s last workspace sees (*chain* runs from the project
+        down to it), each with its :func:`scope`, in the manifest's order; with *own*, only
+        that workspace's own files (what its knowledge panel lists)."""
+        listed = list(chain[-1:] if own else chain)
+        return [(f, scope(f.workspace_id, chain)) for f in self.of_workspaces(listed)]
+
+    def read_for_model(self, chain: list[str], tool_input: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+        """Answer a ``readWorkspaceFile`` call: (tool_result content, is_error).
+
+        Only files of the chat's own workspace chain are served; anything else gets an
+        error result, never content.
+        """
+        file_id = tool_input.get("file_id")
+        page = tool_input.get("page", 1)
+        if not isinstance(file_id, str) or not file_id:
+            return _error("readWorkspaceFile needs a file_id, e.g. wf_a1b2c3d4e5f6.")
+        if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+            return _error("page must be a whole number from 1.")
+        found = next((f for f in self.of_workspaces(chain) if f.id == file_id), None)
+        if found is None:
+            return _error(f"No file '{file_id}' in this workspace. Use an id from "
+                          "AVAILABLE WORKSPACE FILES.")
+        try:
+            data = self.blobs.read(found.sha256)
+        except OSError:
+            return _error(f"The file '{found.name}' could not be read from Cairn's storage.")
+        if (found.media_type in IMAGE_TYPES and len(data) <= MAX_IMAGE_BYTES) or (
+                found.media_type == "application/pdf" and len(data) <= MAX_PDF_BYTES):
+            # Stored in the chat by reference (like an attachment), expanded when sent.
+            return [{"type": "attachment", "name": found.name, "media_type": found.media_type,
+                     "size": found.size, "sha256": found.sha256}], False
+        text = _decode(data)
+        if text is None:
+            return _error(f"'{found.name}' ({found.media_type}) is not text, a PDF or an "
+                          "image, so it cannot be read here.")
+        pages = max(1, -(-len(text) // PAGE_CHARS))
+        if page > pages:
+            return _error(f"'{found.name}' has {pages} page{'s' if pages > 1 else ''}.")
+        chunk = text[(page - 1) * PAGE_CHARS: page * PAGE_CHARS]
+        head = f"[{found.name} — page {page} of {pages}"
+        head += f"; read page {page + 1} next]" if page < pages else "]"
+        return [{"type": "text", "text": f"{head}\n{chunk}"}], False
+
+    # ----------------------------------------------------------------- attachments
+
+    def check_attachment(self, source: Path) -> dict[str, Any]:
+        """What :meth:`attach` would refuse, said now and nothing stored: the window checks a
+        file when it is attached (a chip, or the sentence), long before Send.  Returns the
+        name, media type and size it would be sent with."""
+        media_type, limit, too_large, check = _attachment_rules(source)
+        reader, size = open_source(source, verb="attach")
+        with reader:
+            if size > limit:
+                raise Refused(f"cannot attach '{shown(source.name)}': {too_large}")
+            if check is not None:
+                try:
+                    while chunk := reader.read(CHUNK):
+                        check(chunk)
+                    check(b"")
+                except OSError as error:
+                    raise Refused(f"cannot attach '{shown(source.name)}': it could not be read "
+                                  f"to the end, because {os_reason(error)}") from None
+        return {"name": source.name, "media_type": media_type, "size": size}
+
+    def attach(self, source: Path) -> dict[str, Any]:
+        """Store a file sent with a message; the message keeps this reference."""
+        media_type, limit, too_large, check = _attachment_rules(source)
+        reader, size = open_source(source, verb="attach")
+        with reader:
+            if size > limit:
+                raise Refused(f"cannot attach '{shown(source.name)}': {too_large}")
+            sha, size = self._store(reader, source, verb="attach", limit=limit,
+                                    too_large=too_large, check=check)
+        return {"type": "attachment", "name": source.name, "media_type": media_type,
+                "size": size, "sha256": sha}
+
+    def keep_pasted_image(self, data: bytes, suffix: str = ".png") -> Path:
+        """An image pasted into the composer, as a file to attach: kept in the data folder's
+        ``pasted/`` as "Pasted image 2026-11-30 10.00.00.png" (a number added when that
+        name is taken) until it is sent; the blob store keeps its own copy then."""
+        if not re.fullmatch(r"\.[A-Za-z0-9]{1,10}", suffix):
+            raise Refused(f"cannot keep the pasted image: '{shown(suffix[:40])}' is not a file "
+                          "name extension such as .png")
+        folder = self._db.path.parent / "pasted"
+        stamp = utc_now()[:19].replace(":", ".").replace("T", " ")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            n = 1
+            while True:
+                path = folder / (f"Pasted image {stamp}{suffix}" if n == 1 else
+                                 f"Pasted image {stamp} ({n}){suffix}")
+                try:
+                    out = path.open("xb")  # never over another paste of the same second
+                except FileExistsError:
+                    n += 1
+                    continue
+                with out:
+                    try:
+                        out.write(data)
+                    except OSError:
+                        path.unlink(missing_ok=True)  # no half image left to attach later
+                        raise
+                return path
+        except OSError as error:
+            raise Refused(f"cannot keep the pasted image: Cairn could not write it into its data "
+                          f"folder, because {os_reason(error)}") from None
+
+    def expand(self, reference: dict[str, Any]) -> dict[str, Any]:
+        """The content block the API receives for a stored attachment."""
+        data = self.blobs.read(reference["sha256"])
+        media_type = reference["media_type"]
+        if media_type in IMAGE_TYPES:
+            return _image_block(media_type, data)
+        if media_type == "application/pdf":
+            return _pdf_block(data, reference["name"])
+        return {"type": "text",
+                "text": f"<file name=\"{reference['name']}\">\n{_decode(data) or ''}\n</file>"}
+
+
+def _attachment_rules(source: Path) -> tuple[str, int, str, _TextProbe | None]:
+    """What an attachment is sent as, its size limit, the end of the sentence that refuses
+    a larger one, and (for anything but an image or a PDF) the probe that it is text."""
+    media_type = media_type_of(source)
+    if media_type in IMAGE_TYPES:
+        return media_type, MAX_IMAGE_BYTES, "images can be at most 5 MB", None
+    if media_type == "application/pdf":
+        return media_type, MAX_PDF_BYTES, "PDFs can be at most 32 MB", None
+    return media_type, MAX_FILE_BYTES, "text files can be at most 32 MB", _TextProbe(
+        refuse=f"cannot attach '{shown(source.name)}': Cairn can send text files, PDFs and "
+               "images (PNG, JPEG, GIF, WebP)")
+
+
+def open_source(source: Path, *, verb: str) -> tuple[BinaryIO, int]:
+    """Open a file the person named, for reading: (stream, size).  Only a regular file.
+
+    The open never waits (a FIFO with no writer would block it forever) and anything but a
+    regular file is refused (``/dev/zero`` never ends).  Every refusal is one sentence.
+    """
+    name = shown(str(source))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(source, flags)
+    except (OSError, ValueError) as error:
+        if isinstance(error, OSError) and _is_folder(source):
+            raise Refused(f"cannot {verb} '{name}': it is a folder, not a file") from None
+        raise Refused(f"cannot {verb} '{name}': {os_reason(error)}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            return os.fdopen(fd, "rb"), info.st_size
+        reason = ("it is a folder, not a file" if stat.S_ISDIR(info.st_mode)
+                  else "it is not a regular file (it is a device, a pipe or a socket)")
+    except OSError as error:
+        reason = os_reason(error)
+    os.close(fd)
+    raise Refused(f"cannot {verb} '{name}': {reason}")
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+class _ReadFailed(Exception):
+    """Reading the person's file failed (not writing Cairn's copy of it)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class _Reading:
+    """A reader whose failures are told apart from the blob store's own."""
+
+    def __init__(self, reader: BinaryIO) -> None:
+        self._reader = reader
+
+    def read(self, size: int) -> bytes:
+        try:
+            return self._reader.read(size)
+        except OSError as error:
+            raise _ReadFailed(error) from error
+
+
+class _TextProbe:
+    """Follows a stream a chunk at a time: is it text (UTF-8, no NUL in its first 8 KB)?
+
+    With *refuse*, the first chunk that is not text raises it as :class:`Refused`; ``b""``
+    marks the end of the stream.
+    """
+
+    def __init__(self, *, refuse: str | None = None) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._seen = 0
+        self._refuse = refuse
+        self.text = True
+
+    def __call__(self, chunk: bytes) -> None:
+        if not self.text:
+            return
+        head = max(0, 8192 - self._seen)
+        self._seen += len(chunk)
+        try:
+            if b"\0" in chunk[:head]:
+                raise UnicodeError("NUL")
+            self._decoder.decode(chunk, final=not chunk)
+        except UnicodeError:
+            self.text = False
+            if self._refuse is not None:
+                raise Refused(self._refuse) from None
+
+
+def _decode(data: bytes) -> str | None:
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _image_block(media_type: str, data: bytes) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type,
+                                        "data": base64.b64encode(data).decode("ascii")}}
+
+
+def _pdf_block(data: bytes, name: str) -> dict[str, Any]:
+    return {"type": "document", "title": name,
+            "source": {"type": "base64", "media_type": "application/pdf",
+                       "data": base64.b64encode(data).decode("ascii")}}
+
+
+def _error(text: str) -> tuple[list[dict[str, Any]], bool]:
+    return [{"type": "text", "text": text}], True

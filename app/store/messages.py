@@ -1,0 +1,281 @@
+"""Chat messages: user and assistant turns as content blocks, with model, usage and cost.
+
+Headers (title, folder, archive, pin, order) belong to the registry; this module keeps what
+was said.  A user's message is stored before anything is sent, so a failure never loses it.
+
+Nothing said is ever deleted.  Retry and edit-and-resend take messages out of the
+*conversation* (what the model is sent, what the rebuild learns from, what the chat shows) by
+marking them ``superseded_by`` the person's message that was sent again in their place; they
+stay readable with ``messages(..., superseded=True)``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from app.base.db import Database, utc_now
+from app.errors import Refused
+from app.events import Hub, MessagesSuperseded, MessageStored
+
+COMPLETE, STOPPED, FAILED = "complete", "stopped", "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    output: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input + other.input, self.cache_write + other.cache_write,
+                     self.cache_read + other.cache_read, self.output + other.output)
+
+    def to_json(self) -> dict[str, int]:
+        return {"input": self.input, "cache_write": self.cache_write,
+                "cache_read": self.cache_read, "output": self.output}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: int
+    chat_id: str
+    role: str  # user | assistant
+    content: list[dict[str, Any]]
+    status: str
+    error: str | None
+    model: str | None
+    usage: Usage | None
+    cost_usd: float | None
+    created_at: str
+    superseded_by: int | None = None  # out of the conversation: replaced by a retry or an edit
+
+    @property
+    def text(self) -> str:
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+    @property
+    def from_person(self) -> bool:
+        """Something the person sent (text, files), not the tool results of a reply's loop."""
+        return self.role == "user" and any(b.get("type") != "tool_result" for b in self.content)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "role": self.role, "content": self.content, "status": self.status,
+                "error": self.error, "model": self.model,
+                "usage": self.usage.to_json() if self.usage else None,
+                "cost_usd": self.cost_usd, "created_at": self.created_at,
+                "superseded_by": self.superseded_by}
+
+
+class ChatStore:
+    """What was said in each chat.  With a *hub*, every change is announced there after its
+    commit, on the committing thread: ``MessageStored``, ``MessagesSuperseded``."""
+
+    def __init__(self, db: Database, *, hub: Hub | None = None) -> None:
+        self._db = db
+        self._hub = hub
+
+    def append(self, chat_id: str, role: str, content: list[dict[str, Any]], *,
+               status: str = COMPLETE, error: str | None = None, model: str | None = None,
+               usage: Usage | None = None, cost_usd: float | None = None) -> Message:
+        with self._db.write() as conn:
+            message = _insert(conn, chat_id, role, content, status=status, error=error,
+                              model=model, usage=usage, cost_usd=cost_usd)
+        if self._hub is not None:
+            self._hub.emit(MessageStored(chat_id, message.id, role))
+        return message
+
+    def messages(self, chat_id: str, *, before: int | None = None, after: int | None = None,
+                 limit: int | None = None, superseded: bool = False) -> list[Message]:
+        """The chat's conversation, oldest first: all of it, or one page.
+
+        *before* keeps messages with a smaller id, *after* those with a larger one; *limit*
+        keeps the newest *limit* of those.  A long chat opens with ``messages(chat, limit=50)``
+        and scrolls back with ``messages(chat, before=<oldest id shown>, limit=50)``; an empty
+        page is the start.  Pages walk an index of the conversation, so a page costs the same
+        in any chat.  ``superseded=True`` adds the messages a retry or an edit replaced.
+        """
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative: {limit}")
+        where = "chat_id = ?"
+        params: list[object] = [chat_id]
+        if not superseded:
+            where += " AND superseded_by IS NULL"
+        if before is not None:
+            where += " AND id < ?"
+            params.append(before)
+        if after is not None:
+            where += " AND id > ?"
+            params.append(after)
+        if limit is None:
+            rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE {where} ORDER BY id",
+                                  params)
+        else:
+            rows = self._db.query(
+                f"SELECT {_COLUMNS} FROM message WHERE {where} ORDER BY id DESC LIMIT ?",
+                (*params, limit))
+            rows.reverse()
+        return [_message(r) for r in rows]
+
+    def page(self, chat_id: str, *, before: int | None = None, limit: int = 50) -> list[Message]:
+        """A page of the conversation that starts where a turn starts: at a message of the
+        person (or the chat's first message), so a reply is never cut in two between pages.
+
+        At least *limit* messages (fewer at the chat's start), oldest first; a page that
+        would open inside a reply reaches back to the person's message that asked for it.
+        """
+        page = self.messages(chat_id, before=before, limit=limit)
+        while len(page) >= limit and page and not page[0].from_person:
+            older = self.messages(chat_id, before=page[0].id, limit=max(8, limit // 4))
+            if not older:
+                break
+            cut = next((i for i in range(len(older) - 1, -1, -1) if older[i].from_person), None)
+            if cut is not None:
+                return older[cut:] + page
+            page = older + page
+            if len(older) < max(8, limit // 4):
+                break  # the chat's start
+        return page
+
+    def message(self, chat_id: str, message_id: int) -> Message | None:
+        """One message of the chat, superseded or not; None when the chat holds no such id."""
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND id = ?",
+                              (chat_id, message_id))
+        return _message(rows[0]) if rows else None
+
+    def message_count(self, chat_id: str) -> int:
+        """How many messages the conversation holds (counted in the index, none is read)."""
+        rows = self._db.query("SELECT count(*) FROM message WHERE chat_id = ?"
+                              " AND superseded_by IS NULL", (chat_id,))
+        return int(rows[0][0])
+
+    def last_message_id(self, chat_id: str) -> int | None:
+        """The id of the conversation's newest message; None for a chat with no messages."""
+        rows = self._db.query("SELECT max(id) FROM message WHERE chat_id = ?"
+                              " AND superseded_by IS NULL", (chat_id,))
+        return None if rows[0][0] is None else int(rows[0][0])
+
+    # ----------------------------------------------------------------- sending again
+
+    def retry(self, chat_id: str) -> Message:
+        """Take the last reply out of the conversation so that the person's message before it
+        can be answered again; returns that message.
+
+        Allowed when the last reply failed, was stopped, or never arrived (a crash mid-turn).
+        The reply's messages (its tool rounds too) are kept, ``superseded_by`` the person's
+        message.  A complete reply is refused: editing the message sends it again.
+        """
+        with self._db.write() as conn:
+            tail = _tail(conn, chat_id)
+            person = next((m for m in tail if m.from_person), None)
+            if person is None:
+                raise Refused(f"cannot retry in session '{chat_id}': there is no message of "
+                              "yours to send again")
+            last = tail[0]
+            if last.role == "assistant" and last.status == COMPLETE:
+                raise Refused(f"cannot retry in session '{chat_id}': the last reply is "
+                              "complete; edit your message to send it again")
+            replaced = _supersede(conn, chat_id, by=person.id, first=person.id + 1)
+        if self._hub is not None and replaced:
+            self._hub.emit(MessagesSuperseded(chat_id, replaced, person.id))
+        return person
+
+    def resend(self, chat_id: str, message_id: int, text: str) -> Message:
+        """Edit-and-resend: store the person's message *message_id* again with *text* (its
+        attachments kept) and take it and everything after it out of the conversation, in
+        one transaction; returns the new message."""
+        verb = f"cannot edit message {message_id} in session '{chat_id}'"
+        with self._db.write() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND id = ?",
+                                (chat_id, message_id)).fetchall()
+            if not rows:
+                raise Refused(f"{verb}: no such message")
+            old = _message(rows[0])
+            if old.superseded_by is not None:
+                raise Refused(f"{verb}: it was already replaced by a retry or an edit")
+            if not old.from_person:
+                raise Refused(f"{verb}: only your own messages can be edited")
+            kept = [b for b in old.content if b.get("type") not in ("text", "tool_result")]
+            content = ([{"type": "text", "text": text}] if text.strip() else []) + kept
+            if not content:
+                raise Refused("cannot send an empty message")
+            new = _insert(conn, chat_id, "user", content)
+            replaced = _supersede(conn, chat_id, by=new.id, first=message_id, before=new.id)
+        if self._hub is not None:
+            self._hub.emit(MessagesSuperseded(chat_id, replaced, new.id),
+                           MessageStored(chat_id, new.id, "user"))
+        return new
+
+    # ----------------------------------------------------------------- drafts
+
+    def draft(self, chat_id: str) -> str:
+        rows = self._db.query("SELECT draft FROM chat WHERE id = ?", (chat_id,))
+        return rows[0][0] if rows else ""
+
+    def save_draft(self, chat_id: str, text: str) -> None:
+        with self._db.write() as conn:
+            conn.execute("UPDATE chat SET draft = ? WHERE id = ?", (text, chat_id))
+
+
+_COLUMNS = ("id, chat_id, role, content, status, error, model, input_tokens,"
+            " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at,"
+            " superseded_by")
+
+
+def _message(r: tuple[Any, ...]) -> Message:
+    return Message(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
+                   Usage(*r[7:11]) if r[7] is not None else None, r[11], r[12], r[13])
+
+
+def _insert(conn: sqlite3.Connection, chat_id: str, role: str, content: list[dict[str, Any]], *,
+            status: str = COMPLETE, error: str | None = None, model: str | None = None,
+            usage: Usage | None = None, cost_usd: float | None = None) -> Message:
+    now = utc_now()
+    u = usage or Usage()
+    row_id = conn.execute(
+        "INSERT INTO message (chat_id, role, content, status, error, model, input_tokens,"
+        " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (chat_id, role, json.dumps(content, ensure_ascii=False), status, error, model,
+         *((u.input, u.cache_write, u.cache_read, u.output) if usage else (None,) * 4),
+         cost_usd, now),
+    ).lastrowid
+    conn.execute("UPDATE chat SET updated_at = ? WHERE id = ?", (now, chat_id))
+    assert row_id is not None
+    return Message(row_id, chat_id, role, content, status, error, model, usage, cost_usd, now)
+
+
+def _supersede(conn: sqlite3.Connection, chat_id: str, *, by: int, first: int,
+               before: int | None = None) -> tuple[int, ...]:
+    """Take the conversation's messages from id *first* on (those before *before* only, when
+    given) out of it, superseded by message *by*; returns their ids, oldest first."""
+    where = "chat_id = ? AND id >= ? AND superseded_by IS NULL"
+    params: tuple[object, ...] = (chat_id, first)
+    if before is not None:
+        where += " AND id < ?"
+        params += (before,)
+    ids = tuple(r[0] for r in conn.execute(f"SELECT id FROM message WHERE {where} ORDER BY id",
+                                           params))
+    conn.execute(f"UPDATE message SET superseded_by = ? WHERE {where}", (by, *params))
+    return ids
+
+
+def _tail(conn: sqlite3.Connection, chat_id: str) -> list[Message]:
+    """The conversation from its end back to the person's last message, newest first."""
+    found: list[Message] = []
+    before = None
+    while True:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND superseded_by IS NULL"
+            + (" AND id < ?" if before is not None else "") + " ORDER BY id DESC LIMIT 32",
+            (chat_id, before) if before is not None else (chat_id,)).fetchall()
+        for row in rows:
+            found.append(_message(row))
+            if found[-1].from_person:
+                return found
+        if len(rows) < 32:
+            return found
+        before = found[-1].id

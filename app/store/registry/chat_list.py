@@ -1,0 +1,456 @@
+"""The chats in the sidebar: joining a workspace, manual order, archive and pin.
+
+Reads come from rows kept in memory (``chat_count``/``chat_at``/``chat_row`` and the same for
+Pinned and Archived, in O(1)); each change updates them and emits the events that say how.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from app.base import paths
+from app.base.db import utc_now
+from app.base.ids import new_id
+from app.base.live import Work
+from app.base.titles import visible
+from app.errors import Refused
+from app.events import (
+    ChatAdded,
+    ChatArchived,
+    ChatChanged,
+    ChatMoved,
+    ChatPinned,
+    ChatsRegrouped,
+    ChatUnarchived,
+    ChatUnpinned,
+    Event,
+    WorkEnded,
+    WorkStarted,
+)
+from app.records import Chat, ChatListing, Workspace
+from app.store.registry.nesting import Rows
+from app.store.registry.state import RegistryState, attach_at_top
+
+DEFAULT_CHAT_TITLE = "New chat"
+
+
+def _missing_chat(verb: str, chat_id: str) -> Refused:
+    if verb == "archive":  # the registry's exact sentence (README, "The command line")
+        return Refused(
+            f"cannot archive session '{chat_id}': "
+            "live sessions and session persistence hold no such session"
+        )
+    return Refused(f"cannot {verb} session '{chat_id}': no such session")
+
+
+class ChatList(RegistryState):
+    """Chat headers and their grouping; every read from memory."""
+
+    # ----------------------------------------------------------------- reading
+
+    def workspace_for_folder(self, folder: str | None) -> Workspace | None:
+        """The workspace a chat in *folder* would join, if any (the same rule as new_chat)."""
+        resolved = paths.try_resolve_folder(folder)
+        with self._lock:
+            return self._existing(resolved) if resolved is not None else None
+
+    def chat(self, chat_id: str) -> Chat | None:
+        return self._chats.get(chat_id)
+
+    def get_chat(self, chat_id: str, *, verb: str = "show") -> Chat:
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            raise _missing_chat(verb, chat_id)
+        return chat
+
+    def chats_of(self, ws_id: str) -> list[Chat]:
+        """A workspace's visible chats in their manual order (archived ones are hidden)."""
+        with self._lock:
+            return list(map(self._chats.__getitem__, self._visible.get(ws_id, ())))
+
+    def chat_order(self, ws_id: str) -> list[str]:
+        """A workspace's chats in their manual order, archived ones included (ids)."""
+        with self._lock:
+            return list(self._members.get(ws_id, ()))
+
+    def chat_listing(self) -> ChatListing:
+        """The sidebar's grouping, from memory: Pinned (most recently pinned first), each
+        workspace in display order, Ungrouped (newest first), Archived (most recently first)."""
+        with self._lock:
+            get = self._chats.__getitem__
+            return ChatListing(
+                pinned=list(map(get, self._pinned)),
+                workspaces=[(ws, list(map(get, self._visible[ws.id])))
+                            for ws in self.workspaces()],
+                ungrouped=list(map(get, self._ungrouped)),
+                archived=list(map(get, self._archived)),
+            )
+
+    # The lists as rows, for a model: a workspace's visible chats (None: Ungrouped), Pinned,
+    # Archived.  O(1) each.
+
+    def chat_count(self, ws_id: str | None) -> int:
+        with self._lock:
+            return len(self._chat_rows(ws_id))
+
+    def chat_at(self, ws_id: str | None, row: int) -> Chat:
+        with self._lock:
+            return self._chats[self._chat_rows(ws_id).at(row)]
+
+    def chat_row(self, chat_id: str) -> int | None:
+        """The chat's row in its workspace (or Ungrouped); None when archived."""
+        with self._lock:
+            chat = self._chats[chat_id]
+            return None if chat.archived else self._home(chat).row_of(chat_id)
+
+    def pinned_count(self) -> int:
+        return len(self._pinned)
+
+    def pinned_at(self, row: int) -> Chat:
+        with self._lock:
+            return self._chats[self._pinned.at(row)]
+
+    def pinned_row(self, chat_id: str) -> int | None:
+        with self._lock:
+            return self._pinned.row_of(chat_id) if chat_id in self._pinned else None
+
+    def archived_count(self) -> int:
+        return len(self._archived)
+
+    def archived_at(self, row: int) -> Chat:
+        with self._lock:
+            return self._chats[self._archived.at(row)]
+
+    def archived_row(self, chat_id: str) -> int | None:
+        with self._lock:
+            return self._archived.row_of(chat_id) if chat_id in self._archived else None
+
+    def _chat_rows(self, ws_id: str | None) -> Rows:
+        if ws_id is None:
+            return self._ungrouped
+        rows = self._visible.get(ws_id)
+        if rows is None:
+            raise KeyError(f"no workspace '{ws_id}'")
+        return rows
+
+    def _home(self, chat: Chat) -> Rows:
+        return self._ungrouped if chat.workspace_id is None else self._visible[chat.workspace_id]
+
+    # ----------------------------------------------------------------- changing
+
+    def new_chat(self, *, folder: str | None = None, title: str = "") -> Chat:
+        """Record a chat in *folder* (kept as given); it joins the workspace of that folder.
+
+        The folder must resolve to a directory whose canonical path is a registered
+        workspace's; anything else (none, missing, a file, no workspace) stays Ungrouped.
+        """
+        if title.strip() and not visible(title):
+            raise Refused("cannot create a chat: the title has only invisible characters")
+        resolved = paths.try_resolve_folder(folder)
+        with self._changing() as events:
+            with self._writing() as conn:
+                home = self._existing(resolved) if resolved is not None else None  # exact match
+                now = utc_now()
+                chat = Chat(
+                    id=new_id("ch"),
+                    title=" ".join(title.split()) or DEFAULT_CHAT_TITLE,
+                    folder=folder,
+                    workspace_id=home.id if home else None,
+                    created_at=now,
+                    updated_at=now,
+                )
+                self._insert_chat(conn, chat)
+            self._chats[chat.id] = chat
+            self._seq[chat.id] = len(self._seq)
+            if home is not None:
+                self._members[home.id].insert(0, chat.id)
+            events.append(ChatAdded(chat.id, chat.workspace_id, self._show(chat), chat))
+        return chat
+
+    @staticmethod
+    def _insert_chat(conn: sqlite3.Connection, chat: Chat) -> None:
+        conn.execute(
+            "INSERT INTO chat (id, title, folder, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+            (chat.id, chat.title, chat.folder, chat.created_at, chat.updated_at),
+        )
+        if chat.workspace_id is not None:
+            attach_at_top(conn, chat.workspace_id, chat.id)
+
+    def archive_chat(self, chat_id: str) -> Chat:
+        """Hide a chat from the grouping; refused while work runs on it.
+
+        In Cairn a chat is its own conversation row, so "every chat that shares the row"
+        is this chat.  Live work is known to the process running it: the window's
+        turns are seen by the window, not by a separate ``cairn`` command.
+        """
+
+        def archive(chat: Chat) -> dict[str, Any] | None:
+            kinds = self._fence(chat_id)  # no turn can start until the archive is done
+            if kinds:
+                raise Refused(
+                    f"cannot archive session '{chat_id}': the session is active ({', '.join(kinds)})"
+                )
+            return _ARCHIVE(chat)
+
+        return self._change_chat(chat_id, "archive", archive)
+
+    def stop_and_archive_chat(self, chat_id: str) -> Chat:
+        """Archive first, then ask running work to stop; a failed stop never undoes it."""
+        chat = self._change_chat(chat_id, "archive", _ARCHIVE)
+        self.live.stop(chat_id)
+        return chat
+
+    def unarchive_chat(self, chat_id: str) -> Chat:
+        """Back to its place in its workspace (or Ungrouped), without its old pin."""
+        return self._change_chat(
+            chat_id, "unarchive", lambda c: {"archived_at": None} if c.archived else None)
+
+    def pin_chat(self, chat_id: str) -> Chat:
+        """Surface a chat ahead of the others; the most recently pinned leads."""
+
+        def pin(chat: Chat) -> dict[str, Any] | None:
+            if chat.archived:
+                raise Refused(f"cannot pin session '{chat_id}': the session is archived")
+            return None if chat.pinned else {"pin_seq": _NEXT_PIN}
+
+        return self._change_chat(chat_id, "pin", pin)
+
+    def unpin_chat(self, chat_id: str) -> Chat:
+        return self._change_chat(chat_id, "unpin", lambda c: {"pin_seq": None} if c.pinned else None)
+
+    def rename_chat(self, chat_id: str, title: str) -> Chat:
+        clean = " ".join(title.split())
+
+        def rename(chat: Chat) -> dict[str, Any] | None:
+            if not clean:
+                raise Refused(f"cannot rename session '{chat_id}': the title is empty")
+            if not visible(clean):
+                raise Refused(f"cannot rename session '{chat_id}': the title has only "
+                              "invisible characters")
+            return {"title": clean} if chat.title != clean else None
+
+        return self._change_chat(chat_id, "rename", rename)
+
+    def _change_chat(self, chat_id: str, verb: str,
+                     decide: Callable[[Chat], dict[str, Any] | None]) -> Chat:
+        """Decide on the stored state (after catching up), then write; None = already so."""
+        with self._changing() as events:
+            with self._writing() as conn:
+                chat = self.get_chat(chat_id, verb=verb)
+                changes = decide(chat)
+                if changes is None:
+                    return chat  # nothing to write
+                if changes.get("pin_seq") is _NEXT_PIN:
+                    changes["pin_seq"] = (
+                        conn.execute("SELECT coalesce(max(pin_seq), 0) + 1 FROM chat").fetchone()[0]
+                    )
+                changes["updated_at"] = utc_now()
+                columns = ", ".join(f"{name} = ?" for name in changes)
+                conn.execute(f"UPDATE chat SET {columns} WHERE id = ?", (*changes.values(), chat_id))
+            before, chat = chat, chat._replace(**changes)
+            events.extend(self._restate(before, chat))
+        return chat
+
+    def move_chat(self, chat_id: str, *, index: int) -> Chat:
+        """Put a chat at *index* (0-based) among its workspace's visible chats."""
+        with self._changing() as events:
+            with self._writing() as conn:
+                chat = self.get_chat(chat_id, verb="move")
+                ws_id = chat.workspace_id
+                if chat.archived:
+                    raise Refused(f"cannot move session '{chat_id}': the session is archived")
+                if ws_id is None:
+                    raise Refused(
+                        f"cannot move session '{chat_id}': the session belongs to no workspace"
+                    )
+                order = [i for i in self._members[ws_id] if i != chat_id]
+                visible = [i for i in order if not self._chats[i].archived]
+                if not 0 <= index <= len(visible):
+                    count = len(visible) + 1
+                    raise Refused(
+                        f"cannot move session '{chat_id}' to position {index + 1}: "
+                        f"its workspace shows {count} chat{'s' if count > 1 else ''}"
+                    )
+                # Archived chats keep their slots; the chat goes just before the visible chat
+                # now at *index*, or just after the last visible one.
+                if index < len(visible):
+                    at = order.index(visible[index])
+                else:
+                    at = order.index(visible[-1]) + 1 if visible else len(order)
+                order.insert(at, chat_id)
+                conn.execute("DELETE FROM membership WHERE workspace_id = ?", (ws_id,))
+                conn.executemany(
+                    "INSERT INTO membership (workspace_id, chat_id, position) VALUES (?, ?, ?)",
+                    ((ws_id, c, p) for p, c in enumerate(order)),
+                )
+            self._members[ws_id] = order
+            rows = self._visible[ws_id]
+            old_row = rows.remove(chat_id)
+            rows.insert(index, chat_id)
+            if index != old_row:
+                events.append(ChatMoved(chat_id, ws_id, old_row, index))
+        return chat
+
+    def move_chat_to(self, chat_id: str, ws_id: str | None, *, index: int = 0) -> Chat:
+        """Move a chat into workspace *ws_id* (None: Ungrouped), at *index* among its visible
+        chats: it now runs in that workspace's folder, so from its next message on it sees
+        that workspace's context and teaches that workspace's knowledge.
+
+        Refused for an archived chat, while a reply or a rebuild runs in it (the turn was
+        built on the old context), and for an unknown workspace.  Into Ungrouped the chat has
+        no folder and takes its place by creation, as Ungrouped chats do.
+        """
+        with self._changing() as events:
+            with self._writing() as conn:
+                chat = self.get_chat(chat_id, verb="move")
+                if chat.archived:
+                    raise Refused(f"cannot move session '{chat_id}': the session is archived")
+                if self._fence(chat_id):  # no turn can start until the move is done
+                    raise Refused(f"cannot move session '{chat_id}': a reply or a knowledge "
+                                  "update is running in it; stop it or wait until it ends")
+                target = self._workspaces.get(ws_id) if ws_id is not None else None
+                if ws_id is not None and target is None:
+                    raise Refused(f"cannot move session '{chat_id}': no workspace '{ws_id}'")
+                if ws_id == chat.workspace_id:
+                    return chat  # already there: reordering is move_chat's
+                order: list[str] = []
+                if ws_id is not None:
+                    order = list(self._members[ws_id])
+                    visible = [i for i in order if not self._chats[i].archived]
+                    if not 0 <= index <= len(visible):
+                        count = len(visible) + 1
+                        raise Refused(
+                            f"cannot move session '{chat_id}' to position {index + 1}: that "
+                            f"workspace shows {count} chat{'s' if count > 1 else ''}")
+                    if index < len(visible):
+                        order.insert(order.index(visible[index]), chat_id)
+                    else:
+                        order.insert(order.index(visible[-1]) + 1 if visible else len(order),
+                                     chat_id)
+                folder = target.path if target is not None else None
+                now = utc_now()
+                conn.execute("UPDATE chat SET folder = ?, updated_at = ? WHERE id = ?",
+                             (folder, now, chat_id))
+                if chat.workspace_id is not None:
+                    conn.execute("DELETE FROM membership WHERE chat_id = ?", (chat_id,))
+                if ws_id is not None:
+                    conn.execute("DELETE FROM membership WHERE workspace_id = ?", (ws_id,))
+                    conn.executemany(
+                        "INSERT INTO membership (workspace_id, chat_id, position)"
+                        " VALUES (?, ?, ?)", ((ws_id, c, p) for p, c in enumerate(order)))
+            self._home(chat).remove(chat_id)
+            if chat.workspace_id is not None:
+                self._members[chat.workspace_id].remove(chat_id)
+            moved = chat._replace(folder=folder, workspace_id=ws_id, updated_at=now)
+            self._chats[chat_id] = moved
+            if ws_id is not None:
+                self._members[ws_id] = order
+            row = self._show(moved)
+            events.append(ChatsRegrouped(ids=(chat_id,), to=ws_id, rows=(row,)))
+            events.append(ChatChanged(chat_id, moved))
+        return moved
+
+    # ----------------------------------------------------------------- rows and events
+
+    def _show(self, chat: Chat) -> int:
+        """Put a visible chat in its workspace's rows (or Ungrouped's); returns its row."""
+        if chat.workspace_id is None:
+            return self._ungrouped.insert_sorted(chat.id, self._seq.__getitem__)
+        # Its place in the manual order, counting only the visible chats before it.
+        row = 0
+        for other in self._members[chat.workspace_id]:
+            if other == chat.id:
+                break
+            row += self._chats[other].archived_at is None
+        self._visible[chat.workspace_id].insert(row, chat.id)
+        return row
+
+    def _restate(self, before: Chat, after: Chat) -> list[Event]:
+        """Memory after a committed change of one chat's header, and the events saying how."""
+        chat_id = after.id
+        events: list[Event] = []
+        if before.pinned and before.pin_seq != after.pin_seq:
+            events.append(ChatUnpinned(chat_id, self._pinned.remove(chat_id)))
+        self._chats[chat_id] = after
+        if before.archived != after.archived:
+            if after.archived:
+                row = self._home(before).remove(chat_id)
+                archived_row = self._archived.insert_sorted(chat_id, self._archive_key)
+                events.append(ChatArchived(chat_id, after.workspace_id, row, archived_row))
+            else:
+                archived_row = self._archived.remove(chat_id)
+                events.append(ChatUnarchived(chat_id, after.workspace_id, self._show(after),
+                                             archived_row))
+        if after.pinned and before.pin_seq != after.pin_seq:
+            events.append(ChatPinned(chat_id, self._pinned.insert_sorted(chat_id, self._pin_key)))
+        events.append(ChatChanged(chat_id, after))
+        return events
+
+    def _regroup(self, chat_ids: list[str], to: str | None) -> ChatsRegrouped | None:
+        """Memory after the chats of a workspace being removed joined *to* (None: Ungrouped).
+
+        The chats keep their manual order; the source's rows are dropped by the caller.
+        """
+        if not chat_ids:
+            return None
+        shown: list[tuple[int, str]] = []
+        hidden: list[str] = []
+        for chat_id in chat_ids:
+            chat = self._chats[chat_id]._replace(workspace_id=to)
+            self._chats[chat_id] = chat
+            if chat.archived:
+                hidden.append(chat_id)
+            elif to is None:
+                shown.append((self._ungrouped.insert_sorted(chat_id, self._seq.__getitem__),
+                               chat_id))
+        if to is not None:
+            self._members[to] = list(chat_ids)
+            self._visible[to] = Rows(c for c in chat_ids if self._chats[c].archived_at is None)
+            shown = [(row, c) for row, c in enumerate(self._visible[to])]
+        else:
+            # Rows of earlier inserts shift as later ones land above them: read them at the end.
+            shown = sorted((self._ungrouped.row_of(c), c) for _, c in shown)
+        return ChatsRegrouped(
+            ids=tuple(c for _, c in shown) + tuple(hidden),
+            to=to,
+            rows=tuple(row for row, _ in shown) + (None,) * len(hidden),
+        )
+
+    # ----------------------------------------------------------------- live work
+
+    def begin_work(self, chat_id: str, kind: str, stop: Callable[[], object]) -> Work:
+        """Register running work (a ``turn``, a ``background job``) on a known, unarchived chat.
+
+        Never while a change is archiving or moving the chat (its fence, ``_fence``): work
+        never starts on a chat that is being archived, and never waits on a write either.
+        Call :meth:`end_work` when it finishes.
+        """
+        with self._lock:
+            chat = self.get_chat(chat_id, verb="start work in")
+            if chat.archived:
+                raise Refused(f"cannot start work in session '{chat_id}': the session is archived")
+            work = self.live.begin(chat_id, kind, stop, fenced=lambda: Refused(
+                f"cannot start work in session '{chat_id}': the session is being archived or "
+                "moved; try again in a moment"))
+            self._working.add(work.token)
+        self.hub.emit(WorkStarted(chat_id, kind))  # outside the memory lock: listeners may write
+        return work
+
+    def end_work(self, work: Work) -> None:
+        """Unregister *work*; a second call for the same work does nothing."""
+        with self._lock:
+            self.live.end(work)
+            if work.token not in self._working:
+                return
+            self._working.discard(work.token)
+        self.hub.emit(WorkEnded(work.chat_id, work.kind))
+
+
+_NEXT_PIN = object()  # "the next pin number", computed inside the write
+
+
+def _ARCHIVE(chat: Chat) -> dict[str, Any] | None:
+    # The pin is cleared in the same write; the chat keeps its place in its workspace.
+    return None if chat.archived else {"archived_at": utc_now(), "pin_seq": None}

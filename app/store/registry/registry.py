@@ -1,0 +1,354 @@
+"""The workspace registry: workspaces, their order and nesting, and the chats grouped under
+them.
+
+The parts live beside this module: ``state`` (memory and the write path), ``chat_list`` (chats
+joining, order, archive, pin), ``nesting`` (the tree and its rows), ``first_start``
+(regrouping, the first-use workspace, recovery) and ``removed`` (recently removed workspaces).
+This module adds opening and
+the workspace operations.  Every change emits typed events (``app.events``) through
+``registry.hub``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from app.base import locations, paths
+from app.base.db import Database, utc_now
+from app.base.titles import visible
+from app.errors import Refused
+from app.events import Hub, WorkspaceChanged
+from app.records import BUILD_STATUSES, OK, Workspace
+from app.store.registry.chat_list import DEFAULT_CHAT_TITLE
+from app.store.registry.first_start import FirstStart
+from app.store.registry.removed import RecentlyRemoved
+from app.store.registry.state import Cleanup, read_stored
+
+log = logging.getLogger(__name__)
+
+
+class Registry(RecentlyRemoved, FirstStart):
+    """Open with :meth:`open`; all methods are safe to call from any thread."""
+
+    @classmethod
+    def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
+             hub: Hub | None = None) -> Registry:
+        """Open the data folder: check what is stored, finish interrupted changes, first start.
+
+        Events go to *hub* (a new one by default: ``registry.hub``).
+        """
+        db = Database.open(data_folder or locations.data_dir())
+        registry = cls(db, cleanup=cleanup, hub=hub)
+        try:
+            with registry._changing():  # a subscriber of a given hub gets one Reset
+                with db.snapshot() as conn:
+                    stored = read_stored(conn)
+                    registry._data_version = db.data_version(conn)
+                registry._install(stored)
+                registry._resume_pending(stored.pending)
+                if "initialised" not in registry._state:
+                    registry._initialise()
+            registry.purge_removed()
+        except BaseException:
+            db.close()
+            raise
+        return registry
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ================================================================= workspaces: reading
+
+    def top_level(self) -> list[Workspace]:
+        """Workspaces that are no folder of another, in display order."""
+        return self.children(None)
+
+    def children(self, ws_id: str | None) -> list[Workspace]:
+        """The folders directly inside *ws_id* (None: the top level), in display order."""
+        with self._lock:
+            return list(map(self._workspaces.__getitem__, self._nesting.children(ws_id)))
+
+    def tree(self) -> dict[str | None, list[Workspace]]:
+        """Every workspace's folders in display order, keyed by parent (None: the top level);
+        only parents that have folders appear, for callers that walk the whole tree."""
+        get = self._workspaces.__getitem__
+        with self._lock:
+            return {parent: list(map(get, rows)) for parent in self._nesting.parents()
+                    if (rows := self._nesting.children(parent))}
+
+    # The tree as rows, for a model.  O(1) each.
+
+    def child_count(self, ws_id: str | None) -> int:
+        """How many folders *ws_id* holds (None: how many top-level workspaces)."""
+        with self._lock:
+            return len(self._nesting.children(ws_id))
+
+    def child_at(self, ws_id: str | None, row: int) -> Workspace:
+        with self._lock:
+            return self._workspaces[self._nesting.children(ws_id).at(row)]
+
+    def row_of(self, ws_id: str) -> int:
+        """The workspace's row among its parent's folders (or the top level)."""
+        with self._lock:
+            return self._nesting.row_of(ws_id)
+
+    def parent_of(self, ws_id: str) -> str | None:
+        return self._nesting.parent_of(ws_id)
+
+    def workspace(self, ws_id: str) -> Workspace | None:
+        return self._workspaces.get(ws_id)
+
+    def lineage(self, ws_id: str | None) -> list[Workspace]:
+        """*ws_id* and the workspaces it is a folder of, the project first (from memory);
+        empty for None (Ungrouped) or an unknown id."""
+        found: list[Workspace] = []
+        while ws_id is not None and (ws := self._workspaces.get(ws_id)) is not None:
+            found.append(ws)
+            ws_id = self._nesting.parent_of(ws_id)
+        return found[::-1]
+
+    def get_workspace(self, ws_id: str, *, verb: str = "show") -> Workspace:
+        ws = self._workspaces.get(ws_id)
+        if ws is None:
+            raise Refused(f"cannot {verb} workspace '{ws_id}': no such workspace")
+        return ws
+
+    def workspace_json(self, ws: Workspace) -> dict[str, Any]:
+        return ws.to_json(parent=self._nesting.parent_of(ws.id))
+
+    @property
+    def first_use_workspace_id(self) -> str | None:
+        """The automatic first-use workspace, while it is still on the list."""
+        ws_id = self._state.get("first_use")
+        return ws_id if ws_id in self._workspaces else None
+
+    def refresh_status(self) -> None:
+        """Look at every folder again (``ok`` / ``missing-dir``); the stored path never changes."""
+        with self._changing() as events:
+            for ws in list(self._workspaces.values()):
+                status = paths.folder_status(ws.path)  # the disk: never under the memory lock
+                identity = paths.identity(ws.path) if status == OK else None
+                if (status, identity) != (ws.status, ws.identity):
+                    with self._lock:
+                        now = self._workspaces[ws.id] = replace(ws, status=status,
+                                                                identity=identity)
+                    if status != ws.status:
+                        events.append(WorkspaceChanged(ws.id, now))
+            with self._lock:
+                self._nesting.set_identities(self._workspaces.values())
+
+    # ================================================================= workspaces: changing
+
+    def add_workspace(self, path: str, *, at_end: bool = False) -> tuple[Workspace, bool]:
+        """Register the folder at *path* (fully qualified, as given): ``(workspace, created)``.
+
+        A folder that already has a workspace, or an alias of it, returns that workspace
+        unchanged.  A new one leads the list, or goes last with ``at_end``.
+        """
+        folder = paths.resolve_folder(path)
+        with self._changing() as events:
+            with self._writing() as conn:
+                existing = self._existing(folder)
+                if existing is not None:
+                    return existing, False
+                ws = self._insert_workspace(conn, folder, at_end=at_end)
+            order = [*self._order, ws.id] if at_end else [ws.id, *self._order]
+            events.extend(self._reshape(order, added=ws).events())
+        return ws, True
+
+    def rename_workspace(self, ws_id: str, title: str) -> Workspace:
+        """Change the title only; titles may repeat."""
+        clean = " ".join(title.split())
+
+        def rename(ws: Workspace) -> dict[str, Any]:
+            if not clean:
+                raise Refused(f"cannot rename workspace '{ws_id}': the title is empty")
+            if not visible(clean):
+                raise Refused(f"cannot rename workspace '{ws_id}': the title has only "
+                              "invisible characters")
+            return {"title": clean}
+
+        return self._change_workspace(ws_id, "rename", rename)
+
+    def update_workspace(
+        self,
+        ws_id: str,
+        *,
+        description: str | None = None,
+        instructions: str | None = None,
+        build_status: str | None = None,
+    ) -> Workspace:
+        """Set the description, custom instructions or build status (None leaves one as is)."""
+        changes = {
+            name: value
+            for name, value in (
+                ("description", description),
+                ("instructions", instructions),
+                ("build_status", build_status),
+            )
+            if value is not None
+        }
+
+        def update(ws: Workspace) -> dict[str, Any]:
+            if build_status is not None and build_status not in BUILD_STATUSES:
+                raise Refused(
+                    f"cannot set workspace '{ws_id}' to status '{build_status}': "
+                    f"the status must be one of {', '.join(BUILD_STATUSES)}"
+                )
+            return changes
+
+        return self._change_workspace(ws_id, "change", update)
+
+    def advance_workspace(self, ws_id: str) -> Workspace:
+        """Move the build status one step: idea → planning → building → shipped."""
+
+        def advance(ws: Workspace) -> dict[str, Any]:
+            step = BUILD_STATUSES.index(ws.build_status)
+            if step == len(BUILD_STATUSES) - 1:
+                raise Refused(f"cannot advance workspace '{ws_id}': it is already shipped")
+            return {"build_status": BUILD_STATUSES[step + 1]}
+
+        return self._change_workspace(ws_id, "advance", advance)
+
+    def _change_workspace(self, ws_id: str, verb: str,
+                          decide: Callable[[Workspace], dict[str, Any]]) -> Workspace:
+        """Decide on the stored state (after catching up with other processes), then write."""
+        with self._changing() as events:
+            with self._writing() as conn:
+                ws = self.get_workspace(ws_id, verb=verb)
+                changes = decide(ws)
+                if not changes:
+                    return ws
+                now = utc_now()
+                columns = ", ".join(f"{name} = ?" for name in changes)
+                conn.execute(
+                    f"UPDATE workspace SET {columns}, updated_at = ? WHERE id = ?",
+                    (*changes.values(), now, ws_id),
+                )
+            ws = replace(ws, updated_at=now, **changes)
+            self._workspaces[ws_id] = ws
+            events.append(WorkspaceChanged(ws_id, ws))
+        return ws
+
+    def save_description_and_instructions(
+            self, ws_id: str, *, description: str | None = None,
+            instructions: str | None = None,
+            expected: tuple[str, str] | None = None) -> Workspace | None:
+        """Set the description and the custom instructions (None leaves one as is).
+
+        With *expected*, the (description, instructions) an editor opened, only while they
+        are still what is stored (or already are the new values): None, with nothing
+        written, when another save changed them meanwhile.  Decided on the stored state
+        inside the write, so two editors (or two processes) never overwrite each other.
+        """
+        class _Moved(Exception):
+            """The stored texts are neither the expected nor the new ones."""
+
+        def decide(ws: Workspace) -> dict[str, Any]:
+            stored = (ws.description, ws.instructions)
+            wanted = (ws.description if description is None else description,
+                      ws.instructions if instructions is None else instructions)
+            if expected is not None and stored not in (expected, wanted):
+                raise _Moved
+            return {name: value for name, value in zip(("description", "instructions"), wanted)
+                    if getattr(ws, name) != value}
+
+        try:
+            return self._change_workspace(ws_id, "change", decide)
+        except _Moved:
+            return None
+
+    def move_workspace(self, ws_id: str, *, index: int) -> None:
+        """Put a workspace at *index* (0-based) of the display order."""
+        with self._changing() as events:
+            with self._writing() as conn:
+                self.get_workspace(ws_id, verb="move")
+                order = [i for i in self._order if i != ws_id]
+                if not 0 <= index <= len(order):
+                    raise Refused(
+                        f"cannot move workspace '{ws_id}' to position {index + 1}: "
+                        f"the list holds {len(order) + 1} workspace{'s' if order else ''}"
+                    )
+                order.insert(index, ws_id)
+                conn.execute("DELETE FROM display_order")
+                conn.executemany(
+                    "INSERT INTO display_order (position, workspace_id) VALUES (?, ?)",
+                    enumerate(order),
+                )
+            events.extend(self._reshape(order, moved=ws_id).events())
+
+    def move_to_folder(self, ws_id: str, path: str) -> Workspace:
+        """"Move to folder…" for a workspace whose folder is gone.
+
+        A new workspace at *path* takes over the old one's title, description, instructions,
+        build status, place in the list, chats, knowledge and files; the old entry is removed.  The old stored
+        path is never rewritten: the new entry has its own identity.
+        """
+        folder = paths.resolve_folder(path)
+        with self._changing() as events:
+            with self._writing() as conn:
+                old = self.get_workspace(ws_id, verb="move")
+                if paths.folder_status(old.path) == OK:
+                    raise Refused(f"cannot move workspace '{ws_id}' to another folder: "
+                                  f"its folder '{old.path}' is still there")
+                taken = self._existing(folder)
+                if taken is not None:
+                    raise Refused(f"cannot move workspace '{ws_id}' to '{folder.canonical}': "
+                                  f"that folder is already the workspace '{taken.id}'")
+                position = conn.execute("SELECT position FROM display_order WHERE workspace_id = ?",
+                                        (ws_id,)).fetchone()[0]
+                conn.execute("DELETE FROM display_order WHERE workspace_id = ?", (ws_id,))
+                fresh = self._insert_workspace(
+                    conn, folder, at_end=True, title=old.title, description=old.description,
+                    instructions=old.instructions, build_status=old.build_status)
+                conn.execute("UPDATE display_order SET position = ? WHERE workspace_id = ?",
+                             (position, fresh.id))  # takes over the old one's place
+                for table, column in (("membership", "workspace_id"), ("knowledge", "owner"),
+                                      ("knowledge_version", "owner"),
+                                      ("knowledge_status", "owner"),
+                                      ("knowledge_file", "workspace_id")):
+                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",
+                                 (fresh.id, ws_id))  # chats, knowledge and files go along
+                conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))
+            members = self._members[ws_id]
+            order = [fresh.id if i == ws_id else i for i in self._order]
+            change = self._reshape(order, added=fresh, removed=ws_id)
+            regrouped = self._regroup(members, fresh.id)
+            events.extend(change.events(between=[regrouped] if regrouped else []))
+        return fresh
+
+    def remove_workspace(self, ws_id: str) -> bool:
+        """Take the entry off the list: the folder is untouched and its chats become Ungrouped.
+
+        What only Cairn holds (description, instructions, build status, knowledge and its
+        history, files) is kept among the recently removed for 30 days, so that
+        :meth:`restore_workspace` can bring it back.  Removing an unknown id does nothing
+        (``False``).  Once the removal committed it reports success, even if a cleanup step
+        fails afterwards (that step is retried at the next start).
+        """
+        with self._changing() as events:
+            with self._writing() as conn:
+                if ws_id not in self._workspaces:
+                    return False
+                self._keep_removed(conn, self._workspaces[ws_id])
+                conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))  # cascades
+                pending = None
+                if self._cleanup:
+                    pending = conn.execute(
+                        "INSERT INTO pending_change (op, args) VALUES ('remove', ?)",
+                        (json.dumps({"workspace": ws_id}),),
+                    ).lastrowid
+            regrouped = self._regroup(self._members[ws_id], None)
+            change = self._reshape([i for i in self._order if i != ws_id], removed=ws_id)
+            events.extend(change.events(between=[regrouped] if regrouped else []))
+        if pending is not None:
+            self._finish_removal(pending, ws_id)
+        return True
+
+
+__all__ = ["Registry", "DEFAULT_CHAT_TITLE"]
