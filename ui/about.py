@@ -10,7 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtWidgets import (
-    QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
 )
 
 NOTICES = Path(__file__).resolve().parent.parent / "licenses" / "THIRD-PARTY-NOTICES.txt"
@@ -24,7 +29,7 @@ SUMMARY = (
 class AboutDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from app.cli import version  # the same version `cairn --version` prints
+        from app import version  # the same version `cairn --version` prints
 
         self.setWindowTitle("About Cairn")
         self.setAccessibleName("About Cairn")

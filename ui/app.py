@@ -22,7 +22,7 @@ from PySide6.QtCore import (  # loads no platform plugin: fine without a display
     QObject,
 )
 
-from app import locations
+from app.base import locations
 from app.errors import CairnError
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
     import qasync
     from PySide6.QtCore import QTimer
 
-    from app.logs import setup_logging
+    from app.base.logs import setup_logging
 
     setup_logging()
     starter = Starter(app, window, folder, open_path=open_path,
@@ -321,7 +321,9 @@ class Starter:
 
         from ui.settings import SettingsDialog
 
-        dialog = SettingsDialog(self.cairn, self.ops, self.window)
+        cairn = self.cairn
+        dialog = SettingsDialog(self.ops, registry=cairn.registry, settings=cairn.settings,
+                                catalog=cairn.catalog, parent=self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a fresh one each time
         dialog.open()
 

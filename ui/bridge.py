@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from app import events as ev
 from app.records import ChatListing, Workspace
-from app.registry import Registry
+from app.store.registry.registry import Registry
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,10 @@ class Snapshot:
 class EventBridge(QObject):
     """Subscribes to the registry's hub for as long as it lives (or until :meth:`detach`)."""
 
-    sig_event = Signal(object)  # every event, before its own signal below
+    # Every event, before its own signal below.  Only events somebody listens to for
+    # themselves have one; the others (a chat moved, pinned or archived, a message stored,
+    # work started) reach the sidebar's model and the tests through this one.
+    sig_event = Signal(object)
 
     # ----------------------------------------------------------------- the registry
     sig_workspace_added = Signal(object)  # WorkspaceAdded(id, parent, row, record)
@@ -41,16 +44,10 @@ class EventBridge(QObject):
     sig_workspace_moved = Signal(object)  # WorkspaceMoved(id, old_parent, new_parent, row, old_row)
     sig_chat_added = Signal(object)  # ChatAdded(id, workspace, row, record)
     sig_chat_changed = Signal(object)  # ChatChanged(id, record)
-    sig_chat_moved = Signal(object)  # ChatMoved(id, workspace, old_row, new_row)
-    sig_chat_pinned = Signal(object)  # ChatPinned(id, row)
-    sig_chat_unpinned = Signal(object)  # ChatUnpinned(id, row)
-    sig_chat_archived = Signal(object)  # ChatArchived(id, workspace, row, archived_row)
-    sig_chat_unarchived = Signal(object)  # ChatUnarchived(id, workspace, row, archived_row)
     sig_chats_regrouped = Signal(object)  # ChatsRegrouped(ids, to, rows)
     sig_reset = Signal(object)  # Snapshot: another process wrote; rebuild from it
 
     # ----------------------------------------------------------------- the other stores
-    sig_message_stored = Signal(object)  # MessageStored(chat, message_id, role)
     sig_knowledge_saved = Signal(object)  # KnowledgeSaved(owner, version, source)
     sig_file_added = Signal(object)  # FileAdded(workspace, file_id)
     sig_file_changed = Signal(object)  # FileChanged(workspace, file_id)
@@ -60,7 +57,6 @@ class EventBridge(QObject):
     sig_rebuild_started = Signal(object)  # RebuildStarted(chat)
     sig_rebuild_applied = Signal(object)  # RebuildApplied(chat, owners)
     sig_rebuild_failed = Signal(object)  # RebuildFailed(chat, sentence)
-    sig_work_started = Signal(object)  # WorkStarted(chat, kind)
     sig_work_ended = Signal(object)  # WorkEnded(chat, kind)
 
     _sig_arrived = Signal(object)  # any thread -> the GUI thread, queued
@@ -112,13 +108,7 @@ _SIGNALS: dict[type[ev.Event], str] = {
     ev.WorkspaceMoved: "sig_workspace_moved",
     ev.ChatAdded: "sig_chat_added",
     ev.ChatChanged: "sig_chat_changed",
-    ev.ChatMoved: "sig_chat_moved",
-    ev.ChatPinned: "sig_chat_pinned",
-    ev.ChatUnpinned: "sig_chat_unpinned",
-    ev.ChatArchived: "sig_chat_archived",
-    ev.ChatUnarchived: "sig_chat_unarchived",
     ev.ChatsRegrouped: "sig_chats_regrouped",
-    ev.MessageStored: "sig_message_stored",
     ev.KnowledgeSaved: "sig_knowledge_saved",
     ev.FileAdded: "sig_file_added",
     ev.FileChanged: "sig_file_changed",
@@ -128,6 +118,5 @@ _SIGNALS: dict[type[ev.Event], str] = {
     ev.RebuildStarted: "sig_rebuild_started",
     ev.RebuildApplied: "sig_rebuild_applied",
     ev.RebuildFailed: "sig_rebuild_failed",
-    ev.WorkStarted: "sig_work_started",
     ev.WorkEnded: "sig_work_ended",
 }

@@ -68,7 +68,9 @@ def _window_args(argv: Sequence[str]) -> tuple[Path | None, bool, list[str]] | s
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if _wants_cli(argv):
-        from app import cli  # the command line loads only now (the window never needs it)
+        from app import (
+            cli,  # the command line loads only now (the window never needs it)
+        )
 
         return cli.main(argv)
     parsed = _window_args(argv)

@@ -2,15 +2,14 @@
 
 Values are read from memory (``Settings.get``, the cached models list); everything that
 touches the keychain, the database or the network goes through :class:`~app.ops.Operations`
-or the event loop, never the GUI thread.  Save writes what changed; a refusal is shown as its
-sentence and the dialog stays as it was.  Nothing switches a model silently: a retired or
-deprecated model gets a button that names its successor.
+(the models list too, fetched on the engine's network thread), never the GUI thread.  Save
+writes what changed; a refusal is shown as its sentence and the dialog stays as it was.
+Nothing switches a model silently: a retired or deprecated model gets a button that names its
+successor.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -20,18 +19,32 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QKeySequence, QPalette, QShortcut, QStandardItemModel
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QGridLayout,
-                               QHBoxLayout, QLabel, QLayout, QLineEdit, QMessageBox,
-                               QPushButton, QSizePolicy, QSpinBox, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from app.catalog import ModelInfo
 from app.errors import CairnError
-from app.knowledge.store import PERSONAL
+from app.llm.catalog import Catalog, ModelInfo
 from app.ops import Operations
-from app.settings import CHOICES, MAX_IDLE_SECONDS
-
-log = logging.getLogger(__name__)
+from app.store.knowledge import PERSONAL
+from app.store.registry.registry import Registry
+from app.store.settings import CHOICES, MAX_IDLE_SECONDS, Settings
+from ui.tasks import TaskRunner
 
 EFFORT_NAMES = {"": "Model's default", "low": "Low", "medium": "Medium", "high": "High",
                 "xhigh": "Extra high", "max": "Max"}
@@ -77,35 +90,6 @@ def _local_time(stamp: str | None) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
-class _Witness:
-    """The client as ``Catalog.refresh`` uses it, keeping the error refresh swallows so the
-    Test button can say why the models list did not come."""
-
-    def __init__(self, client: Any, errors: list[BaseException]) -> None:
-        self._client = client
-        self.errors = errors
-
-    def with_options(self, **options: Any) -> _Witness:
-        return _Witness(self._client.with_options(**options), self.errors)
-
-    @property
-    def models(self) -> _Witness:
-        return _Witness(self._client.models, self.errors)
-
-    def list(self, **options: Any) -> Any:
-        async def listed() -> Any:
-            try:
-                async for model in self._client.list(**options):
-                    yield model
-            except Exception as error:
-                self.errors.append(error)
-                raise
-        return listed()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
 
 
 def failure_sentence(error: BaseException | None, server: str) -> str:
@@ -198,16 +182,24 @@ class _Form:
 
 
 class SettingsDialog(QDialog):
-    """Opened by the window (``Settings``, Ctrl+,); modeless or modal as the window likes."""
+    """Opened by the window (``Settings``, Ctrl+,); modeless or modal as the window likes.
+
+    It changes things through *ops*; *settings* and *catalog* it only reads (from memory),
+    and *registry* feeds the personal memory editor.
+    """
 
     sig_saved = Signal()  # something was saved
     sig_loaded = Signal()  # the key's state, personal memory and a fresh models list are in
 
-    def __init__(self, cairn: Any, ops: Operations, parent: QWidget | None = None) -> None:
+    def __init__(self, ops: Operations, *, registry: Registry, settings: Settings,
+                 catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._cairn = cairn
         self._ops = ops
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._registry = registry
+        self._settings = settings
+        self._catalog = catalog
+        self._tasks = TaskRunner(self._say, owner=self, failure=(
+            "That did not work ({kind}); nothing else changed."))
         self._has_key = False
         self._saving = False  # Save is saving the memory: its own message follows
         self.loaded = False  # see sig_loaded
@@ -243,8 +235,6 @@ class SettingsDialog(QDialog):
 
         self._load_values()
         self._fill_models()
-        tasks = self._tasks
-        self.destroyed.connect(lambda *_: [task.cancel() for task in list(tasks)])
         self._start(self._load())
 
     # ================================================================= public
@@ -382,9 +372,9 @@ class SettingsDialog(QDialog):
             "When on, this document goes with every message and chats keep it up to date. "
             "It never touches a workspace's knowledge."))
         # The knowledge panel's editor: the same colours, history and safe save.
-        self._bridge = EventBridge(self._cairn.registry, self)
-        self._memory = DocumentEditor(self._ops, self._bridge, self._cairn.registry,
-                                      self._run, name="Personal memory", own_save=False)
+        self._bridge = EventBridge(self._registry, self)
+        self._memory = DocumentEditor(self._ops, self._bridge, self._registry,
+                                      self._tasks.run, name="Personal memory", own_save=False)
         self._memory.sig_error.connect(self._say)
         self._memory.sig_saved.connect(lambda _d: self._memory_saved())
 
@@ -401,7 +391,7 @@ class SettingsDialog(QDialog):
 
     def _load_values(self) -> None:
         """The settings as stored (memory reads only)."""
-        get = self._cairn.settings.get
+        get = self._settings.get
         self._base_url.setText(get("api.base_url"))
         for purpose, _setting, effort_key, _title in PURPOSES:
             box = self._effort_boxes[purpose]
@@ -412,11 +402,11 @@ class SettingsDialog(QDialog):
 
     def _fill_models(self) -> None:
         """The models boxes from the cached models list, keeping what each box shows."""
-        catalog = self._cairn.catalog
+        catalog = self._catalog
         models = catalog.models()
         for purpose, setting, _effort, _title in PURPOSES:
             box = self._model_boxes[purpose]
-            wanted = self._model_id(purpose) if box.count() else self._cairn.settings.get(setting)
+            wanted = self._model_id(purpose) if box.count() else self._settings.get(setting)
             box.blockSignals(True)
             box.clear()
             for info in models:
@@ -427,14 +417,14 @@ class SettingsDialog(QDialog):
                 box.addItem(model_label(known) if known else wanted, wanted)
             item_model = box.model()
             for row in range(box.count()):  # a retired model cannot be chosen, only kept
-                info = catalog.info(box.itemData(row))
-                if isinstance(item_model, QStandardItemModel) and info is not None \
-                        and info.lifecycle == "retired" and box.itemData(row) != wanted:
+                listed = catalog.info(box.itemData(row))
+                if isinstance(item_model, QStandardItemModel) and listed is not None \
+                        and listed.lifecycle == "retired" and box.itemData(row) != wanted:
                     item_model.item(row).setEnabled(False)
             box.setCurrentIndex(max(box.findData(wanted), 0))
             box.blockSignals(False)
             self._model_chosen(purpose)
-        server = self._cairn.engine.server()
+        server = self._ops.models_server()
         if not models:
             self._models_hint.setText(
                 "No models list yet from this server: press Test on the Connection tab to "
@@ -453,7 +443,7 @@ class SettingsDialog(QDialog):
         return text
 
     def _changed_settings(self) -> dict[str, Any]:
-        settings = self._cairn.settings
+        settings = self._settings
         wanted: dict[str, Any] = {
             "api.base_url": self._base_url.text().strip(),
             "knowledge.idle_seconds": self._idle.value(),
@@ -473,7 +463,7 @@ class SettingsDialog(QDialog):
     def _model_chosen(self, purpose: str) -> None:
         """The lifecycle of the model shown, the switch to its successor, and the effort
         levels it takes."""
-        catalog = self._cairn.catalog
+        catalog = self._catalog
         model_id = self._model_id(purpose)
         info = catalog.info(model_id)
         label, switch = self._lifecycle[purpose], self._switch[purpose]
@@ -549,29 +539,15 @@ class SettingsDialog(QDialog):
     # ================================================================= async work
 
     def _start(self, work: Coroutine[Any, Any, None]) -> None:
-        self._run(work)
+        """Run *work*; the buttons are usable again when it ends, however it ends."""
+        async def then_usable() -> None:
+            try:
+                await work
+            finally:
+                if shiboken6.isValid(self):
+                    self._busy(False)
 
-    def _run(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(self._guarded(work))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
-        try:
-            await work
-        except asyncio.CancelledError:
-            raise
-        except CairnError as error:
-            if shiboken6.isValid(self):
-                self._say(str(error))
-        except Exception as error:  # a bug, not a refusal: say so, keep the dialog usable
-            log.exception("a settings operation failed")
-            if shiboken6.isValid(self):
-                self._say(f"That did not work ({type(error).__name__}); nothing else changed.")
-        finally:
-            if shiboken6.isValid(self):
-                self._busy(False)
+        self._tasks.run(then_usable())
 
     def _busy(self, busy: bool) -> None:
         for button in (self._save, self._test_button, self._forget):
@@ -590,10 +566,8 @@ class SettingsDialog(QDialog):
             if not shiboken6.isValid(self):
                 return
             await self._refresh_key_state()
-            engine, catalog = self._cairn.engine, self._cairn.catalog
-            if self._has_key and catalog.stale(engine.server()):
-                client = await self._ops.read(engine.client)
-                await catalog.ensure_fresh(client, engine.server())
+            if self._has_key and self._catalog.stale(self._ops.models_server()):
+                await self._ops.refresh_models(force=False)
                 if shiboken6.isValid(self):
                     self._fill_models()
         finally:
@@ -602,7 +576,7 @@ class SettingsDialog(QDialog):
                 self.sig_loaded.emit()
 
     async def _refresh_key_state(self) -> None:
-        settings = self._cairn.settings
+        settings = self._settings
 
         def ask() -> tuple[bool, str | None]:
             has = bool(settings.api_key())
@@ -670,26 +644,23 @@ class SettingsDialog(QDialog):
         self._busy(True)
         self._test_result.setText("Testing…")
         self._test_result.show()
-        engine, catalog = self._cairn.engine, self._cairn.catalog
         try:
             await self._save_key()
             url = self._base_url.text().strip()
-            if url != self._cairn.settings.get("api.base_url"):
+            if url != self._settings.get("api.base_url"):
                 await self._ops.set_setting("api.base_url", url)
-            client = await self._ops.read(engine.client)
-        except CairnError as error:  # no key, a refused key or URL: the sentence says which
+            worked, error = await self._ops.refresh_models()
+        except CairnError as refused:  # no key, a refused key or URL: the sentence says which
             if shiboken6.isValid(self):
-                self._test_result.setText(str(error))
+                self._test_result.setText(str(refused))
             return
-        server = engine.server()
-        errors: list[BaseException] = []
-        worked = await catalog.refresh(_Witness(client, errors), server)
         if not shiboken6.isValid(self):
             return
+        server = self._ops.models_server()
         if not worked:
-            self._test_result.setText(failure_sentence(errors[-1] if errors else None, server))
+            self._test_result.setText(failure_sentence(error, server))
             return
-        count = len(catalog.models())
+        count = len(self._catalog.models())
         self._test_result.setText(
             f"It works: {server} listed {count} model{'' if count == 1 else 's'} for this key."
             if count else f"It works: {server} answered, but lists no models; type the model "

@@ -1,5 +1,5 @@
 """Sharing a workspace from the window: Export…, Import…, and Recently removed (the core's
-``app/sharing.py``, ``app/importing.py`` and ``app/recently_removed.py``).
+``app/sharing/export.py``, ``app/sharing/importing.py`` and ``app/store/registry/removed.py``).
 
 Each flow asks with a dialog that a test can replace (the ``ask_*`` hooks of
 :class:`SharingFlows`), runs the operation on the core's thread, and says the outcome or the
@@ -28,12 +28,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import CairnError
-from app.files import human_size
 from app.knowledge.status import ago
+from app.store.files import human_size
 
 if TYPE_CHECKING:
     from app.ops import Operations
-    from app.recently_removed import RemovedWorkspace
+    from app.store.registry.removed import RemovedWorkspace
 
 BUNDLE_SUFFIX = ".cairn"
 

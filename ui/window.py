@@ -39,12 +39,14 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import CairnError
+from ui.tasks import TaskRunner
 from ui.widgets import ElidedLabel, Notice
 
 if TYPE_CHECKING:
     import asyncio
 
     from app.cairn import Cairn
+    from app.events import ChatChanged, ChatsRegrouped
     from app.ops import Operations
     from ui.bridge import EventBridge
     from ui.chat.panel import ChatPanel
@@ -85,7 +87,8 @@ class MainWindow(QMainWindow):
         self.sidebar: Sidebar | None = None
         self._painted = False
         self._ready_pending = False
-        self._tasks: set[asyncio.Task[Any]] = set()
+        # Not cancelled at close: quitting still awaits what runs (a draft being saved).
+        self._tasks = TaskRunner(self._say)
         self._chat_id: str | None = None
         self._workspace_id: str | None = None
         self.knowledge: KnowledgePanel | None = None
@@ -153,9 +156,9 @@ class MainWindow(QMainWindow):
         self.export_action = menu.addAction("Export workspace…")
         self.export_action.triggered.connect(self.export_selected)
         self.import_action = menu.addAction("Import workspace…")
-        self.import_action.triggered.connect(lambda: self.sharing and self.sharing.choose_bundle())
+        self.import_action.triggered.connect(self._choose_bundle)
         self.removed_action = menu.addAction("Recently removed…")
-        self.removed_action.triggered.connect(lambda: self.sharing and self.sharing.show_removed())
+        self.removed_action.triggered.connect(self._show_removed)
         about = menu.addAction("About Cairn")  # version and licences (macOS: the app menu)
         # (addAction(text) and a connect, not addAction(text, slot): resolving that overload
         # sets up PySide6's Qt namespace, which the first paint does not wait for.)
@@ -168,6 +171,14 @@ class MainWindow(QMainWindow):
         self._quit_action = quit_action
         for act in (self.export_action, self.import_action, self.removed_action):
             act.setEnabled(False)  # until the core is attached
+
+    def _choose_bundle(self) -> None:
+        if self.sharing is not None:
+            self.sharing.choose_bundle()
+
+    def _show_removed(self) -> None:
+        if self.sharing is not None:
+            self.sharing.show_removed()
 
     def _about(self) -> None:
         from ui.about import show_about
@@ -292,7 +303,8 @@ class MainWindow(QMainWindow):
         self.sidebar.sig_export.connect(self.sharing.export)
         self.sidebar.sig_import.connect(self.sharing.choose_bundle)
         self.sidebar.sig_recently_removed.connect(self.sharing.show_removed)
-        self.chat_panel = ChatPanel(cairn, ops, bridge, self.run_task)
+        self.chat_panel = ChatPanel(ops, bridge, self.run_task, registry=cairn.registry,
+                                    settings=cairn.settings, catalog=cairn.catalog)
         self.chat_panel.sig_error.connect(self.notice.say)
         self.chat_panel.sig_folders.connect(
             lambda folders: [self.run_task(self.open_folder(f)) for f in folders])
@@ -304,12 +316,19 @@ class MainWindow(QMainWindow):
                     self.settings_action, self.export_action, self.import_action,
                     self.removed_action):
             act.setEnabled(True)
-        bridge.sig_event.connect(self._core_changed)
+        # What the header, the title and the side panel show: the selected chat, its place,
+        # and the titles of the workspaces on its trail (never each streamed message).
+        for signal in (bridge.sig_workspace_changed, bridge.sig_workspace_moved,
+                       bridge.sig_workspace_removed, bridge.sig_reset):
+            signal.connect(lambda _event: self._show_selection())
+        bridge.sig_chat_changed.connect(self._chat_changed)
+        bridge.sig_chats_regrouped.connect(self._chats_regrouped)
         state = self._state()
         expanded = state.value("expanded", [])
-        if isinstance(expanded, str):
+        if isinstance(expanded, str):  # (QSettings gives a list of one as its one item)
             expanded = [expanded]
-        self.sidebar.set_expanded_ids([str(i) for i in expanded or []])
+        self.sidebar.set_expanded_ids([str(i) for i in expanded]
+                                      if isinstance(expanded, list) else [])
         chat = state.value("chat")
         workspace = state.value("workspace")
         if chat and cairn.registry.chat(str(chat)) is not None:
@@ -377,24 +396,10 @@ class MainWindow(QMainWindow):
 
     def run_task(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Start work on the loop, keep it referenced, and say its refusal as a notice."""
-        import asyncio  # (not at the top: the window paints before asyncio is loaded)
+        return self._tasks.run(coroutine)
 
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        error = task.exception()
-        if isinstance(error, CairnError):
-            self.notice.say(str(error))
-        elif error is not None:
-            log.error("a window task failed", exc_info=error)
-            self.notice.say(f"Something went wrong ({type(error).__name__}); nothing was "
-                            "changed. The log folder has the details.")
+    def _say(self, sentence: str) -> None:
+        self.notice.say(sentence)
 
     # ----------------------------------------------------------------- actions
 
@@ -510,8 +515,13 @@ class MainWindow(QMainWindow):
 
         self.run_task(ask())
 
-    def _core_changed(self, _event: object) -> None:
-        self._show_selection()
+    def _chat_changed(self, event: ChatChanged) -> None:
+        if event.id == self._chat_id:
+            self._show_selection()
+
+    def _chats_regrouped(self, event: ChatsRegrouped) -> None:
+        if self._chat_id in event.ids:
+            self._show_selection()
 
     def _show_welcome(self) -> None:
         if self.cairn is None:

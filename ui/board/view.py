@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Coroutine
 from functools import partial
 from typing import Any
 
-import shiboken6
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
@@ -44,10 +41,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.errors import CairnError
 from app.ops import Operations
 from app.records import BUILD_STATUSES, MISSING_DIR
-from app.registry import Registry
+from app.store.registry.registry import Registry
 from ui.board.cards import (  # noqa: F401
     CARD_ROLE,
     MIME_TYPE,
@@ -59,8 +55,7 @@ from ui.board.cards import (  # noqa: F401
 )
 from ui.board.delegate import CardDelegate  # noqa: F401
 from ui.bridge import EventBridge
-
-log = logging.getLogger("ui.board")
+from ui.tasks import TaskRunner
 
 # ================================================================= one column's view
 
@@ -280,7 +275,8 @@ class Board(QWidget):
         super().__init__(parent)
         self._registry = registry
         self._ops = ops
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = TaskRunner(self._say, owner=self,
+                                 failure="The status could not be changed ({kind}).")
         self.setWindowTitle("Status board")
         self.setAccessibleName("Status board")
         self.resize(1080, 640)
@@ -329,8 +325,6 @@ class Board(QWidget):
                        bridge.sig_workspace_changed, bridge.sig_workspace_moved,
                        bridge.sig_reset):
             signal.connect(self._refresh_soon.start)
-        tasks = self._tasks
-        self.destroyed.connect(lambda *_: [task.cancel() for task in list(tasks)])
         self.refresh()
 
     # ----------------------------------------------------------------- public
@@ -436,28 +430,12 @@ class Board(QWidget):
             step += direction
 
     def _start(self, work: Coroutine[Any, Any, Any], ws_id: str) -> None:
-        task = asyncio.ensure_future(self._run(work, ws_id))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.run(work, lambda _done: self._changed(ws_id))
 
-    async def _run(self, work: Coroutine[Any, Any, Any], ws_id: str) -> None:
-        try:
-            await work
-        except CairnError as error:
-            if shiboken6.isValid(self):
-                self._say(str(error))
-            return
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # a bug, not a refusal: say so, keep the board alive
-            log.exception("changing a workspace's status failed")
-            if shiboken6.isValid(self):
-                self._say(f"The status could not be changed ({type(error).__name__}).")
-            return
-        if shiboken6.isValid(self):
-            self._say("")
-            self.refresh()  # the bridge's event will come too; this just avoids waiting for it
-            self.select(ws_id)
+    def _changed(self, ws_id: str) -> None:
+        self._say("")
+        self.refresh()  # the bridge's event will come too; this just avoids waiting for it
+        self.select(ws_id)
 
     def _say(self, sentence: str) -> None:
         self._message.setText(sentence)

@@ -11,8 +11,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent
+from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QEvent,
+    QIODevice,
+    QMimeData,
+    QSize,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QImage, QImageWriter, QKeyEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -26,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.files import human_size
+from app.store.files import human_size
 
 MAX_LINES = 10  # the composer grows with its text up to this many lines, then scrolls
 
@@ -105,7 +114,7 @@ def png_bytes(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")
+    QImageWriter(buffer, QByteArray(b"png")).write(image)  # (what QImage.save does)
     buffer.close()
     return bytes(data.data())
 
@@ -117,7 +126,7 @@ class Chip(QFrame):
 
     def __init__(self, path: Path, name: str, size: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.path, self.name, self.size = path, name, size
+        self.path, self.name, self.file_size = path, name, size
         self.setObjectName("chip")
         self.setAccessibleName(f"Attached {name}")
         self.setStyleSheet("#chip { background: palette(alternate-base); border: 1px solid"
@@ -260,7 +269,7 @@ class Composer(QFrame):
         return [chip.path for chip in self._chips()]
 
     def attachments(self) -> list[tuple[Path, str, int]]:
-        return [(chip.path, chip.name, chip.size) for chip in self._chips()]
+        return [(chip.path, chip.name, chip.file_size) for chip in self._chips()]
 
     def sent(self, files: list[Path]) -> None:
         """A message went: the files it took leave, the ones added since stay."""
@@ -337,7 +346,8 @@ class Composer(QFrame):
     def _chips(self) -> list[Chip]:
         found = []
         for i in range(self.chips_layout.count()):
-            widget = self.chips_layout.itemAt(i).widget()
+            item = self.chips_layout.itemAt(i)
+            widget = item.widget() if item is not None else None
             if isinstance(widget, Chip):
                 found.append(widget)
         return found

@@ -16,7 +16,15 @@ import html
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+)
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QPainter,
@@ -27,11 +35,18 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from app.chats import FAILED, STOPPED
-from app.files import human_size
-from app.prices import usage_line
+from app.llm.prices import usage_line
+from app.store.files import human_size
+from app.store.messages import FAILED, STOPPED
 from ui.chat.entries import PERSON, Entry
-from ui.chat.markdown import Colours, pieces, plain, render, stable_pieces, streaming_chunks
+from ui.chat.markdown import (
+    Colours,
+    pieces,
+    plain,
+    render,
+    stable_pieces,
+    streaming_chunks,
+)
 from ui.chat.model import EntryRole
 
 MEASURE = 760  # the widest the text column grows: a readable line of chat text
@@ -181,8 +196,8 @@ class MessageDelegate(QStyledItemDelegate):
     def _rechecked(self) -> None:
         waiting, self._recheck = self._recheck, {}
         for index in waiting.values():
-            if index.isValid():
-                self.sizeHintChanged.emit(QModelIndex(index))
+            if index.isValid():  # (a persistent index converts: PySide6's stubs miss that)
+                self.sizeHintChanged.emit(QModelIndex(index))  # type: ignore[arg-type]
 
     # ----------------------------------------------------------------- the layout
 

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.chats import COMPLETE, Message, Usage
-from app.files import human_size
+from app.store.files import human_size
+from app.store.messages import COMPLETE, Message, Usage
 
 PERSON, REPLY = "person", "reply"
 

@@ -185,7 +185,9 @@ def _renderer() -> MarkdownIt:
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
-    md.validateLink = _web_link  # a reply's links go to the web, never to Cairn's own anchors
+    # A reply's links go to the web, never to Cairn's own anchors (markdown-it's way to say
+    # so is to replace the method).
+    md.validateLink = _web_link  # type: ignore[method-assign]
     rules: dict[str, Any] = {
         "fence": _code, "code_block": _code, "code_inline": _code_inline,
         "table_open": _table_open, "th_open": _cell_open, "td_open": _cell_open,

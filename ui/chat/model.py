@@ -20,8 +20,8 @@ _Index = QModelIndex | QPersistentModelIndex
 
 def _said_after(entry: Entry) -> str:
     """What a screen reader hears after a reply's text: how it ended, its tokens and cost."""
-    from app.chats import STOPPED
-    from app.prices import usage_line
+    from app.llm.prices import usage_line
+    from app.store.messages import STOPPED
 
     tail = ""
     if entry.status == STOPPED:

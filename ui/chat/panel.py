@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,9 +24,7 @@ from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
-from app.chats import FAILED, STOPPED, Message
-from app.errors import CairnError
-from app.turns import (
+from app.chat.turn import (
     KnowledgePulling,
     RoundStored,
     TextDelta,
@@ -37,6 +34,8 @@ from app.turns import (
     TurnEnded,
     TurnEvent,
 )
+from app.errors import CairnError
+from app.store.messages import FAILED, STOPPED, Message
 from ui.chat.composer import Composer
 from ui.chat.delegate import STREAMING
 from ui.chat.entries import PERSON, REPLY, Entry, build
@@ -44,9 +43,12 @@ from ui.chat.header import ChatHeader
 from ui.chat.view import ConversationView
 
 if TYPE_CHECKING:
-    from app.cairn import Cairn
+    from app.llm.catalog import Catalog
     from app.ops import Operations
+    from app.store.registry.registry import Registry
+    from app.store.settings import Settings
     from ui.bridge import EventBridge
+    from ui.tasks import RunTask
 
 log = logging.getLogger(__name__)
 
@@ -69,15 +71,18 @@ class Live:
 
 
 class ChatPanel(QWidget):
+    """Changes go through *ops*; *registry* (chats, workspaces), *settings* and *catalog*
+    (model names) are only read, from memory."""
+
     sig_error = Signal(str)  # a refusal or a notice for the window's banner
     sig_folders = Signal(list)  # folders dropped on the chat: the window adds them
 
-    def __init__(self, cairn: Cairn, ops: Operations, bridge: EventBridge,
-                 run_task: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]],
+    def __init__(self, ops: Operations, bridge: EventBridge, run_task: RunTask, *,
+                 registry: Registry, settings: Settings, catalog: Catalog,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.cairn, self.ops, self.run_task = cairn, ops, run_task
-        self.registry = cairn.registry
+        self.ops, self.run_task = ops, run_task
+        self.registry, self._settings, self._catalog = registry, settings, catalog
         self.setAcceptDrops(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -122,7 +127,7 @@ class ChatPanel(QWidget):
         self.composer.sig_image.connect(lambda data: self.run_task(self._paste(data)))
         self.composer.sig_edit_cancelled.connect(self._restore_draft)
         self.composer.edit.textChanged.connect(self._typed)
-        self.composer.set_enter_sends(bool(cairn.settings.get("chat.enter_sends")))
+        self.composer.set_enter_sends(bool(settings.get("chat.enter_sends")))
         self.header.title.sig_rename.connect(
             lambda chat_id, title: self.run_task(self._rename(chat_id, title)))
         self.view.sig_escape.connect(self.stop)
@@ -145,8 +150,10 @@ class ChatPanel(QWidget):
             return
         self.header.title.commit_pending()  # a rename typed for the chat being left
         self.flush_draft()
-        if self.chat_id is not None and self.composer.editing is None:
-            self._files[self.chat_id] = self.composer.attachments()  # its chips wait for it
+        if self.chat_id is not None:
+            if self.composer.editing is None:
+                self._files[self.chat_id] = self.composer.attachments()  # its chips wait for it
+            self.ops.chat_left(self.chat_id)  # what it taught is learned now, not when idle
         self.chat_id = chat_id
         self._shown += 1
         self._last_id, self._oldest_id = 0, None
@@ -170,13 +177,15 @@ class ChatPanel(QWidget):
         self.run_task(self._open(chat_id, self._shown))
 
     def leave(self) -> None:
-        """No chat is shown (a workspace is): the draft saved, the next chat read afresh."""
+        """No chat is shown (a workspace is): the draft saved, the chat's rebuild started,
+        the next chat read afresh."""
         if self.chat_id is None:
             return
         self.header.title.commit_pending()
         self.flush_draft()
         if self.composer.editing is None:
             self._files[self.chat_id] = self.composer.attachments()
+        self.ops.chat_left(self.chat_id)
         self.chat_id = None
         self._shown += 1
         self._draft_for = None
@@ -268,7 +277,7 @@ class ChatPanel(QWidget):
 
     def _setting_changed(self, event: Any) -> None:
         if getattr(event, "key", None) == "chat.enter_sends":
-            self.composer.set_enter_sends(bool(self.cairn.settings.get("chat.enter_sends")))
+            self.composer.set_enter_sends(bool(self._settings.get("chat.enter_sends")))
 
     def refresh_knowledge(self) -> None:
         if self.chat_id is not None and self.isVisible() and self._knowledge_timer.isActive():
@@ -510,10 +519,10 @@ class ChatPanel(QWidget):
             return ""
         if not live.started and live.pulling:
             return f"Pulling {live.pulling} knowledge…"
-        return self._model_name(str(self.cairn.settings.get("model.chat")))
+        return self._model_name(str(self._settings.get("model.chat")))
 
     def _model_name(self, model: str) -> str:
-        info = self.cairn.catalog.info(model)
+        info = self._catalog.info(model)
         return info.display_name if info is not None else model
 
     def _update_actions(self) -> None:
@@ -612,8 +621,11 @@ class ChatPanel(QWidget):
             self.composer.set_text(draft)
 
     async def before_quit(self, timeout: float = 3.0) -> None:
-        """At quit: the draft saved, and each streaming reply stopped and stored."""
+        """At quit: the draft saved, the open chat's rebuild started, and each streaming reply
+        stopped and stored."""
         waits: list[Any] = []
+        if self.chat_id is not None:
+            self.ops.chat_left(self.chat_id)
         self._knowledge_timer.stop()
         self._refresh.stop()
         task = self.flush_draft()

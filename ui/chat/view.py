@@ -10,15 +10,28 @@ by whoever listens to ``sig_anchor``.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, QRectF, Qt, QTimer, QUrl, Signal
+from functools import partial
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPoint,
+    QPointF,
+    QRectF,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+)
 from PySide6.QtGui import (
     QContextMenuEvent,
-    QPainter,
-    QPaintEvent,
-    QPalette,
     QKeyEvent,
     QKeySequence,
     QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
@@ -67,12 +80,11 @@ class ConversationView(QListView):
         # First: Qt calls the overrides below while the view is still being set up.
         self._selector: QTextBrowser | None = None
         self._selector_row = -1
-        self.messages: MessageDelegate | None = None  # type: ignore[assignment]
+        self.messages = MessageDelegate(self)  # how each message looks, and its layouts
         self.setObjectName("conversation")
         self.setAccessibleName("Conversation")
         self.conversation = ConversationModel(self)
         self.setModel(self.conversation)
-        self.messages = MessageDelegate(self)
         self.setItemDelegate(self.messages)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -278,7 +290,7 @@ class ConversationView(QListView):
             n -= len(block.code)
         return "", None
 
-    def eventFilter(self, watched: object, event: QEvent) -> bool:  # noqa: N802
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if watched is self._selector and event.type() == QEvent.Type.KeyPress:
             key = event  # type: ignore[assignment]
             if isinstance(key, QKeyEvent) and key.key() == Qt.Key.Key_Escape:
@@ -371,10 +383,9 @@ class ConversationView(QListView):
         for n, code in enumerate(codes):  # the Copy links, for the keyboard too
             first = code.strip().split("\n", 1)[0][:40]
             menu.addAction(f"Copy code block {n + 1}: {first}",
-                           lambda c=code: self.sig_anchor.emit(entry, "cairn:copy/", c))
+                           partial(self.sig_anchor.emit, entry, "cairn:copy/", code))
         for href in links_in(layout)[:8]:  # and the web links
-            menu.addAction(f"Open {href[:60]}",
-                           lambda h=href: self.sig_anchor.emit(entry, h, None))
+            menu.addAction(f"Open {href[:60]}", partial(self.sig_anchor.emit, entry, href, None))
         if self._selector is not None and self._selector.textCursor().hasSelection():
             menu.addAction("Copy selection", self._selector.copy)
         if "retry" in entry.actions:
@@ -409,7 +420,7 @@ class ConversationView(QListView):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and self.messages is not None:
+        if event.type() == QEvent.Type.PaletteChange:
             self.messages.palette_changed()
             self.doItemsLayout()
 

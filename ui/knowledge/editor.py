@@ -15,17 +15,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QStackedWidget,
-                               QTextBrowser, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.errors import CairnError
 from app.knowledge.merge import changed_lines
-from app.knowledge.store import PERSONAL, Conflict, Document
+from app.store.knowledge import PERSONAL, Conflict, Document
 from ui.knowledge.diffview import DiffColours, inline_html, summary
 from ui.knowledge.highlight import KnowledgeEdit, KnowledgeHighlighter
 from ui.knowledge.history import HistoryView
@@ -33,8 +41,9 @@ from ui.knowledge.status import StatusLine
 
 if TYPE_CHECKING:
     from app.ops import Operations
-    from app.registry import Registry
+    from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
+    from ui.tasks import RunTask
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +52,6 @@ HARD_CAP = 30_000  # past it, chats compress and each message gets the most rele
 FLASH_MS = 2_500  # how long changed entries stay highlighted
 PREVIEW_MS = 150  # the preview follows typing at most this often
 BACKGROUND_JOB = "background job"
-
-RunTask = Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]]
 
 
 def size_line(size: int) -> tuple[str, bool]:

@@ -10,17 +10,27 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFont
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QMessageBox, QPushButton, QTreeWidget, QTreeWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.errors import CairnError
-from app.files import KnowledgeFile, human_size
+from app.store.files import KnowledgeFile, human_size
 
 if TYPE_CHECKING:
     from app.ops import Operations
     from ui.bridge import EventBridge
-    from ui.knowledge.editor import RunTask
+    from ui.tasks import RunTask
 
 TYPES = {"text/markdown": "Markdown", "text/plain": "Text", "application/pdf": "PDF",
          "image/png": "PNG image", "image/jpeg": "JPEG image", "image/gif": "GIF image",

@@ -8,8 +8,16 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import (QColor, QFont, QPalette, QSyntaxHighlighter, QTextCharFormat,
-                           QTextCursor, QTextDocument, QTextFormat)
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QPalette,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 from app.knowledge.document import SECTIONS

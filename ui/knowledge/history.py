@@ -4,22 +4,31 @@ Restore, which adds the old text as the newest version (nothing is deleted)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QListWidget,
-                               QListWidgetItem, QPushButton, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.errors import CairnError
 from app.knowledge.status import ago
 from ui.knowledge.diffview import DiffColours, inline_html, side_by_side_html, summary
 
 if TYPE_CHECKING:
-    from app.knowledge.store import Version
     from app.ops import Operations
-    from app.registry import Registry
+    from app.store.knowledge import Version
+    from app.store.registry.registry import Registry
+    from ui.tasks import RunTask
 
 PREVIOUS, CURRENT = "previous", "current"
 
@@ -39,8 +48,7 @@ class HistoryView(QWidget):
     sig_restored = Signal(object)  # the Document the restore made
     sig_shown = Signal()  # a diff is on screen (tests, screenshots)
 
-    def __init__(self, ops: Operations, registry: Registry | None,
-                 run_task: Callable[[Coroutine[Any, Any, Any]], asyncio.Task[Any]],
+    def __init__(self, ops: Operations, registry: Registry | None, run_task: RunTask,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ops, self.registry, self.run_task = ops, registry, run_task

@@ -7,16 +7,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.errors import CairnError
 
 if TYPE_CHECKING:
     from app.ops import Operations
-    from app.registry import Registry
+    from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
-    from ui.knowledge.editor import RunTask
+    from ui.tasks import RunTask
 
 
 def _field(name: str, placeholder: str) -> QPlainTextEdit:

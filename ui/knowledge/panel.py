@@ -8,18 +8,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMessageBox, QStackedWidget,
-                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QStackedWidget,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from ui.knowledge.editor import DocumentEditor, RunTask
+from ui.knowledge.editor import DocumentEditor
 from ui.knowledge.files import FilesView
 from ui.knowledge.instructions import InstructionsView
 from ui.widgets import ElidedLabel
 
 if TYPE_CHECKING:
     from app.ops import Operations
-    from app.registry import Registry
+    from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
+    from ui.tasks import RunTask
 
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
 

@@ -7,17 +7,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.errors import CairnError
 from app.knowledge.status import document_line
-from app.knowledge.store import PERSONAL, Document
+from app.store.knowledge import PERSONAL, Document
 
 if TYPE_CHECKING:
     from app.ops import Operations
-    from app.registry import Registry
+    from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
-    from ui.knowledge.editor import RunTask
+    from ui.tasks import RunTask
 
 BACKGROUND_JOB = "background job"
 FAILING = "color: #dc2626;"

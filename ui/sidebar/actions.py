@@ -1,32 +1,57 @@
-"""What the sidebar's menus and drops ask for, as operations (a mixin of
-:class:`~ui.sidebar.view.Sidebar`): each runs on the core's thread, its refusal comes back as
-the core's sentence, and the tree changes when the operation's events arrive."""
+"""What the sidebar's menus, keys and drops ask for: the question to the person, if any, then
+the operation.  Each operation runs on the core's thread (through :class:`~ui.tasks.TaskRunner`),
+its refusal comes back as the core's sentence (``sig_refused``), and the tree changes when the
+operation's events arrive.  What to select afterwards is asked of the sidebar by a signal."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
-import shiboken6
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
 
-from app.errors import CairnError
+from app.ops import Operations
+from app.records import Chat, Workspace
+from app.store.registry.registry import Registry
 from ui.sidebar import menus
+from ui.sidebar.kinds import CHAT, WORKSPACE
+from ui.tasks import TaskRunner
 
-log = logging.getLogger("ui.sidebar.view")
 
+class SidebarActions(QObject):
+    """The menus' actions (see :class:`~ui.sidebar.menus.Actions`) and the operations they run.
 
-class SidebarActions:
-    """The menus' actions and the operations they run."""
+    The dialogs are attributes (``ask_text``, ``confirm``, ``ask_folder``, ``ask_details``)
+    so tests can answer them.
+    """
 
-    # ================================================================= actions (the menus')
+    sig_refused = Signal(str)  # an operation was refused: the core's sentence
+    sig_export_requested = Signal(str)  # a workspace id: the window asks where, and runs it
+    sig_select_workspace_requested = Signal(str)  # a workspace id: just added or moved
+    sig_select_chat_requested = Signal(str)  # a chat id: just moved or unarchived
+    sig_open_chat_requested = Signal(str)  # a chat id: just made, to be opened
+
+    def __init__(self, registry: Registry, ops: Operations, dialogs_parent: QWidget) -> None:
+        super().__init__(dialogs_parent)
+        self._registry = registry
+        self._ops = ops
+        self._parent = dialogs_parent
+        self.runner = TaskRunner(self.sig_refused.emit, owner=self)
+
+        # Dialogs, as hooks a test can replace.
+        self.ask_text: Callable[[str, str, str], str | None] = self._ask_text
+        self.confirm: Callable[[str, str, str], bool] = self._confirm
+        self.ask_folder: Callable[[str], str | None] = self._ask_folder
+        self.ask_details: Callable[[Workspace], tuple[str, str] | None] = self._ask_details
+
+    # ================================================================= the menus'
 
     def new_chat(self, ws_id: str) -> None:
         ws = self._registry.workspace(ws_id)
         if ws is None:
             return
-        self._run(self._ops.new_chat(folder=ws.path), self._opened_new_chat)
+        self.runner.run(self._ops.new_chat(folder=ws.path),
+                        lambda made: self.sig_open_chat_requested.emit(made[0].id))
 
     def rename_workspace(self, ws_id: str) -> None:
         ws = self._registry.workspace(ws_id)
@@ -34,7 +59,7 @@ class SidebarActions:
             return
         title = self.ask_text("Rename workspace", "Title", ws.title)
         if title is not None and title != ws.title:
-            self._run(self._ops.rename_workspace(ws_id, title))
+            self.runner.run(self._ops.rename_workspace(ws_id, title))
 
     def edit_details(self, ws_id: str) -> None:
         ws = self._registry.workspace(ws_id)
@@ -43,11 +68,11 @@ class SidebarActions:
         answer = self.ask_details(ws)
         if answer is not None:
             description, instructions = answer
-            self._run(self._ops.update_workspace(ws_id, description=description,
-                                                 instructions=instructions))
+            self.runner.run(self._ops.update_workspace(ws_id, description=description,
+                                                       instructions=instructions))
 
     def set_build_status(self, ws_id: str, status: str) -> None:
-        self._run(self._ops.update_workspace(ws_id, build_status=status))
+        self.runner.run(self._ops.update_workspace(ws_id, build_status=status))
 
     def move_to_folder(self, ws_id: str) -> None:
         ws = self._registry.workspace(ws_id)
@@ -55,8 +80,8 @@ class SidebarActions:
             return
         folder = self.ask_folder(f"Where is “{ws.title}” now?")
         if folder:
-            self._run(self._ops.move_to_folder(ws_id, folder),
-                      lambda fresh: self.select_workspace(fresh.id))
+            self.runner.run(self._ops.move_to_folder(ws_id, folder),
+                            lambda moved: self.sig_select_workspace_requested.emit(moved[0].id))
 
     def remove_workspace(self, ws_id: str) -> None:
         ws = self._registry.workspace(ws_id)
@@ -69,10 +94,10 @@ class SidebarActions:
             folders=[w.title for w in self._registry.children(ws_id)],
             parent=parent.title if parent is not None else None)
         if self.confirm(f"Remove “{ws.title}” from Cairn?", question, "Remove"):
-            self._run(self._ops.remove_workspace(ws_id))
+            self.runner.run(self._ops.remove_workspace(ws_id))
 
     def export_workspace(self, ws_id: str) -> None:
-        self.sig_export.emit(ws_id)  # the window asks where, and runs it
+        self.sig_export_requested.emit(ws_id)
 
     def rename_chat(self, chat_id: str) -> None:
         chat = self._registry.chat(chat_id)
@@ -80,70 +105,87 @@ class SidebarActions:
             return
         title = self.ask_text("Rename chat", "Title", chat.title)
         if title is not None and title != chat.title:
-            self._run(self._ops.rename_chat(chat_id, title))
+            self.runner.run(self._ops.rename_chat(chat_id, title))
 
     def pin_chat(self, chat_id: str) -> None:
-        self._run(self._ops.pin_chat(chat_id))
+        self.runner.run(self._ops.pin_chat(chat_id))
 
     def unpin_chat(self, chat_id: str) -> None:
-        self._run(self._ops.unpin_chat(chat_id))
+        self.runner.run(self._ops.unpin_chat(chat_id))
 
     def archive_chat(self, chat_id: str) -> None:
-        self._run(self._ops.archive_chat(chat_id))
+        self.runner.run(self._ops.archive_chat(chat_id))
 
     def unarchive_chat(self, chat_id: str) -> None:
-        self._run(self._ops.unarchive_chat(chat_id), lambda chat: self.select_chat(chat.id))
+        self.runner.run(self._ops.unarchive_chat(chat_id),
+                        lambda done: self.sig_select_chat_requested.emit(done[0].id))
 
     def stop_and_archive_chat(self, chat_id: str) -> None:
-        self._run(self._ops.stop_and_archive_chat(chat_id))
+        self.runner.run(self._ops.stop_and_archive_chat(chat_id))
+
+    # ================================================================= the keys'
+
+    def rename(self, kind: str, item_id: str) -> None:
+        """F2 on a row."""
+        if kind == WORKSPACE:
+            self.rename_workspace(item_id)
+        elif kind == CHAT:
+            self.rename_chat(item_id)
+
+    def delete(self, kind: str, item_id: str) -> None:
+        """Delete on a row: a workspace is removed, a chat archived (each after asking)."""
+        if kind == WORKSPACE:
+            self.remove_workspace(item_id)
+            return
+        chat: Chat | None = self._registry.chat(item_id) if kind == CHAT else None
+        if chat is None or chat.archived:
+            return
+        if self._registry.live.kinds(item_id):
+            question = (f"A reply or a rebuild is running in “{chat.title}”. "
+                        + menus.archive_question(chat))
+            if self.confirm("Stop and archive?", question, "Stop and archive"):
+                self.stop_and_archive_chat(item_id)
+        elif self.confirm("Archive chat?", menus.archive_question(chat), "Archive"):
+            self.archive_chat(item_id)
+
+    # ================================================================= the drops'
 
     def add_folders(self, paths: list[str]) -> None:
         """Add each folder as a workspace (or find its workspace) and select the last one."""
         for path in paths:
-            self._run(self._ops.add_workspace(path),
-                      lambda result: self.select_workspace(result[0].id))
+            self.runner.run(self._ops.add_workspace(path),
+                            lambda added: self.sig_select_workspace_requested.emit(added[0][0].id))
 
-    # ================================================================= private: operations
+    def move_chat(self, chat_id: str, index: int) -> None:
+        self.runner.run(self._ops.move_chat(chat_id, index=index))
 
-    def _run(self, work: Coroutine[Any, Any, tuple[Any, Any]],
-             then: Callable[[Any], None] | None = None) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(lambda done: self._finished(done, then))
-        return task
+    def move_chat_to(self, chat_id: str, ws_id: str, index: int) -> None:
+        """Into another workspace ("": Ungrouped), at *index* among its chats."""
+        self.runner.run(self._ops.move_chat_to(chat_id, ws_id or None, index=index),
+                        lambda _done: self.sig_select_chat_requested.emit(chat_id))
 
-    def _finished(self, task: asyncio.Task[Any],
-                  then: Callable[[Any], None] | None) -> None:
-        self._tasks.discard(task)
-        if task.cancelled() or not shiboken6.isValid(self):
-            return
-        error = task.exception()
-        if isinstance(error, CairnError):
-            self._refused(str(error))
-        elif error is not None:
-            log.error("a sidebar operation failed", exc_info=error)
-            self._refused(f"Something went wrong ({type(error).__name__}); nothing was "
-                          "changed. The log folder has the details.")
-        elif then is not None:
-            result, _changes = task.result()
-            then(result)
+    def move_workspace(self, ws_id: str, index: int) -> None:
+        self.runner.run(self._ops.move_workspace(ws_id, index=index))
 
-    def _refused(self, sentence: str) -> None:
-        heard = self.receivers("2sig_error(QString)") > 0
-        self.sig_error.emit(sentence)
-        if not heard:
-            self.show_error(sentence)
+    # ================================================================= default dialogs
 
-    def _opened_new_chat(self, chat: Any) -> None:
-        self.select_chat(chat.id)
-        self.sig_chat_selected.emit(chat.id)
+    def _ask_text(self, title: str, label: str, text: str) -> str | None:
+        value, ok = QInputDialog.getText(self._parent, title, label, QLineEdit.EchoMode.Normal,
+                                         text)
+        return value if ok else None
 
-    def _move_chat(self, chat_id: str, index: int) -> None:
-        self._run(self._ops.move_chat(chat_id, index=index))
+    def _confirm(self, title: str, text: str, action: str) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Question, title, title, parent=self._parent)
+        box.setInformativeText(text)
+        go = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is go
 
-    def _move_chat_to(self, chat_id: str, ws_id: str, index: int) -> None:
-        self._run(self._ops.move_chat_to(chat_id, ws_id or None, index=index),
-                  lambda _done: self.select_chat(chat_id))
+    def _ask_folder(self, title: str) -> str | None:
+        return QFileDialog.getExistingDirectory(self._parent, title) or None
 
-    def _move_workspace(self, ws_id: str, index: int) -> None:
-        self._run(self._ops.move_workspace(ws_id, index=index))
+    def _ask_details(self, ws: Workspace) -> tuple[str, str] | None:
+        dialog = menus.DetailsDialog(ws, self._parent)
+        return dialog.values() if dialog.exec() else None

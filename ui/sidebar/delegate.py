@@ -94,7 +94,7 @@ class SidebarDelegate(QStyledItemDelegate):
             painter.drawLine(text_rect.left(), rect.bottom() + 2,
                              text_rect.right(), rect.bottom() + 2)
         # A chevron after the title says the section folds.
-        name = "chevron-down" if self._view.isExpanded(QModelIndex(index)) else "chevron-right"
+        name = "chevron-down" if self._view.isExpanded(index) else "chevron-right"
         size = 12
         chevron = QRect(text_rect.right() + 4, rect.bottom() - metrics.ascent() + 1, size, size)
         ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0

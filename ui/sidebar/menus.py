@@ -7,6 +7,7 @@ the operation.  Texts that ask the person something live here so they read as on
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 from PySide6.QtGui import QAction, QActionGroup
@@ -60,7 +61,7 @@ def workspace_menu(actions: Actions, ws: Workspace, parent: QWidget | None = Non
     group = QActionGroup(statuses)
     for status in BUILD_STATUSES:
         action = _add(statuses, STATUS_TITLES[status],
-                      lambda s=status: actions.set_build_status(ws.id, s))
+                      partial(actions.set_build_status, ws.id, status))
         action.setCheckable(True)
         action.setChecked(status == ws.build_status)
         group.addAction(action)

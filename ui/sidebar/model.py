@@ -7,18 +7,15 @@ section is expanded (``canFetchMore``/``fetchMore``), and from then on follows t
 events as row inserts, removals and moves.  The model resets only when the registry itself
 re-read everything (``Reset``, another process wrote).
 
-Events come through the bridge, queued to the GUI thread, so the registry is usually a little
-ahead of them.  Reading a list while some of its events are still on their way would count
-them twice; so the model also hears each event on the committing thread (one deque append)
-and knows how many are in flight.  It reads only when none are, and otherwise does the read
-once the queue drains.
+The model is composed of plain parts: the rows (``rows.py``), the events in flight and the
+row changes each event makes (``updates.py``), and what a drop asks for (``drops.py``).  It
+reads a list only when no event is in flight, and otherwise once the queue drains.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,11 +30,18 @@ from PySide6.QtCore import (
 )
 
 from app import events as ev
-from app.nesting import Rows
 from app.records import MISSING_DIR, Chat, Workspace
-from app.registry import Registry
-from ui.bridge import EventBridge
-from ui.sidebar.drops import ModelDrops, folders_in
+from app.store.registry.nesting import Rows
+from app.store.registry.registry import Registry
+from ui.bridge import EventBridge, Snapshot
+from ui.sidebar.drops import (
+    MOVE_CHAT,
+    MOVE_CHAT_TO,
+    MOVE_WORKSPACE,
+    PIN_CHAT,
+    folders_in,
+    plan_drop,
+)
 from ui.sidebar.kinds import (  # noqa: F401 - re-exported: the sidebar's names live here too
     ARCHIVED,
     CHAT,
@@ -58,7 +62,8 @@ from ui.sidebar.kinds import (  # noqa: F401 - re-exported: the sidebar's names 
     WORKSPACE,
     WORKSPACES,
 )
-from ui.sidebar.updates import ModelUpdates
+from ui.sidebar.rows import NO_ROWS, ROOT, Item, SidebarRows
+from ui.sidebar.updates import InFlight, RowUpdates
 
 log = logging.getLogger(__name__)
 
@@ -74,13 +79,10 @@ _CHAT_FLAGS = _LISTED_CHAT_FLAGS | Qt.ItemFlag.ItemIsDragEnabled
 
 READ_ATTEMPTS = 8  # first reads tried before taking one that changes landed during
 
-_ROOT = ""  # the container of the sections
-_FIXED_NUMBERS = {key: n for n, key in enumerate((_ROOT, *SECTIONS), start=1)}
-_NO_ROWS = Rows()
 
-
-class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
-    """The sidebar's rows, over :class:`~app.registry.Registry` reads and bridge events.
+class SidebarModel(QAbstractItemModel):
+    """The sidebar's rows, over :class:`~app.store.registry.registry.Registry` reads and
+    bridge events.
 
     A drop asks for an operation through a signal; the sidebar runs it and the change comes
     back as events, like any other.
@@ -97,25 +99,16 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._registry = registry
-        self._ws: dict[str, Workspace] = {}
-        self._parent: dict[str, str | None] = {}
-        self._kids: dict[str | None, Rows] = {}  # folders by parent (None: the top level)
-        # Chat lists by place (a workspace id, PINNED, UNGROUPED, ARCHIVED); None: not read yet.
-        self._lists: dict[str, Rows | None] = {}
-        self._home: dict[str, str] = {}  # chat -> the workspace list (or Ungrouped) showing it
+        self._rows = SidebarRows()
+        self._updates = RowUpdates(self._rows, self)
         self._wanted: set[str] = set()  # lists to read once no event is in flight
         self._busy = False  # a change is under way: its signals must not start another
         self._verify = False  # the rows may have drifted: compare them at the next pause
-        self._cid: dict[str, int] = {}  # container -> the internal id of its children's indexes
-        self._container: dict[int, str] = {}
-        self._next_cid = len(_FIXED_NUMBERS) + 1
-        for key in (_ROOT, *SECTIONS):
-            self._number(key)
 
         # In flight: heard on the committing thread, not yet delivered by the bridge.
-        self._pending: deque[ev.Event] = deque()
-        self._skip = 0  # of those, how many the first read already covers
-        self._subscription = registry.hub.subscribe(self._heard, kinds=ev.REGISTRY_EVENTS)
+        self._in_flight = InFlight(registry)
+        self._subscription = registry.hub.subscribe(self._in_flight.heard,
+                                                    kinds=ev.REGISTRY_EVENTS)
         self.destroyed.connect(self._subscription.close)
         self._load_consistently()
 
@@ -131,11 +124,11 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
 
     def is_settled(self) -> bool:
         """True when every event heard is applied and no wanted list waits to be read."""
-        return not self._pending and not self._wanted and not self._verify
+        return not self._in_flight and not self._wanted and not self._verify
 
     def is_fetched(self, place: str) -> bool:
         """Whether the chats of *place* (a workspace id, or a chat section) have been read."""
-        return self._lists.get(place) is not None
+        return self._rows.lists.get(place) is not None
 
     def fetch(self, place: str) -> bool:
         """Read the chats of *place* now, or as soon as no event is in flight; True when done."""
@@ -148,45 +141,60 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
         container = self._children_key(parent)
         if container is None:
             return None
-        return self._key_in(container, row)
+        return self._rows.key_in(container, row)
 
-    def item(self, index: Index) -> tuple[str, str, str] | None:
+    def item(self, index: Index) -> Item | None:
         """(kind, id, place) of a row in one call: *place* is the section or workspace id
         whose rows hold it."""
         return self._item(index)
 
     def workspace(self, ws_id: str) -> Workspace | None:
-        return self._ws.get(ws_id)
+        return self._rows.ws.get(ws_id)
+
+    def workspace_ids(self) -> list[str]:
+        """Every workspace the rows show, folders included."""
+        return list(self._rows.ws)
 
     def parent_of(self, ws_id: str) -> str | None:
-        return self._parent.get(ws_id)
+        return self._rows.parent.get(ws_id)
 
     def folders_of(self, ws_id: str | None) -> list[str]:
         """A workspace's folders (None: the top-level workspaces), as the rows show them."""
-        return list(self._kids.get(ws_id, _NO_ROWS))
+        return list(self._rows.kids.get(ws_id, NO_ROWS))
 
     def chats_in(self, place: str) -> list[str] | None:
         """The chat ids a list shows, or None when it was not read yet."""
-        rows = self._lists.get(place)
+        rows = self._rows.lists.get(place)
         return None if rows is None else list(rows)
 
     def section_index(self, section: str) -> QModelIndex:
-        return self.createIndex(SECTIONS.index(section), 0, self._cid[_ROOT])
+        return self.createIndex(SECTIONS.index(section), 0, self._rows.cid(ROOT))
 
     def workspace_index(self, ws_id: str) -> QModelIndex:
         """The row of a workspace, or an invalid index when the model has no such workspace."""
-        if ws_id not in self._ws:
+        rows = self._rows
+        if ws_id not in rows.ws:
             return QModelIndex()
-        parent = self._parent[ws_id]
+        parent = rows.parent[ws_id]
         container = WORKSPACES if parent is None else parent
-        return self.createIndex(self._kids[parent].row_of(ws_id), 0, self._cid[container])
+        return self.createIndex(rows.kids[parent].row_of(ws_id), 0, rows.cid(container))
 
     def chat_index(self, chat_id: str, place: str) -> QModelIndex:
         """The row of a chat in *place*, or an invalid index when that list does not show it."""
-        rows = self._lists.get(place)
-        if rows is None or chat_id not in rows:
+        row = self._rows.chat_row(chat_id, place)
+        if row is None:
             return QModelIndex()
-        return self.createIndex(self._offset(place) + rows.row_of(chat_id), 0, self._cid[place])
+        return self.createIndex(row, 0, self._rows.cid(place))
+
+    def container_index(self, container: str | None) -> QModelIndex:
+        """The row whose children *container* holds (None: the top-level workspaces')."""
+        if container is None or container == WORKSPACES:
+            return self.section_index(WORKSPACES)
+        if container == ROOT:
+            return QModelIndex()
+        if container in SECTIONS:
+            return self.section_index(container)
+        return self.workspace_index(container)
 
     def place_of(self, chat_id: str) -> str | None:
         """Where a chat lives now (its workspace or Ungrouped; Archived), by the registry."""
@@ -200,13 +208,33 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
     def is_empty(self, section: str) -> bool:
         """Whether a section has nothing to show (an unread list asks the registry's count)."""
         if section == WORKSPACES:
-            return not self._kids.get(None)
-        rows = self._lists.get(section)
+            return not self._rows.kids.get(None)
+        rows = self._rows.lists.get(section)
         if rows is not None:
             return not rows
         if section == ARCHIVED:
             return self._registry.archived_count() == 0
         return self._registry.chat_count(None) == 0
+
+    # ----------------------------------------------------------------- for the updates
+
+    def changed(self, index: QModelIndex) -> None:
+        """A row's data changed (its title, its folder's status)."""
+        if index.isValid():
+            self.dataChanged.emit(index, index)
+
+    def chat_changed(self, chat_id: str) -> None:
+        """A chat's data changed, wherever it shows."""
+        for place in (self._rows.home.get(chat_id), PINNED, ARCHIVED):
+            if place is not None:
+                self.changed(self.chat_index(chat_id, place))
+
+    def drifted(self, why: str) -> None:
+        """Something did not fit (it never should): compare with the registry when it pauses."""
+        if not self._verify:
+            log.warning("sidebar: %s; the rows are compared with the registry at its next pause",
+                        why)
+        self._verify = True
 
     # ================================================================= Qt: the tree
 
@@ -214,17 +242,17 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
         if column != 0 or row < 0:
             return QModelIndex()
         container = self._children_key(parent)
-        if container is None or row >= self._count(container):
+        if container is None or row >= self._rows.count(container):
             return QModelIndex()
-        return self.createIndex(row, 0, self._cid[container])
+        return self.createIndex(row, 0, self._rows.cid(container))
 
     def parent(self, child: Index | None = None) -> Any:  # type: ignore[override]
         if child is None:  # QObject.parent()
             return super().parent()
         if not child.isValid():
             return QModelIndex()
-        container = self._container.get(child.internalId())
-        if container is None or container == _ROOT:
+        container = self._rows.container(child.internalId())
+        if container is None or container == ROOT:
             return QModelIndex()
         if container in SECTIONS:
             return self.section_index(container)
@@ -234,7 +262,7 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
         if parent.isValid() and parent.column() != 0:
             return 0
         container = self._children_key(parent)
-        return 0 if container is None else self._count(container)
+        return 0 if container is None else self._rows.count(container)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 1
@@ -243,11 +271,11 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
         container = self._children_key(parent)
         if container is None:
             return False
-        if container == _ROOT or self._count(container):
+        if container == ROOT or self._rows.count(container):
             return True
         if container == WORKSPACES:
             return False
-        if self._lists.get(container) is not None:
+        if self._rows.lists.get(container) is not None:
             return False
         if container in CHAT_SECTIONS:
             return not self.is_empty(container)
@@ -258,12 +286,12 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
 
     def canFetchMore(self, parent: Index) -> bool:
         container = self._children_key(parent)
-        return container is not None and container != _ROOT and container != WORKSPACES and \
-            self._lists.get(container) is None
+        return container is not None and container != ROOT and container != WORKSPACES and \
+            self._rows.lists.get(container) is None
 
     def fetchMore(self, parent: Index) -> None:
         container = self._children_key(parent)
-        if container is not None and container not in (_ROOT, WORKSPACES):
+        if container is not None and container not in (ROOT, WORKSPACES):
             self.fetch(container)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -281,7 +309,7 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
         if role == PLACE_ROLE:
             return place
         if kind == WORKSPACE:
-            ws = self._ws[key]
+            ws = self._rows.ws[key]
             if role == ICON_ROLE:
                 return "warning" if ws.status == MISSING_DIR else "folder"
             if role == MISSING_ROLE:
@@ -304,16 +332,17 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         # Called for every row the tree lays out: from the container alone, and constants.
-        container = self._container.get(index.internalId()) if index.isValid() else None
+        container = self._rows.container(index.internalId()) if index.isValid() else None
         if container is None:
             return _DROP  # the empty space: a folder can land there
-        if container == _ROOT:
+        if container == ROOT:
             return _SECTION_FLAGS
         if container == WORKSPACES:
             return _WORKSPACE_FLAGS
         if container == PINNED or container == ARCHIVED:
             return _LISTED_CHAT_FLAGS
-        if container == UNGROUPED or index.row() >= len(self._kids.get(container, _NO_ROWS)):
+        if container == UNGROUPED or \
+                index.row() >= len(self._rows.kids.get(container, NO_ROWS)):
             return _CHAT_FLAGS
         return _WORKSPACE_FLAGS
 
@@ -342,7 +371,7 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
                         parent: Index) -> bool:
         if folders_in(data):
             return True
-        return self._drop_plan(data, row, parent) is not None
+        return plan_drop(self._rows, self._registry, data, row, self._item(parent)) is not None
 
     def dropMimeData(self, data: QMimeData, action: Qt.DropAction, row: int, column: int,
                      parent: Index) -> bool:
@@ -352,68 +381,65 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
         if folders:
             self.sig_add_folders.emit(folders)
             return True
-        plan = self._drop_plan(data, row, parent)
-        if plan is None:
+        drop = plan_drop(self._rows, self._registry, data, row, self._item(parent))
+        if drop is None:
             return False
-        plan()  # the rows move when the operation's events say so
+        # The rows move when the operation's events say so.
+        if drop.action == PIN_CHAT:
+            self.sig_pin_chat.emit(drop.item_id)
+        elif drop.action == MOVE_CHAT:
+            self.sig_move_chat.emit(drop.item_id, drop.index)
+        elif drop.action == MOVE_CHAT_TO:
+            self.sig_move_chat_to.emit(drop.item_id, drop.ws_id, drop.index)
+        elif drop.action == MOVE_WORKSPACE:
+            self.sig_move_workspace.emit(drop.item_id, drop.index)
         return True
 
     # ================================================================= private: reading
 
     def _load_consistently(self) -> None:
         """The tree and Pinned, read while no change lands; the events they cover are skipped."""
+        registry, in_flight = self._registry, self._in_flight
         for _attempt in range(READ_ATTEMPTS):
-            heard = len(self._pending)
-            tree = self._registry.tree()
-            pinned = [self._registry.pinned_at(r).id for r in range(self._registry.pinned_count())]
-            self._barrier()
-            if len(self._pending) == heard:
+            heard = len(in_flight)
+            tree = registry.tree()
+            pinned = [registry.pinned_at(r).id for r in range(registry.pinned_count())]
+            in_flight.barrier()
+            if len(in_flight) == heard:
                 break
         else:  # changes keep landing (a writer in a loop): take this read, check it later
-            self._drifted("changes landed during every first read")
-        self._skip = heard
-        self._install_tree(tree)
-        self._lists = {ws_id: None for ws_id in self._ws}
-        self._lists.update({PINNED: Rows(pinned), UNGROUPED: None, ARCHIVED: None})
-
-    def _install_tree(self, tree: dict[str | None, list[Workspace]]) -> None:
-        self._ws, self._parent, self._kids = {}, {}, {}
-        for parent, kids in tree.items():
-            self._kids[parent] = Rows(ws.id for ws in kids)
-            for ws in kids:
-                self._ws[ws.id] = ws
-                self._parent[ws.id] = parent
-        self._kids.setdefault(None, Rows())
-        for ws_id in self._ws:
-            self._number(ws_id)
+            self.drifted("changes landed during every first read")
+        in_flight.skip = heard
+        self._rows.install_tree(tree)
+        self._rows.lists = {ws_id: None for ws_id in self._rows.ws}
+        self._rows.lists.update({PINNED: Rows(pinned), UNGROUPED: None, ARCHIVED: None})
 
     def _fetch(self, place: str) -> bool:
-        if self._lists.get(place) is not None:
+        rows = self._rows
+        if rows.lists.get(place) is not None:
             return True
-        if place not in self._ws and place not in CHAT_SECTIONS:
+        if place not in rows.ws and place not in CHAT_SECTIONS:
             self._wanted.discard(place)
             return False
-        if self._pending or self._busy:
+        if self._in_flight or self._busy:
             # The registry is ahead of the rows, or rows are changing right now (a view
             # asking from inside a change's signals): read once that is over.
             self._wanted.add(place)
             return False
         ids = self._read_list(place)
-        self._barrier()
-        if self._pending:  # a change landed while reading: what was read may be ahead
+        self._in_flight.barrier()
+        if self._in_flight:  # a change landed while reading: what was read may be ahead
             self._wanted.add(place)
             return False
         self._wanted.discard(place)
-        self._lists[place] = Rows()  # read: asking again from inside the insert does nothing
+        rows.lists[place] = Rows()  # read: asking again from inside the insert does nothing
         if not ids:
             return True
-        first = self._offset(place)
+        first = rows.offset(place)
         self._busy = True
         try:
-            self.beginInsertRows(self._container_index(place), first, first + len(ids) - 1)
-            self._lists[place] = Rows(ids)
-            if place != PINNED and place != ARCHIVED:
-                self._home.update(dict.fromkeys(ids, place))
+            self.beginInsertRows(self.container_index(place), first, first + len(ids) - 1)
+            rows.install_list(place, ids)
             self.endInsertRows()
         finally:
             self._busy = False
@@ -421,7 +447,7 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
 
     def _drain(self) -> None:
         """Read the lists asked for while events were in flight or rows were changing."""
-        while self._wanted and not self._pending and not self._busy:
+        while self._wanted and not self._in_flight and not self._busy:
             place = min(self._wanted)
             if not self._fetch(place) and place in self._wanted:
                 return  # an event came in meanwhile: after it
@@ -435,144 +461,74 @@ class SidebarModel(ModelUpdates, ModelDrops, QAbstractItemModel):
         ws_id = None if place == UNGROUPED else place
         return [registry.chat_at(ws_id, r).id for r in range(registry.chat_count(ws_id))]
 
-    def _barrier(self) -> None:
-        # The registry delivers a change's events while it holds its lock, and every locked
-        # read waits for it: after this, whatever a change in progress emits has been heard.
-        self._registry.child_count(None)
+    # ================================================================= private: events
+
+    def _on_event(self, event: ev.Event) -> None:
+        if isinstance(event, (ev.WorkStarted, ev.WorkEnded)):
+            self.chat_changed(event.chat)
+            return
+        if not isinstance(event, ev.REGISTRY_EVENTS) or isinstance(event, ev.Reset):
+            return  # a Reset comes with its snapshot (sig_reset); other stores are not ours
+        if self._in_flight.arrived(event):
+            self._busy = True
+            try:
+                self._updates.apply(event)
+            finally:
+                self._busy = False
+        self._after_event()
+
+    def _on_reset(self, snapshot: Snapshot) -> None:
+        if self._in_flight.arrived(None):
+            self._reset_to(snapshot)
+        self._after_event()
+
+    def _after_event(self) -> None:
+        self._drain()
+        if self._verify and not self._in_flight and not self._busy:
+            self._check_rows()
+        if self.is_settled():
+            self.sig_settled.emit()
+
+    def _check_rows(self) -> None:
+        """Compare every row with a fresh read; re-read everything (a reset) if they differ."""
+        snapshot = Snapshot(tree=self._registry.tree(), chats=self._registry.chat_listing())
+        self._in_flight.barrier()
+        if self._in_flight:
+            return  # a change landed meanwhile: at the next pause
+        self._verify = False
+        if self._rows.matches(snapshot.tree, snapshot.chats):
+            return
+        log.warning("sidebar: the rows drifted from the registry; reading everything again")
+        self._reset_to(snapshot)
+
+    def _reset_to(self, snapshot: Snapshot) -> None:
+        self._busy = True
+        try:
+            self._updates.reset_to(snapshot.tree, snapshot.chats)
+        finally:
+            self._busy = False
+        self._wanted &= set(self._rows.lists)
 
     # ================================================================= private: rows
-
-    def _number(self, key: str) -> int:
-        """The internal id that *key*'s children carry in their indexes (never reused)."""
-        cid = self._cid.get(key)
-        if cid is None:
-            cid = _FIXED_NUMBERS.get(key, 0)
-            if not cid:
-                cid, self._next_cid = self._next_cid, self._next_cid + 1
-            self._cid[key] = cid
-            self._container[cid] = key
-        return cid
-
-    def _forget_number(self, key: str) -> None:
-        cid = self._cid.pop(key, None)
-        if cid is not None:
-            del self._container[cid]
-
-    def _count(self, container: str) -> int:
-        if container == _ROOT:
-            return len(SECTIONS)
-        if container == WORKSPACES:
-            return len(self._kids[None])
-        rows = self._lists.get(container)
-        chats = 0 if rows is None else len(rows)
-        if container in CHAT_SECTIONS:
-            return chats
-        return len(self._kids.get(container, _NO_ROWS)) + chats
-
-    def _offset(self, place: str) -> int:
-        """The row of a list's first chat in its container: a workspace's folders come first."""
-        return 0 if place in CHAT_SECTIONS else len(self._kids.get(place, _NO_ROWS))
 
     def _children_key(self, parent: Index) -> str | None:
         """The container whose rows are *parent*'s children; None for a chat (no children)."""
         if not parent.isValid():
-            return _ROOT
-        container = self._container.get(parent.internalId())
-        if container is None or container in CHAT_SECTIONS:
-            return None  # a chat of Pinned, Ungrouped or Archived
-        if container == _ROOT or container == WORKSPACES:
-            return self._key_in(container, parent.row())
-        folders = self._kids.get(container, _NO_ROWS)
-        row = parent.row()
-        return folders.at(row) if 0 <= row < len(folders) else None  # else a chat
+            return ROOT
+        container = self._rows.container(parent.internalId())
+        return None if container is None else self._rows.children_of(container, parent.row())
 
-    def _item(self, index: Index) -> tuple[str, str, str] | None:
+    def _item(self, index: Index) -> Item | None:
         """(kind, id, place) of a row: place is the container it sits in."""
         if not index.isValid():
             return None
-        container = self._container.get(index.internalId())
-        if container is None:
-            return None
-        key = self._key_in(container, index.row())
-        if key is None:
-            return None
-        if container == _ROOT:
-            return SECTION, key, _ROOT
-        if container == WORKSPACES or key in self._ws and self._parent.get(key) == container:
-            return WORKSPACE, key, container
-        return CHAT, key, container
-
-    def _key_in(self, container: str, row: int) -> str | None:
-        try:
-            if container == _ROOT:
-                return SECTIONS[row]
-            if container == WORKSPACES:
-                return self._kids[None].at(row)
-            folders = (_NO_ROWS if container in CHAT_SECTIONS
-                       else self._kids.get(container, _NO_ROWS))
-            if row < len(folders):
-                return folders.at(row)
-            rows = self._lists.get(container)
-            return rows.at(row - len(folders)) if rows is not None else None
-        except (IndexError, KeyError):  # an index kept from before a change
-            return None
-
-    def _container_index(self, container: str | None) -> QModelIndex:
-        if container is None or container == WORKSPACES:
-            return self.section_index(WORKSPACES)
-        if container == _ROOT:
-            return QModelIndex()
-        if container in SECTIONS:
-            return self.section_index(container)
-        return self.workspace_index(container)
+        container = self._rows.container(index.internalId())
+        return None if container is None else self._rows.item(container, index.row())
 
     def _title(self, kind: str, key: str) -> str:
         if kind == SECTION:
             return SECTION_TITLES[key]
         if kind == WORKSPACE:
-            return self._ws[key].title
+            return self._rows.ws[key].title
         chat: Chat | None = self._registry.chat(key)
         return chat.title if chat is not None else ""
-
-    def _changed(self, index: QModelIndex) -> None:
-        if index.isValid():
-            self.dataChanged.emit(index, index)
-
-    def _chat_changed(self, chat_id: str) -> None:
-        for place in (self._home.get(chat_id), PINNED, ARCHIVED):
-            if place is not None:
-                self._changed(self.chat_index(chat_id, place))
-
-    # ----------------------------------------------------------------- chat rows
-
-    def _place(self, ws_id: str | None) -> str:
-        return UNGROUPED if ws_id is None else ws_id
-
-    def _insert_chat(self, place: str, row: int, chat_id: str) -> None:
-        rows = self._lists.get(place)
-        if rows is None:
-            return  # not read yet: it will be, whole, when someone looks
-        if chat_id in rows or not 0 <= row <= len(rows):
-            self._drifted(f"chat {chat_id} cannot go to row {row} of {place}")
-            return
-        first = self._offset(place) + row
-        self.beginInsertRows(self._container_index(place), first, first)
-        rows.insert(row, chat_id)
-        if place not in (PINNED, ARCHIVED):
-            self._home[chat_id] = place
-        self.endInsertRows()
-
-    def _remove_chat(self, place: str, row: int, chat_id: str) -> None:
-        rows = self._lists.get(place)
-        if rows is None:
-            return
-        if chat_id not in rows:
-            self._drifted(f"chat {chat_id} is not in {place}")
-            return
-        row = rows.row_of(chat_id)  # the event's row; read back so a drift cannot crash
-        first = self._offset(place) + row
-        self.beginRemoveRows(self._container_index(place), first, first)
-        rows.remove(chat_id)
-        if self._home.get(chat_id) == place:
-            del self._home[chat_id]
-        self.endRemoveRows()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
@@ -11,6 +9,7 @@ from PySide6.QtCore import (
     QRect,
     QSortFilterProxyModel,
     Qt,
+    Signal,
 )
 from PySide6.QtGui import (
     QContextMenuEvent,
@@ -24,10 +23,7 @@ from PySide6.QtWidgets import QAbstractItemView, QFrame, QTreeView, QWidget
 
 from ui.icons import tinted
 from ui.sidebar.delegate import SidebarDelegate, quiet_colour
-from ui.sidebar.model import KIND_ROLE, SECTION
-
-if TYPE_CHECKING:
-    from ui.sidebar.view import Sidebar
+from ui.sidebar.model import KIND_ROLE, SECTION, SidebarModel
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -54,15 +50,22 @@ class FilterProxy(QSortFilterProxyModel):
             self.invalidateFilter()
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
-        return self.sourceModel().key_at(source_row, source_parent) in self._shown
+        model = self.sourceModel()
+        return isinstance(model, SidebarModel) and \
+            model.key_at(source_row, source_parent) in self._shown
 
 
 class SidebarTree(QTreeView):
-    """The tree: its own branch chevrons, and the sidebar's keys and menus."""
+    """The tree: its own branch chevrons and empty hint; its keys and menus are asked of the
+    sidebar that holds it, which decides."""
 
-    def __init__(self, sidebar: Sidebar) -> None:
-        super().__init__(sidebar)
-        self._sidebar = sidebar
+    sig_open_requested = Signal(QModelIndex)  # Enter on a row
+    sig_rename_requested = Signal(QModelIndex)  # F2 on a row
+    sig_delete_requested = Signal(QModelIndex)  # Delete (or Backspace) on a row
+    sig_menu_requested = Signal(QModelIndex, QPoint)  # a row's menu (or none), at a screen point
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.setObjectName("sidebarTree")
         self.setAccessibleName("Workspaces")
         self.setHeaderHidden(True)
@@ -86,6 +89,17 @@ class SidebarTree(QTreeView):
         # The delegate paints the selection as a rounded band; none behind the chevrons.
         self.setStyleSheet("#sidebarTree { show-decoration-selected: 0; }")
 
+    def empty_hint(self) -> str:
+        """What the tree says when it shows no row at all (nothing added, nothing matching)."""
+        model = self.model()
+        if isinstance(model, FilterProxy):
+            return "" if model.rowCount() else "Nothing matches the filter."
+        if any(not self.isRowHidden(r, QModelIndex()) for r in range(model.rowCount())):
+            return ""
+        return "No workspaces yet. Drop a folder here to add it."
+
+    # ================================================================= Qt overrides
+
     def drawBranches(self, painter: QPainter, rect: QRect, index: Index) -> None:
         # Only a chevron in the last indentation step, and no selection colour behind it.
         if not self.model().hasChildren(index):
@@ -95,13 +109,13 @@ class SidebarTree(QTreeView):
         slot = QRect(rect.right() - step + 1, rect.top(), step, rect.height())
         target = QRect(slot.center().x() - size // 2 + 1, slot.center().y() - size // 2 + 1,
                        size, size)
-        name = "chevron-down" if self.isExpanded(QModelIndex(index)) else "chevron-right"
+        name = "chevron-down" if self.isExpanded(index) else "chevron-right"
         ratio = self.devicePixelRatioF()
         tinted(name, quiet_colour(self.palette()).name(), size, ratio).paint(painter, target)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        hint = self._sidebar._empty_hint()
+        hint = self.empty_hint()
         if hint:
             painter = QPainter(self.viewport())
             painter.setPen(quiet_colour(self.palette()))
@@ -120,12 +134,12 @@ class SidebarTree(QTreeView):
         index = self.currentIndex()
         key = event.key()
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and index.isValid():
-            self._sidebar._open(index)
+            self.sig_open_requested.emit(index)
         elif key == Qt.Key.Key_F2 and index.isValid():
-            self._sidebar._rename(index)
+            self.sig_rename_requested.emit(index)
         elif (event.matches(QKeySequence.StandardKey.Delete) or key == Qt.Key.Key_Backspace) \
                 and index.isValid():
-            self._sidebar._delete(index)
+            self.sig_delete_requested.emit(index)
         else:
             super().keyPressEvent(event)
 
@@ -136,7 +150,4 @@ class SidebarTree(QTreeView):
         else:
             where = event.pos()
             index = self.indexAt(where)
-        menu = self._sidebar.context_menu(index)
-        if menu is not None:
-            menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            menu.popup(self.viewport().mapToGlobal(where))
+        self.sig_menu_requested.emit(index, self.viewport().mapToGlobal(where))

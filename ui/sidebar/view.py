@@ -1,11 +1,11 @@
 """The sidebar widget: a filter line above the tree of Pinned, workspaces, Ungrouped and
 Archived, with its context menus, drag and drop, and keyboard.
 
-Everything the person asks for runs as an :class:`~app.ops.Operations` call, awaited on the
-qasync loop; the tree changes when the operation's events arrive, never before.  Refusals
-come back as the core's sentence, emitted as ``sig_error`` (and shown in a message box when
-nobody listens).  The dialogs are attributes (``ask_text``, ``confirm``, ``ask_folder``,
-``ask_details``, ``show_error``) so tests can answer them.
+Everything the person asks for runs as an :class:`~app.ops.Operations` call through
+:attr:`Sidebar.handlers` (:class:`~ui.sidebar.actions.SidebarActions`), awaited on the qasync
+loop; the tree changes when the operation's events arrive, never before.  Refusals come back
+as the core's sentence, emitted as ``sig_error`` (and shown in a message box when nobody
+listens: ``show_error``, a hook tests can replace, like the actions' dialogs).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from PySide6.QtCore import (
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
+    QPoint,
     Qt,
     QTimer,
     Signal,
@@ -28,9 +29,7 @@ from PySide6.QtGui import (
     QKeyEvent,
 )
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QLineEdit,
     QMenu,
@@ -41,8 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ops import Operations
-from app.records import Workspace
-from app.registry import Registry
+from app.store.registry.registry import Registry
 from ui.bridge import EventBridge
 from ui.icons import tinted
 from ui.sidebar import menus
@@ -73,7 +71,7 @@ DEFAULT_OPEN = (PINNED, WORKSPACES, UNGROUPED)
 OPEN_UNGROUPED_UP_TO = 200  # a longer Ungrouped starts folded
 
 
-class Sidebar(SidebarActions, QWidget):
+class Sidebar(QWidget):
     """Pinned, the workspace tree and Ungrouped (Archived on demand), filtered as you type."""
 
     sig_chat_selected = Signal(str)  # a chat id: the person opened it
@@ -88,19 +86,18 @@ class Sidebar(SidebarActions, QWidget):
         super().__init__(parent)
         self.setObjectName("sidebar")
         self._registry = registry
-        self._ops = ops
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._wish: tuple[str, str] | None = None  # a selection waiting for its row
         self._saved_open: list[str] | None = None  # what was expanded before filtering
         self._show_archived = False
         self._reset_state: tuple[list[str], str | None] = ([], None)
 
-        # Dialogs, as hooks a test can replace.
-        self.ask_text: Callable[[str, str, str], str | None] = self._ask_text
-        self.confirm: Callable[[str, str, str], bool] = self._confirm
-        self.ask_folder: Callable[[str], str | None] = self._ask_folder
-        self.ask_details: Callable[[Workspace], tuple[str, str] | None] = self._ask_details
-        self.show_error: Callable[[str], None] = self._show_error
+        self.show_error: Callable[[str], None] = self._show_error  # a hook tests can replace
+        self.handlers = SidebarActions(registry, ops, self)  # what menus, keys, drops ask for
+        self.handlers.sig_refused.connect(self._refused)
+        self.handlers.sig_export_requested.connect(self.sig_export)
+        self.handlers.sig_select_workspace_requested.connect(self.select_workspace)
+        self.handlers.sig_select_chat_requested.connect(self.select_chat)
+        self.handlers.sig_open_chat_requested.connect(self._opened_new_chat)
 
         self.model = SidebarModel(registry, bridge, self)
         self.proxy = FilterProxy(self)
@@ -135,6 +132,10 @@ class Sidebar(SidebarActions, QWidget):
         self.tree = SidebarTree(self)
         self.tree.setModel(self.model)
         self.tree.clicked.connect(self._open)
+        self.tree.sig_open_requested.connect(self._open)
+        self.tree.sig_rename_requested.connect(self._rename)
+        self.tree.sig_delete_requested.connect(self._delete)
+        self.tree.sig_menu_requested.connect(self._pop_menu)
 
         top = QHBoxLayout()
         top.setContentsMargins(8, 8, 6, 4)
@@ -150,11 +151,11 @@ class Sidebar(SidebarActions, QWidget):
         self._style_icons()
 
         model = self.model
-        model.sig_move_chat.connect(self._move_chat)
-        model.sig_move_chat_to.connect(self._move_chat_to)
-        model.sig_move_workspace.connect(self._move_workspace)
-        model.sig_pin_chat.connect(self.pin_chat)
-        model.sig_add_folders.connect(self.add_folders)
+        model.sig_move_chat.connect(self.handlers.move_chat)
+        model.sig_move_chat_to.connect(self.handlers.move_chat_to)
+        model.sig_move_workspace.connect(self.handlers.move_workspace)
+        model.sig_pin_chat.connect(self.handlers.pin_chat)
+        model.sig_add_folders.connect(self.handlers.add_folders)
         model.sig_settled.connect(self._settled)
         model.rowsInserted.connect(self._rows_changed)
         model.rowsRemoved.connect(self._rows_changed)
@@ -272,13 +273,13 @@ class Sidebar(SidebarActions, QWidget):
         kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
         if kind == WORKSPACE:
             ws = self._registry.workspace(item_id)
-            return menus.workspace_menu(self, ws, self) if ws is not None else None
+            return menus.workspace_menu(self.handlers, ws, self) if ws is not None else None
         if kind == CHAT:
             chat = self._registry.chat(item_id)
             if chat is None:
                 return None
             working = bool(self._registry.live.kinds(item_id))
-            return menus.chat_menu(self, chat, working=working, parent=self)
+            return menus.chat_menu(self.handlers, chat, working=working, parent=self)
         if item_id == ARCHIVED:
             menu = QMenu(self)
             menu.addAction("Hide archived").triggered.connect(
@@ -296,12 +297,11 @@ class Sidebar(SidebarActions, QWidget):
 
     def tasks(self) -> frozenset[asyncio.Task[Any]]:
         """The operations still running (tests wait for them)."""
-        return frozenset(self._tasks)
+        return self.handlers.runner.tasks()
 
     def stop(self) -> None:
         """Cancel the operations still awaited and stop following the registry."""
-        for task in list(self._tasks):
-            task.cancel()
+        self.handlers.runner.cancel()
         self.model.detach()
 
     # ================================================================= private: the person
@@ -316,49 +316,27 @@ class Sidebar(SidebarActions, QWidget):
         elif kind == WORKSPACE:
             self.sig_workspace_selected.emit(item_id)
 
+    def _pop_menu(self, index: QModelIndex, where: QPoint) -> None:
+        menu = self.context_menu(index)
+        if menu is not None:
+            menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            menu.popup(where)
+
     def _rename(self, index: QModelIndex) -> None:
-        kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
-        if kind == WORKSPACE:
-            self.rename_workspace(item_id)
-        elif kind == CHAT:
-            self.rename_chat(item_id)
+        self.handlers.rename(index.data(KIND_ROLE), str(index.data(ID_ROLE)))
 
     def _delete(self, index: QModelIndex) -> None:
-        kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
-        if kind == WORKSPACE:
-            self.remove_workspace(item_id)
-            return
-        chat = self._registry.chat(item_id) if kind == CHAT else None
-        if chat is None or chat.archived:
-            return
-        if self._registry.live.kinds(item_id):
-            if self.confirm("Stop and archive?", "A reply or a rebuild is running in "
-                            f"“{chat.title}”. " + menus.archive_question(chat), "Stop and archive"):
-                self.stop_and_archive_chat(item_id)
-        elif self.confirm("Archive chat?", menus.archive_question(chat), "Archive"):
-            self.archive_chat(item_id)
+        self.handlers.delete(index.data(KIND_ROLE), str(index.data(ID_ROLE)))
 
-    # Default dialogs ------------------------------------------------------------------
+    def _opened_new_chat(self, chat_id: str) -> None:
+        self.select_chat(chat_id)
+        self.sig_chat_selected.emit(chat_id)
 
-    def _ask_text(self, title: str, label: str, text: str) -> str | None:
-        value, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Normal, text)
-        return value if ok else None
-
-    def _confirm(self, title: str, text: str, action: str) -> bool:
-        box = QMessageBox(QMessageBox.Icon.Question, title, title, parent=self)
-        box.setInformativeText(text)
-        go = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
-        return box.clickedButton() is go
-
-    def _ask_folder(self, title: str) -> str | None:
-        return QFileDialog.getExistingDirectory(self, title) or None
-
-    def _ask_details(self, ws: Workspace) -> tuple[str, str] | None:
-        dialog = menus.DetailsDialog(ws, self)
-        return dialog.values() if dialog.exec() else None
+    def _refused(self, sentence: str) -> None:
+        heard = self.receivers("2sig_error(QString)") > 0
+        self.sig_error.emit(sentence)
+        if not heard:
+            self.show_error(sentence)
 
     def _show_error(self, sentence: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Warning, "Cairn", sentence, parent=self)
@@ -367,14 +345,6 @@ class Sidebar(SidebarActions, QWidget):
 
     # ================================================================= private: the tree
 
-    def _empty_hint(self) -> str:
-        model = self.tree.model()
-        if model is self.proxy:
-            return "" if self.proxy.rowCount() else "Nothing matches the filter."
-        if any(not self.tree.isRowHidden(r, QModelIndex()) for r in range(len(SECTIONS))):
-            return ""
-        return "No workspaces yet. Drop a folder here to add it."
-
     def _workspace_ids(self) -> Iterator[str]:
         stack = self.model.folders_of(None)
         while stack:
@@ -382,7 +352,7 @@ class Sidebar(SidebarActions, QWidget):
             yield ws_id
             stack.extend(self.model.folders_of(ws_id))
 
-    def _view_index(self, source: QModelIndex) -> QModelIndex:
+    def _view_index(self, source: Index) -> Index:
         if self.tree.model() is self.proxy:
             return self.proxy.mapFromSource(source)
         return source
@@ -397,7 +367,7 @@ class Sidebar(SidebarActions, QWidget):
 
     def _select_source(self, source: QModelIndex | QPersistentModelIndex, *,
                        scroll: bool = True) -> None:
-        index = self._view_index(QModelIndex(source))
+        index = self._view_index(source)
         if not index.isValid():
             return
         self.tree.selectionModel().setCurrentIndex(
@@ -544,7 +514,8 @@ class Sidebar(SidebarActions, QWidget):
             return
         current = self._current_source()
         self.tree.setModel(self.model)
-        self.proxy.setSourceModel(None)  # unfiltered, changes go to the tree alone
+        # Unfiltered, changes go to the tree alone.  (None detaches it: the stubs miss that.)
+        self.proxy.setSourceModel(None)  # type: ignore[arg-type]
         self.tree.setDragEnabled(True)
         self.set_expanded_ids(self._saved_open or list(DEFAULT_OPEN))
         self._saved_open = None
