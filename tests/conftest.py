@@ -38,7 +38,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 @pytest.fixture
 def open_registry(isolated: Path) -> Iterator[object]:
     """Opens registries on the test's data folder and closes them all at the end."""
-    from app.registry import Registry
+    from app.store.registry.registry import Registry
 
     opened: list[Registry] = []
 

@@ -1,7 +1,7 @@
 """The benchmark's data folder at scale: 1,000 workspaces and 50,000 chats (DESIGN.md §10).
 
 Shared by ``tests/benchmarks/registry_bench.py`` and the start-up test at scale
-(``tests/test_startup_scale.py``). Written with direct SQL in the registry's schema, on a
+(``tests/process/test_startup_scale.py``). Written with direct SQL in the registry's schema, on a
 database created by the real migrations, in one transaction: a few seconds, where the
 registry's API would take minutes.
 """
@@ -13,9 +13,9 @@ import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from app import paths
-from app.db import Database
-from app.ids import new_id
+from app.base import paths
+from app.base.db import Database
+from app.base.ids import new_id
 
 WORKSPACES = 1_000
 CHATS = 50_000
@@ -25,7 +25,7 @@ PINNED = 50
 
 
 def stamp(base: datetime, offset_ms: int) -> str:
-    """The registry's timestamp form (app.db.utc_now) at *base* + *offset_ms*."""
+    """The registry's timestamp form (app.base.db.utc_now) at *base* + *offset_ms*."""
     moment = base + timedelta(milliseconds=offset_ms)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

@@ -70,7 +70,7 @@ def markdown_reply(chat: int, n: int) -> str:
 
 
 def fill(cairn: Any, folder: str, title: str, messages: int, chat: int) -> str:
-    from app.db import utc_now
+    from app.base.db import utc_now
 
     chat_id = cairn.registry.new_chat(folder=folder, title=title).id
     rows = _rows(chat_id, [("user", f"Chat {chat}, question {n}: what about step {n}?")

@@ -51,7 +51,9 @@ async def main() -> int:
     os.environ["CAIRN_DATA_DIR"] = str(base / "data")
     os.environ["CAIRN_FIRST_USE_DIR"] = str(base / "Documents" / "Cairn")
     from app.cairn import Cairn
-    from app.settings import CHAT_MODEL  # the default the turn through Cairn uses too
+    from app.store.settings import (
+        CHAT_MODEL,  # the default the turn through Cairn uses too
+    )
 
     (base / "Acme" / "Brand").mkdir(parents=True)
     cairn = Cairn.open()

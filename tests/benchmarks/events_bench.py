@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.events import ChatChanged, Event, Hub, KnowledgeSaved, WorkspaceMoved  # noqa: E402
 from app.records import Chat, ChatListing  # noqa: E402
-from app.registry import Registry  # noqa: E402
+from app.store.registry.registry import Registry  # noqa: E402
 from tests.scale_data import CHATS, WORKSPACES, build  # noqa: E402
 
 CHANGES = 1_000

@@ -20,7 +20,7 @@ Reported: ops refused by reason (first answers, and still refused after the corr
 round); facts recoverable by question — each seeded fact's current value from the final
 documents, each replaced value from their history (all of it, and the last 200 versions the
 store keeps); the document sizes over time against the caps; and, once a document outgrows
-30,000 characters, whether relevance selection (``app.context.fit_knowledge``) keeps the
+30,000 characters, whether relevance selection (``app.chat.context.fit_knowledge``) keeps the
 context within its budget and still answers the question.  Exits 1 when a fact was lost
 without a refusal saying so, a sub-item went, or the context passed its budget.
 """
@@ -37,11 +37,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from app.context import KNOWLEDGE_BUDGET, fit_knowledge  # noqa: E402
+from app.chat.context import KNOWLEDGE_BUDGET, fit_knowledge  # noqa: E402
 from app.knowledge.corrections import addressed, resubmitted  # noqa: E402
 from app.knowledge.document import entries, head, parse  # noqa: E402
-from app.knowledge.ops import Layer, Outcome, Refusal, apply_ops  # noqa: E402
-from app.knowledge.store import HISTORY_KEPT  # noqa: E402
+from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops  # noqa: E402
+from app.store.knowledge import HISTORY_KEPT  # noqa: E402
 
 EXCHANGES = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000
 SEED = 14

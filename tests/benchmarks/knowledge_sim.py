@@ -6,7 +6,7 @@ A scripted knowledge model reads the labelled document like the real one would a
 ``update_knowledge`` ops: it adds each exchange's new fact (with its evidence), updates facts
 that changed (keeping the old value as "(was …)"), and — following the length guidance —
 merges related entries once the document passes 20,000 characters.  Every op goes through
-``app.knowledge.ops.apply_ops``.  Reported: the document's size over time, whether every hard
+``app.knowledge.validator.apply_ops``.  Reported: the document's size over time, whether every hard
 token ever recorded is still there, and output tokens per rebuild against what re-typing the
 whole document would emit (target: at most 10%).  Exits 1 when a target is missed.
 """
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from app.knowledge.document import entries, hard_tokens, labelled  # noqa: E402
-from app.knowledge.ops import Layer, apply_ops  # noqa: E402
+from app.knowledge.validator import Layer, apply_ops  # noqa: E402
 
 EXCHANGES = 200
 SOFT_CAP = 20_000

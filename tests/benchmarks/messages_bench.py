@@ -34,9 +34,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from app.chats import ChatStore  # noqa: E402
-from app.db import utc_now  # noqa: E402
-from app.registry import Registry  # noqa: E402
+from app.base.db import utc_now  # noqa: E402
+from app.store.messages import ChatStore  # noqa: E402
+from app.store.registry.registry import Registry  # noqa: E402
 
 CHAT_MESSAGES = 5_000
 OTHER_CHATS = 99

@@ -36,8 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from app.db import DB_NAME  # noqa: E402
-from app.registry import Registry  # noqa: E402
+from app.base.db import DB_NAME  # noqa: E402
+from app.store.registry.registry import Registry  # noqa: E402
 from tests.scale_data import CHATS, WORKSPACES, build  # noqa: E402  (the data, shared with tests)
 
 SAMPLES = 100  # adds, archives, and twice as many bare transactions

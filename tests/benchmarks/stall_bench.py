@@ -2,7 +2,7 @@
 runs a timer while Cairn does its heaviest work.
 
 Run: ``uv run python tests/benchmarks/stall_bench.py`` (not part of ``uv run pytest``;
-``tests/test_loop_stalls.py`` runs the same probe, faster, in the default suite).
+``tests/process/test_loop_stalls.py`` runs the same probe, faster, in the default suite).
 
 A timer asks to run every 5 ms on the event loop and records how late each tick ran (the
 first tick is ignored).  Meanwhile, in one data folder:
@@ -293,7 +293,7 @@ def build(cairn: Any, base: Path, *, messages: int = MESSAGES,
           rebuild_chats: int = REBUILD_CHATS) -> Built:
     """The chat of *messages* messages (inserted with SQL: seconds, not minutes), the three
     30,000-character documents, and chats with one qualifying exchange each to rebuild."""
-    from app.db import utc_now
+    from app.base.db import utc_now
 
     (base / "Acme" / "Brand").mkdir(parents=True, exist_ok=True)
     project, _ = cairn.registry.add_workspace(str(base / "Acme"))
@@ -402,7 +402,7 @@ async def run(built: Built, fake: FakeProcess, *, tokens_per_second: float,
               on_progress: Callable[[str], None] | None = None) -> Result:
     """One streamed turn with rebuilds behind it and *cli_writes* command-line writes during
     it, under the probe."""
-    from app.turns import TextDelta
+    from app.chat.turn import TextDelta
 
     cairn = built.cairn
     loop = asyncio.get_running_loop()

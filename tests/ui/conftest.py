@@ -1,0 +1,53 @@
+"""Fixtures of the widget tests (pytest-qt, offscreen): the qasync event loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from tests.ui import helpers
+from tests.ui.helpers import close_window, configure, open_window
+from ui.app import Starter
+
+# Closed loops stay referenced: qasync's timer object may still hold Qt timers, and a garbage
+# collection on another thread (the storage thread's) would destroy it there and crash Qt.
+_CLOSED_LOOPS: list[asyncio.AbstractEventLoop] = []
+
+
+@pytest.fixture
+def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
+    """The window's qasync loop, counted as running, so that tasks advance whenever Qt
+    processes events (qtbot's waits)."""
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    yield loop
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    qapp.processEvents()
+    asyncio.events._set_running_loop(None)
+    loop._QEventLoop__is_running = False  # type: ignore[attr-defined]  # (stop() quits Qt)
+    loop.close()
+    asyncio.set_event_loop(None)
+    _CLOSED_LOOPS.append(loop)
+
+
+@pytest.fixture(autouse=True)
+def _waits(request: pytest.FixtureRequest) -> Iterator[None]:
+    """``helpers.wait_for`` and ``helpers.run`` wait through this test's qtbot."""
+    helpers.QTBOT = request.getfixturevalue("qtbot")
+    yield
+    helpers.QTBOT = None
+
+
+@pytest.fixture
+def opened(qapp, loop, isolated, fake, folders) -> Iterator[Starter]:
+    """The window on a data folder that talks to the fake server (tests that need another
+    set-up define their own ``opened``)."""
+    configure(isolated, fake)
+    starter = open_window(qapp, isolated)
+    yield starter
+    close_window(starter)

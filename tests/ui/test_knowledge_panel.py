@@ -1,0 +1,624 @@
+"""The knowledge panel in the real window, offscreen: edit and save (the button, Ctrl+S), the
+unsaved guard (another selection, closing), a rebuild's result while unedited (at once, its
+changes lit up) and while edited (merge, keep mine, reload — each checked against the stored
+versions), history with its diff and Restore, instructions, files (drop, dialog, describe,
+remove), a folder chat's documents, the status line with Retry now, folding the panel, and
+accessible names.  Rebuild results are written through the core, as the rebuild writes them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QTextBrowser,
+    QTreeWidget,
+    QWidget,
+)
+
+from tests.ui import helpers
+from tests.ui.helpers import close_window, open_window, run, wait_for
+from ui.app import Starter, start
+from ui.knowledge.panel import CANCEL, DISCARD, SAVE, KnowledgePanel
+
+W = TypeVar("W", bound=QWidget)
+@pytest.fixture
+def opened(qapp, loop, isolated) -> Iterator[Starter]:
+    starter = open_window(qapp, isolated, size=(1200, 800))
+    yield starter
+    panel = starter.window.knowledge
+    if panel is not None:  # nothing asks while the test ends
+        panel.ask_unsaved = lambda: DISCARD
+    close_window(starter)
+
+
+def panel_of(starter: Starter) -> KnowledgePanel:
+    panel = starter.window.knowledge
+    assert panel is not None
+    return panel
+
+
+def named(parent: QWidget, kind: type[W], name: str) -> W:
+    found = [w for w in parent.findChildren(kind) if w.accessibleName() == name]
+    assert len(found) == 1, f"{len(found)} {kind.__name__} named {name!r}"
+    return found[0]
+
+
+def click(parent: QWidget, name: str) -> None:
+    button = named(parent, QAbstractButton, name)
+    assert button.isEnabled() and button.isVisible(), name
+    helpers.QTBOT.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def workspace(starter: Starter, folder: str) -> str:
+    (ws, _), _ = run(starter.ops.add_workspace(folder))
+    return ws.id
+
+
+def show(starter: Starter, ws_id: str) -> KnowledgePanel:
+    """Select the workspace as a click in the sidebar does, and wait for its document."""
+    starter.window.sidebar.select_workspace(ws_id)
+    starter.window._workspace_selected(ws_id)
+    panel = panel_of(starter)
+    wait_for(lambda: panel.editor.owner == ws_id and panel.editor.opened is not None)
+    return panel
+
+
+def type_keys(widget: QWidget, text: str) -> None:
+    """Typed as keys (QTest knows no key for a line break: Return)."""
+    for n, line in enumerate(text.split("\n")):
+        if n:
+            helpers.QTBOT.keyClick(widget, Qt.Key.Key_Return)
+        if line:
+            helpers.QTBOT.keyClicks(widget, line)
+
+
+def type_into(panel: KnowledgePanel, text: str) -> None:
+    edit = panel.editor.edit
+    edit.setFocus()
+    edit.moveCursor(edit.textCursor().MoveOperation.End)
+    type_keys(edit, text)
+
+
+def versions(starter: Starter, owner: str) -> list[tuple[int, str, str]]:
+    store = starter.cairn.knowledge
+    return [(v.version, v.source, store.version_text(owner, v.version))
+            for v in reversed(store.history(owner))]
+
+
+# ================================================================= edit and save
+
+
+def test_edit_and_save_with_the_button_and_the_unsaved_dot(opened, folders):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    editor = named(panel, QPlainTextEdit, "Knowledge")
+    assert editor.toPlainText() == "" and not editor.isReadOnly()
+    dot = named(panel, QLabel, "Unsaved changes")
+    assert not dot.isVisible() and not named(panel, QAbstractButton, "Save").isEnabled()
+    type_into(panel, "## Facts\n- Launch is 2027-04-15\n")
+    assert dot.isVisible() and panel.tabs.tabText(0) == "Knowledge ●"
+    assert named(panel, QLabel, "Knowledge size").text() == "32 / 20,000 characters"
+    click(panel, "Save")
+    wait_for(lambda: opened.cairn.knowledge.get(ws).version == 1)
+    assert opened.cairn.knowledge.get(ws).text == "## Facts\n- Launch is 2027-04-15\n"
+    assert opened.cairn.knowledge.get(ws).source == "user"
+    wait_for(lambda: not dot.isVisible())
+    assert panel.tabs.tabText(0) == "Knowledge"
+    wait_for(lambda: named(panel, QLabel, "Knowledge status").text().startswith(
+        "Edited by you just now"))
+    # Undo and redo are the editor's own, with buttons.
+    click(panel, "Undo")
+    assert dot.isVisible()
+    click(panel, "Redo")
+    assert not dot.isVisible()
+
+
+def test_ctrl_s_saves(opened, folders):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    type_into(panel, "- Prefers short answers\n")
+    helpers.QTBOT.keyClick(panel.editor.edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    wait_for(lambda: opened.cairn.knowledge.get(ws).text == "- Prefers short answers\n")
+    wait_for(lambda: not panel.is_dirty())
+
+
+def test_the_preview_renders_the_markdown(opened, folders):
+    (acme,) = folders("Acme Inc")
+    panel = show(opened, workspace(opened, acme))
+    type_into(panel, "## Decisions\n- Ship the **German** site\n")
+    click(panel, "Preview")
+    preview = named(panel, QTextBrowser, "Knowledge preview")
+    assert preview.isVisible() and not panel.editor.edit.isVisible()
+    assert "German" in preview.toPlainText() and "**" not in preview.toPlainText()
+    assert "<b>" in preview.toHtml() or "font-weight" in preview.toHtml()
+    click(panel, "Preview")
+    assert panel.editor.edit.isVisible()
+
+
+# ================================================================= the unsaved guard
+
+
+def test_the_guard_asks_before_another_selection_drops_unsaved_text(opened, folders):
+    acme, thesis = folders("Acme Inc", "Thesis")
+    first, second = workspace(opened, acme), workspace(opened, thesis)
+    panel = show(opened, first)
+    type_into(panel, "- Mine\n")
+    asked: list[str] = []
+
+    def answer(choice: str) -> Callable[[], str]:
+        return lambda: (asked.append(choice), choice)[1]
+
+    panel.ask_unsaved = answer(CANCEL)
+    opened.window.sidebar.select_workspace(second)  # as a click selects it
+    opened.window._workspace_selected(second)
+    wait_for(lambda: asked == [CANCEL])
+    assert panel.ws_id == first and panel.editor.text() == "- Mine\n"
+    assert opened.window.sidebar.current_id() == first  # the selection went back
+
+    panel.ask_unsaved = answer(SAVE)
+    opened.window._workspace_selected(second)
+    wait_for(lambda: panel.ws_id == second)
+    assert opened.cairn.knowledge.get(first).text == "- Mine\n"  # saved before leaving
+
+    wait_for(lambda: panel.editor.opened is not None and panel.editor.owner == second)
+    type_into(panel, "- Thrown away\n")
+    panel.ask_unsaved = answer(DISCARD)
+    opened.window._workspace_selected(first)
+    wait_for(lambda: panel.ws_id == first)
+    assert opened.cairn.knowledge.get(second).version == 0  # nothing saved
+    wait_for(lambda: panel.editor.text() == "- Mine\n")
+    assert asked == [CANCEL, SAVE, DISCARD]
+
+    # A chat of the same workspace keeps the panel (and the text) as it is: no question.
+    type_into(panel, "- Still mine\n")
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    opened.window._chat_selected(chat.id)
+    assert asked == [CANCEL, SAVE, DISCARD] and panel.is_dirty()
+
+
+def test_the_guard_asks_before_the_window_closes(opened, folders):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    type_into(panel, "- Mine\n")
+    panel.ask_unsaved = lambda: CANCEL
+    opened.window.close()
+    helpers.QTBOT.wait(50)
+    assert opened.window.isVisible()
+    panel.ask_unsaved = lambda: SAVE
+    opened.window.close()
+    wait_for(lambda: not opened.window.isVisible())
+    assert opened.cairn.knowledge.get(ws).text == "- Mine\n"
+
+
+# ================================================================= rebuild results
+
+
+def rebuild_saves(starter: Starter, owner: str, text: str, chat_id: str | None = None) -> int:
+    """What a rebuild's result does: a new version with source rebuild, through the core."""
+    document = starter.cairn.knowledge.save(owner, text, source="rebuild", chat_id=chat_id)
+    return document.document.version
+
+
+def test_a_rebuild_while_unedited_shows_at_once_with_its_changes_lit_up(opened, folders):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    opened.cairn.knowledge.save(ws, "## Facts\n- a\n- b\n", source="user")
+    panel = show(opened, ws)
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    rebuild_saves(opened, ws, "## Facts\n- a\n- b (updated 2026-11-30)\n- c\n", chat.id)
+    wait_for(lambda: panel.editor.text().endswith("- c\n"))
+    assert panel.editor.edit.flashed == [2, 3]  # the changed entries, for a moment
+    assert not panel.is_dirty() and panel.editor.opened.version == 2
+    assert not named(panel, QWidget, "Knowledge conflict").isVisible()
+    wait_for(lambda: panel.editor.status_line.label.text().startswith("Updated from a chat"))
+    wait_for(lambda: panel.editor.edit.flashed == [], timeout=10)
+
+
+@pytest.fixture
+def conflict(opened, folders):  # type: ignore[no-untyped-def]
+    """A document at version 1, the person's edit on it, and a rebuild's version 2 arriving."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    opened.cairn.knowledge.save(ws, "## Facts\n- a\n- b\n", source="user")
+    panel = show(opened, ws)
+    type_into(panel, "- mine\n")
+    theirs = "## Facts\n- a\n- b\n- from a chat\n"
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    rebuild_saves(opened, ws, theirs, chat.id)
+    bar = named(panel, QWidget, "Knowledge conflict")
+    wait_for(bar.isVisible)
+    text = named(panel, QLabel, "Knowledge conflict message").text()
+    assert text.startswith("A chat updated this document while you were editing (now version 2)")
+    assert panel.editor.text() == "## Facts\n- a\n- b\n- mine\n"  # the person's text stays
+    return ws, panel, theirs
+
+
+def test_while_editing_the_save_offers_the_choice_and_writes_nothing(opened, conflict):
+    ws, panel, theirs = conflict
+    click(panel, "Save")
+    helpers.QTBOT.wait(100)
+    wait_for(lambda: not panel.editor.status_line.pending)
+    assert versions(opened, ws) == [(1, "user", "## Facts\n- a\n- b\n"), (2, "rebuild", theirs)]
+    assert named(panel, QWidget, "Knowledge conflict").isVisible()
+
+
+def test_merge_puts_the_incoming_changes_into_my_text(opened, conflict):
+    ws, panel, theirs = conflict
+    click(panel, "See incoming changes")
+    incoming = named(panel, QTextBrowser, "Incoming changes")
+    wait_for(lambda: "from a chat" in incoming.toPlainText())
+    assert "+" in incoming.toPlainText()
+    click(panel, "Merge")
+    wait_for(lambda: "from a chat" in panel.editor.text())
+    merged = panel.editor.text()
+    assert "- mine" in merged and "- from a chat" in merged
+    assert panel.editor.edit.flashed  # what came in is lit up
+    assert panel.is_dirty() and panel.editor.opened.version == 2  # based on theirs now
+    assert opened.cairn.knowledge.get(ws).version == 2  # nothing saved until Save
+    click(panel, "Save")
+    wait_for(lambda: opened.cairn.knowledge.get(ws).version == 3)
+    assert versions(opened, ws) == [(1, "user", "## Facts\n- a\n- b\n"), (2, "rebuild", theirs),
+                                    (3, "user", merged)]
+    wait_for(lambda: not panel.is_dirty())
+
+
+def test_keep_mine_saves_my_text_as_the_newest_and_theirs_stays_in_the_history(opened, conflict,
+                                                                              monkeypatch):
+    ws, panel, theirs = conflict
+    ran: list[str] = []
+    monkeypatch.setattr(opened.cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    click(panel, "Keep mine")
+    wait_for(lambda: opened.cairn.knowledge.get(ws).version == 3)
+    assert versions(opened, ws) == [(1, "user", "## Facts\n- a\n- b\n"), (2, "rebuild", theirs),
+                                    (3, "user", "## Facts\n- a\n- b\n- mine\n")]
+    wait_for(lambda: not panel.is_dirty())
+    assert not named(panel, QWidget, "Knowledge conflict").isVisible()
+    (chat,) = opened.cairn.registry.chats_of(ws)
+    assert ran == [chat.id]  # the rebuild it replaced runs again, on top of it
+
+
+def test_reload_shows_theirs_and_undo_brings_my_text_back(opened, conflict):
+    ws, panel, theirs = conflict
+    click(panel, "Reload")
+    wait_for(lambda: panel.editor.text() == theirs)
+    assert not panel.is_dirty() and panel.editor.opened.version == 2
+    assert versions(opened, ws)[-1] == (2, "rebuild", theirs)  # nothing written
+    panel.editor.edit.undo()  # the person's text was not lost
+    assert panel.editor.text() == "## Facts\n- a\n- b\n- mine\n" and panel.is_dirty()
+
+
+# ================================================================= history
+
+
+def test_history_lists_versions_shows_a_diff_and_restores(opened, folders):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    chat, _ = run(opened.ops.new_chat(folder=acme, title="Launch copy"))
+    opened.cairn.knowledge.save(ws, "## Facts\n- Launch 2027-03-01\n", source="user")
+    rebuild_saves(opened, ws, "## Facts\n- Launch 2027-04-15 (updated 2026-11-30)\n- Dana signs\n",
+                  chat.id)
+    panel = show(opened, ws)
+    click(panel, "History")
+    rows = named(panel, QListWidget, "Versions")
+    wait_for(lambda: rows.count() == 2)
+    assert rows.item(0).text().startswith("Version 2 · a chat: Launch copy · just now")
+    assert rows.item(1).text().startswith("Version 1 · you · just now")
+    changes = named(panel, QTextBrowser, "Changes")
+    wait_for(lambda: "Dana signs" in changes.toPlainText())
+    assert "Launch 2027-03-01" in changes.toPlainText()  # the line it replaced, struck
+    assert not named(panel, QAbstractButton, "Restore").isEnabled()  # already the current
+    rows.setCurrentRow(1)
+    named(panel, QComboBox, "Compare with").setCurrentIndex(1)  # against the current
+    named(panel, QAbstractButton, "Side by side").setChecked(True)
+    summary = named(panel, QLabel, "Changes summary")
+    wait_for(lambda: summary.text().startswith("Version 1 → Current (version 2)"))
+    click(panel, "Restore")
+    wait_for(lambda: opened.cairn.knowledge.get(ws).version == 3)
+    assert versions(opened, ws)[-1] == (3, "restore", "## Facts\n- Launch 2027-03-01\n")
+    wait_for(lambda: rows.count() == 3 and rows.currentRow() == 0)
+    wait_for(lambda: panel.editor.text() == "## Facts\n- Launch 2027-03-01\n")  # unedited
+    click(panel, "Back to the document")
+    assert panel.editor.edit.isVisible()
+
+
+def test_a_new_version_while_the_history_is_open_is_listed(opened, folders):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    opened.cairn.knowledge.save(ws, "- one\n", source="user")
+    panel = show(opened, ws)
+    click(panel, "History")
+    rows = named(panel, QListWidget, "Versions")
+    wait_for(lambda: rows.count() == 1)
+    rebuild_saves(opened, ws, "- one\n- two\n")
+    wait_for(lambda: rows.count() == 2)
+    assert rows.item(0).text().startswith("Version 2 · a chat")
+
+
+# ================================================================= instructions
+
+
+def test_instructions_are_saved_and_a_change_elsewhere_offers_the_choice(opened, folders):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    panel.tabs.setCurrentWidget(panel.instructions)
+    description = named(panel, QPlainTextEdit, "Description")
+    instructions = named(panel, QPlainTextEdit, "Instructions")
+    helpers.QTBOT.keyClicks(description, "B2B analytics")
+    helpers.QTBOT.keyClicks(instructions, "Formal tone")
+    assert panel.tabs.tabText(1) == "Instructions ●"
+    click(panel, "Save instructions")
+    registry = opened.cairn.registry
+    wait_for(lambda: registry.workspace(ws).instructions == "Formal tone")
+    assert registry.workspace(ws).description == "B2B analytics"
+    wait_for(lambda: not panel.instructions.is_dirty())
+
+    helpers.QTBOT.keyClicks(instructions, ", short answers")
+    registry.update_workspace(ws, instructions="Cite the brand guide")  # the command line
+    wait_for(named(panel, QWidget, "Instructions conflict").isVisible)
+    assert instructions.toPlainText() == "Formal tone, short answers"
+    click(panel, "Keep my instructions")
+    wait_for(lambda: registry.workspace(ws).instructions == "Formal tone, short answers")
+    wait_for(lambda: not panel.instructions.is_dirty())
+
+
+# ================================================================= files
+
+
+def test_files_added_by_drop_and_dialog_described_and_removed(opened, folders, tmp_path):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    panel.tabs.setCurrentWidget(panel.files)
+    brief = tmp_path / "brief.md"
+    brief.write_text("# Launch brief\n")
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(brief))])
+    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,
+                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    panel.files.dropEvent(drop)
+    listed = named(panel, QTreeWidget, "Knowledge files")
+    wait_for(lambda: listed.topLevelItemCount() == 1)
+    item = listed.topLevelItem(0)
+    assert [item.text(c) for c in range(3)] == ["brief.md", "15 B", "Markdown"]
+    guide = tmp_path / "guide.txt"
+    guide.write_text("Use the stacked logo.\n")
+    panel.files.ask_files = lambda: [str(guide)]
+    click(panel, "Add files")
+    wait_for(lambda: listed.topLevelItemCount() == 2)
+
+    listed.setCurrentItem(listed.topLevelItem(0))
+    (record,) = [f for f in opened.cairn.files.of_workspaces([ws]) if f.name == "brief.md"]
+    manifest = named(panel, QLabel, "Manifest line")
+    assert manifest.text() == f"- [{record.id}] brief.md (15 B, project)"
+    field = named(panel, QLineEdit, "File description")
+    field.setText("The Q3 launch brief")
+    click(panel, "Save description")
+    wait_for(lambda: manifest.text().endswith("— The Q3 launch brief"))
+    assert opened.cairn.files.get(record.id).description == "The Q3 launch brief"
+
+    blob = opened.cairn.files.blobs.path(record.sha256)
+    asked: list[str] = []
+    panel.files.confirm_remove = lambda name: (asked.append(name), False)[1]
+    click(panel, "Remove file")
+    assert asked == ["brief.md"] and listed.topLevelItemCount() == 2  # not confirmed
+    panel.files.confirm_remove = lambda name: True
+    click(panel, "Remove file")
+    wait_for(lambda: listed.topLevelItemCount() == 1)
+    assert [f.name for f in opened.cairn.files.of_workspaces([ws])] == ["guide.txt"]
+    assert not blob.exists()
+
+
+def answer_the_question(button: str) -> list[str]:
+    """Press *button* of the next modal question, once it is open; its text, for the test."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    seen: list[str] = []
+
+    def press() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, press)
+            return
+        seen.append(box.text())
+        (chosen,) = [b for b in box.buttons() if b.text().replace("&", "") == button]
+        chosen.click()
+
+    QTimer.singleShot(20, press)
+    return seen
+
+
+def test_the_real_questions_ask_and_answer(opened, folders, tmp_path):
+    """The confirmation before a removal and the unsaved question, as the person sees them."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    seen = answer_the_question("Cancel")
+    assert panel.files.confirm_remove("brief.md") is False
+    assert seen and "Remove “brief.md”" in seen[0]
+    seen = answer_the_question("Remove")
+    assert panel.files.confirm_remove("brief.md") is True
+    seen = answer_the_question("Discard")
+    assert panel.ask_unsaved() == DISCARD
+    assert seen == ["Save your changes to the knowledge before leaving?"]
+
+
+def test_a_file_that_cannot_be_added_is_said(opened, folders, tmp_path):
+    (acme,) = folders("Acme Inc")
+    panel = show(opened, workspace(opened, acme))
+    panel.files.ask_files = lambda: [str(tmp_path / "missing.txt")]
+    panel.files.choose_files()
+    wait_for(opened.window.notice.isVisible)
+    assert "missing.txt" in opened.window.notice.label.text()
+
+
+# ================================================================= folders, status, folding
+
+
+def test_a_folder_chat_switches_between_the_folder_and_the_project_document(opened, folders):
+    acme, brand = folders("Acme Inc", "Acme Inc/Brand")
+    project, folder = workspace(opened, acme), workspace(opened, brand)
+    opened.cairn.knowledge.save(project, "- project fact\n", source="user")
+    opened.cairn.knowledge.save(folder, "- folder fact\n", source="user")
+    chat, _ = run(opened.ops.new_chat(folder=brand))
+    opened.window.select_chat(chat.id)
+    panel = panel_of(opened)
+    wait_for(lambda: panel.editor.text() == "- folder fact\n")
+    box = named(panel, QComboBox, "Document")
+    assert box.isVisible()
+    assert [box.itemText(i) for i in range(box.count())] == ["Project: Acme Inc", "Folder: Brand"]
+    box.setCurrentIndex(0)
+    box.activated.emit(0)
+    wait_for(lambda: panel.editor.text() == "- project fact\n")
+    assert panel.instructions.ws_id == project and panel.files.ws_id == project
+
+
+def test_the_status_line_says_the_last_failure_and_retry_now_runs_the_chats(opened, folders,
+                                                                            monkeypatch):
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    cairn = opened.cairn
+    cairn.chats.append(chat.id, "user", [{"type": "text", "text": "Launch is in April."}])
+    cairn.chats.append(chat.id, "assistant", [{"type": "text", "text": "Noted. " * 20}])
+    with cairn.registry.db.write() as conn:
+        conn.execute("INSERT INTO knowledge_status (owner, last_error, last_error_at) VALUES"
+                     " (?, ?, '2026-11-30T10:00:00Z')",
+                     (ws, "Cannot reach the server; check your internet connection."))
+    ran: list[str] = []
+    monkeypatch.setattr(cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    panel = show(opened, ws)
+    status = named(panel, QLabel, "Knowledge status")
+    wait_for(lambda: status.text().startswith("Cannot reach the server"))
+    assert "1 exchange waiting" in status.text()
+    click(panel, "Retry now")
+    wait_for(lambda: ran == [chat.id])
+
+
+def test_a_running_rebuild_shows_a_bar_and_the_size_is_told_against_the_caps(opened, folders):
+    from app.events import RebuildStarted, WorkEnded
+    from ui.knowledge.editor import size_line
+
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    other, _ = run(opened.ops.new_chat())  # Ungrouped: not this document's
+    panel = show(opened, ws)
+    line = panel.editor.status_line
+    hub = opened.cairn.registry.hub
+    hub.emit(RebuildStarted(other.id))
+    helpers.QTBOT.wait(50)
+    assert not line.progress.isVisible()
+    hub.emit(RebuildStarted(chat.id))
+    wait_for(line.progress.isVisible)
+    wait_for(lambda: line.label.text().startswith("Learning from a chat…"))
+    hub.emit(WorkEnded(chat.id, "background job"))
+    wait_for(lambda: not line.progress.isVisible())
+    assert size_line(12_345) == ("12,345 / 20,000 characters", False)
+    assert size_line(25_000)[0].startswith("25,000 / 30,000 characters — past 20,000")
+    assert size_line(31_000) == ("31,000 characters — past 30,000: chats compress it, and each "
+                                 "message gets its most relevant entries", True)
+    panel.editor.edit.setPlainText("x" * 20_001)
+    assert named(panel, QLabel, "Knowledge size").text().startswith("20,001 / 30,000")
+
+
+def test_the_panel_folds_away_and_comes_back(opened, folders):
+    (acme,) = folders("Acme Inc")
+    panel = show(opened, workspace(opened, acme))
+    click(panel, "Hide knowledge panel")
+    assert not panel.isVisible() and not opened.window.knowledge_action.isChecked()
+    opened.window.knowledge_action.trigger()
+    assert panel.isVisible()
+    helpers.QTBOT.keyClick(opened.window, Qt.Key.Key_K,
+                    Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert not panel.isVisible()
+
+
+def test_a_closed_window_reads_nothing_more(qapp, loop, isolated, folders):
+    """After quit the status line's minute timer is stopped and a hidden panel reads
+    nothing: a window closed in one test must never start work on a later test's loop."""
+    starter = start(qapp, isolated)
+    starter.begin()
+    wait_for(lambda: starter.ops is not None and starter.window.knowledge is not None)
+    (acme,) = folders("Acme Inc")
+    panel = show(starter, workspace(starter, acme))
+    line = panel.editor.status_line
+    starter.window.close()
+    run(starter.finish())
+    assert not line._timer.isActive() and not line.isVisible()
+    started: list[object] = []
+    line.run_task = lambda work: (started.append(work), work.close())  # type: ignore[assignment]
+    line.refresh()
+    assert started == []
+
+
+def test_an_ungrouped_chat_says_it_has_no_workspace_knowledge(opened):
+    chat, _ = run(opened.ops.new_chat())
+    opened.window.select_chat(chat.id)
+    message = named(panel_of(opened), QLabel, "Knowledge panel message")
+    assert message.isVisible() and message.text().startswith("An Ungrouped chat")
+
+
+def test_every_control_in_the_panel_has_an_accessible_name(opened, folders):
+    (acme,) = folders("Acme Inc")
+    panel = show(opened, workspace(opened, acme))
+    from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QHeaderView, QTextEdit
+
+    controls = [w for kind in (QAbstractButton, QLineEdit, QComboBox, QPlainTextEdit,
+                               QTextEdit, QAbstractItemView, QCheckBox)
+                for w in panel.findChildren(kind)
+                if not isinstance(w.parent(), QComboBox)  # a combo box's own parts
+                and not isinstance(w.parent().parent(), QComboBox)
+                and not isinstance(w, QHeaderView)  # the file list's own column headers
+                and type(w).__name__ not in ("QTabBar", "QToolBarExtension")]
+    unnamed = [f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r} in "
+               f"{type(w.parent()).__name__} in {type(w.parent().parent()).__name__}"
+               for w in controls if not w.accessibleName()]
+    assert unnamed == []
+    for kind, name in ((QPlainTextEdit, "Knowledge"), (QAbstractButton, "Save"),
+                       (QAbstractButton, "History"), (QAbstractButton, "Restore")):
+        named(panel, kind, name)
+
+
+def test_no_panel_path_touches_the_disk_on_the_gui_thread(opened, folders, tmp_path):
+    """Loading, saving, history and files run as operations: the document read on the GUI
+    thread would have to go through Operations, which runs on the writer thread."""
+    import threading
+
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    store = opened.cairn.knowledge
+    gui = threading.get_ident()
+    touched: list[str] = []
+    for name in ("get", "save", "history", "version_text"):
+        original = getattr(store, name)
+
+        def spy(*args: Any, _name: str = name, _original: Any = original, **kw: Any) -> Any:
+            if threading.get_ident() == gui:
+                touched.append(_name)
+            return _original(*args, **kw)
+
+        setattr(store, name, spy)
+    panel = show(opened, ws)
+    type_into(panel, "- Mine\n")
+    click(panel, "Save")
+    wait_for(lambda: not panel.is_dirty())
+    click(panel, "History")
+    wait_for(lambda: named(panel, QListWidget, "Versions").count() == 1)
+    assert touched == []
+    assert Path(tmp_path).exists()

@@ -1,0 +1,95 @@
+"""Where the window's parts meet the core, driven in the real window (the ``opened`` fixture)
+against the fake server: the models list Settings fetches never disturbs the next message (one
+request, its reply shown), and leaving a chat starts its knowledge rebuild without waiting for
+the idle delay."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QPushButton
+
+from app import events as ev
+from app.store.messages import COMPLETE
+from tests.ui.helpers import run, wait_for
+from ui.app import Starter
+from ui.chat.entries import PERSON, REPLY
+from ui.settings import SettingsDialog
+
+
+def new_chat(starter: Starter, folder: str) -> str:
+    assert starter.ops is not None
+    run(starter.ops.add_workspace(folder))
+    chat, _ = run(starter.ops.new_chat(folder=folder))
+    starter.window.select_chat(chat.id)
+    panel = starter.window.chat_panel
+    wait_for(lambda: panel.chat_id == chat.id and panel._draft_for == chat.id)
+    return chat.id
+
+
+def send(starter: Starter, text: str) -> None:
+    panel = starter.window.chat_panel
+    panel.composer.set_text(text)
+    panel.composer.edit.setFocus()
+    panel.composer.send()
+
+
+def idle(starter: Starter) -> bool:
+    panel = starter.window.chat_panel
+    return not panel._live and not panel._sending and not panel.composer.streaming
+
+
+def named(parent: Any, kind: type, name: str) -> Any:
+    (found,) = [w for w in parent.findChildren(kind) if w.accessibleName() == name]
+    return found
+
+
+def test_a_message_sent_right_after_settings_test_makes_one_request_and_shows_its_reply(
+        opened, fake, folders, qtbot):
+    (acme,) = folders("Acme Inc")
+    new_chat(opened, acme)
+    opened.window.settings_action.trigger()
+    dialog = opened.window.findChild(SettingsDialog)
+    assert dialog is not None
+    wait_for(lambda: dialog.loaded)
+    qtbot.mouseClick(named(dialog, QPushButton, "Test"), Qt.MouseButton.LeftButton)
+    result = named(dialog, QLabel, "Test result")
+    wait_for(lambda: result.text().startswith("It works"))
+    assert any(r.path == "/v1/models" for r in fake.requests)
+    dialog.reject()
+    assert not dialog.isVisible()  # (nothing unsaved: it closed without asking)
+
+    reply = "Our colours are #FF5500 and #111111."
+    fake.reply_text(reply)
+    send(opened, "What are our brand colours?")
+    wait_for(lambda: len(fake.message_requests) >= 1 and idle(opened))
+    assert len(fake.message_requests) == 1  # never sent twice (nor paid for twice)
+    entries = opened.window.chat_panel.view.conversation.entries
+    assert [e.kind for e in entries] == [PERSON, REPLY]
+    assert entries[1].text == reply and entries[1].status == COMPLETE
+    assert not fake.errors
+
+
+def test_leaving_a_chat_starts_its_rebuild_without_waiting_for_the_idle_delay(
+        opened, fake, folders):
+    run(opened.ops.set_setting("knowledge.idle_seconds", 3_600))  # a rebuild only when asked
+    (acme,) = folders("Acme Inc")
+    first = new_chat(opened, acme)
+    heard: list[Any] = []
+    opened.window.bridge.sig_event.connect(heard.append)
+    fake.reply_text("We settled it: the launch is on 2027-04-15 and Dana signs the contract "
+                    "for the venue next week.")  # long enough to be worth learning from
+    send(opened, "When is the launch, and who signs?")
+    wait_for(lambda: len(fake.message_requests) == 1 and idle(opened))
+    wait_for(lambda: any(isinstance(e, ev.RebuildQueued) and e.chat == first for e in heard))
+    assert not any(isinstance(e, ev.RebuildStarted) for e in heard)  # the idle delay is an hour
+
+    fake.reply_json("update_knowledge", {"ops": []})
+    second, _ = run(opened.ops.new_chat(folder=acme))
+    opened.window.select_chat(second.id)  # the person leaves the first chat
+    wait_for(lambda: any(isinstance(e, ev.RebuildStarted) and e.chat == first for e in heard))
+    wait_for(lambda: any(isinstance(e, (ev.RebuildApplied, ev.RebuildFailed))
+                         and e.chat == first for e in heard))
+    assert len(fake.message_requests) == 2  # the turn, then the rebuild's one request
+    assert not any(isinstance(e, ev.RebuildFailed) for e in heard)
