@@ -82,7 +82,7 @@ REPLY_2 = """Three options for the launch headline, in the formal-but-warm tone:
 
 def add_conversation(cairn: object, chat_id: str) -> None:
     """A conversation as it is stored after two turns (thinking, a file read, costs)."""
-    from app.chats import Usage
+    from app.store.messages import Usage
 
     chats = cairn.chats  # type: ignore[attr-defined]
     chats.append(chat_id, "user", [{"type": "text", "text": "What are our brand colours? "
@@ -235,7 +235,9 @@ def main() -> None:
             board.close()
             from ui.settings import SettingsDialog
 
-            dialog = SettingsDialog(starter.cairn, starter.ops)
+            dialog = SettingsDialog(starter.ops, registry=starter.cairn.registry,
+                                    settings=starter.cairn.settings,
+                                    catalog=starter.cairn.catalog)
             dialog.resize(640, 720)
             dialog.show()
             await asyncio.sleep(0.8)
