@@ -14,7 +14,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -226,7 +226,7 @@ class Database:
         self._readers = threading.local()
         self._reader_list: list[sqlite3.Connection] = []  # to close them all, from any thread
         self._readers_lock = threading.Lock()
-        self._trace: Any = None
+        self._trace: Callable[[str], object] | None = None
         self._closed = False
 
     # ----------------------------------------------------------------- opening
@@ -399,7 +399,7 @@ class Database:
         """
         return _scalar(conn, "PRAGMA data_version")
 
-    def set_trace(self, callback: Any) -> None:
+    def set_trace(self, callback: Callable[[str], object] | None) -> None:
         """Install a ``sqlite3`` trace callback on every connection, the read connections
         included (tests count storage reads with it)."""
         self._trace = callback

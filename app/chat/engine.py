@@ -55,7 +55,7 @@ __all__ = ["ChatEngine", "MAX_TOOL_ROUNDS", "TurnResult", "history", "place_brea
 class ChatEngine:
     def __init__(self, *, registry: Registry, chats: ChatStore, knowledge: KnowledgeStore,
                  files: FileStore, settings: Settings, catalog: Catalog | None = None,
-                 client_factory: Callable[[Settings], Any] | None = None,
+                 client_factory: Callable[[Settings], Client] | None = None,
                  storage: StorageThread | None = None,
                  network: NetworkThread | None = None) -> None:
         self.registry = registry
@@ -68,7 +68,7 @@ class ChatEngine:
         # Every use of the client runs here: its connections belong to this thread's loop.
         self.network = network or NetworkThread()
         self._client_factory = client_factory
-        self._client: tuple[tuple[str | None, str | None], Any] | None = None
+        self._client: tuple[tuple[str | None, str | None], Client] | None = None
         self._client_lock = threading.Lock()  # made on a worker thread, asked for on others
         self._refreshing: asyncio.Future[None] | None = None  # a background models refresh
         self._turns: dict[str, Turn] = {}  # the running turn of each busy chat

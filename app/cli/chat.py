@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.base.paths import shown
 from app.cli.conversation import whole_number
@@ -15,6 +15,7 @@ from app.errors import Refused
 from app.records import Chat
 
 if TYPE_CHECKING:
+    from app.store.messages import Message
     from app.store.registry.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ def _chat_block(chat: Chat) -> str:
     ])
 
 
-def _conversation(messages: list[Any]) -> str:
+def _conversation(messages: list[Message]) -> str:
     """The conversation as text: who said what, with each reply's state and cost."""
     lines: list[str] = []
     for message in messages:

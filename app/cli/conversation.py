@@ -23,7 +23,9 @@ from app.llm.prices import usage_line
 
 if TYPE_CHECKING:
     from app.cairn import Cairn
+    from app.chat.turn import TurnResult
     from app.knowledge.rebuild import Report
+    from app.records import Chat
 
 
 # How each knowledge action reads in "cannot … workspace 'ws_x': no such workspace".
@@ -248,14 +250,14 @@ def _read_document(path: Path, owner: str) -> str:
                       "and try again") from None
 
 
-def _probe_chat(ws_id: str | None) -> Any:
+def _probe_chat(ws_id: str | None) -> Chat:
     """A chat header that is not stored: what a new chat in *ws_id* would be."""
     from app.records import Chat
 
     return Chat("ch_unsaved", "", None, ws_id, "", "")
 
 
-def _chat_for(cairn: Cairn, args: argparse.Namespace, *, create: bool) -> Any:
+def _chat_for(cairn: Cairn, args: argparse.Namespace, *, create: bool) -> Chat:
     if args.chat is not None:  # even "": an empty id is no chat, not "no --chat"
         verb = "continue" if create else "show the context of"
         return cairn.registry.get_chat(args.chat, verb=verb)
@@ -280,7 +282,7 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
             closed[0] = True
             _silence(stdout)
 
-    async def turn_then_rebuild() -> tuple[Any, str | None, Any, Any]:
+    async def turn_then_rebuild() -> tuple[Chat, str | None, TurnResult, Report]:
         # One event loop for the whole command: the client's connections belong to it.
         # A retired model, an empty message or a file that cannot be sent is refused before
         # anything is stored, the new chat included.

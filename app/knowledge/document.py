@@ -15,11 +15,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.knowledge.tokens import UPDATE_MARK, hard_tokens, missing_tokens  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 
@@ -40,7 +41,7 @@ _ITEM_START = re.compile(r"(\ufeff?[ \t]*(?:[-*+]|[0-9]{1,9}[.)]))([ \t]*)")
 
 
 @cache
-def markdown() -> Any:
+def markdown() -> MarkdownIt:
     """The parser, built on first use: importing markdown-it-py costs start-up time."""
     from markdown_it import MarkdownIt
 

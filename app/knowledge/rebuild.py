@@ -57,7 +57,7 @@ from app.store.registry.registry import Registry
 from app.store.settings import Settings
 
 if TYPE_CHECKING:
-    from app.llm.client import Reply
+    from app.llm.client import Client, Reply
     from app.records import Chat
 
 log = logging.getLogger(__name__)
@@ -146,8 +146,8 @@ def _asks(message: Message) -> bool:
 
 class Rebuilder:
     def __init__(self, *, registry: Registry, chats: ChatStore, knowledge: KnowledgeStore,
-                 settings: Settings, client: Callable[[], Any],
-                 chain: Callable[[Any], list[Any]], today: Callable[[], date] = date.today,
+                 settings: Settings, client: Callable[[], Client],
+                 chain: Callable[[Chat], list[Any]], today: Callable[[], date] = date.today,
                  catalog: Catalog | None = None,
                  models_ready: Callable[[str, str], Awaitable[str | None]] | None = None,
                  storage: StorageThread | None = None,
@@ -487,7 +487,7 @@ def _answer(response: Any, shape: str) -> tuple[object, int]:
     return answer, int(getattr(response.usage, "output_tokens", 0) or 0)
 
 
-def _json_answer(response: Any) -> object:
+def _json_answer(response: Reply) -> object:
     """The JSON a structured-output answer holds in its text (thinking blocks aside)."""
     text = "".join(getattr(b, "text", "") for b in response.content
                    if getattr(b, "type", "") == "text")

@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -145,7 +146,7 @@ class Catalog:
     thread; ``refresh`` writes it on one of its own, so no event loop waits on the disk.
     """
 
-    def __init__(self, folder: Path, *, now: Any = None) -> None:
+    def __init__(self, folder: Path, *, now: Callable[[], datetime] | None = None) -> None:
         self._path = folder / FILE_NAME
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()

@@ -49,7 +49,7 @@ def request_options(info: ModelInfo | None, *, effort: str, max_tokens: int) -> 
     return options
 
 
-def usage_of(raw: Any) -> Usage:
+def usage_of(raw: anthropic.types.Usage) -> Usage:
     return Usage(
         input=getattr(raw, "input_tokens", 0) or 0,
         cache_write=getattr(raw, "cache_creation_input_tokens", 0) or 0,

@@ -172,14 +172,14 @@ class _Fields:
         return value
 
 
-def _utf8(value: str, fail: Any) -> None:
+def _utf8(value: str, fail: Callable[[], NoReturn]) -> None:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape
         fail()
 
 
-def _strings_are_utf8(value: Any, fail: Any) -> None:
+def _strings_are_utf8(value: Any, fail: Callable[[], NoReturn]) -> None:
     if isinstance(value, str):
         _utf8(value, fail)
     elif isinstance(value, dict):
