@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import (  # loads no platform plugin: fine without a display
     QEvent,
@@ -24,6 +24,16 @@ from PySide6.QtCore import (  # loads no platform plugin: fine without a display
 
 from app.base import locations
 from app.errors import CairnError
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtGui import QFileOpenEvent
+    from PySide6.QtWidgets import QApplication
+
+    from app.cairn import Cairn
+    from app.ops import Operations
+    from ui.board import Board
+    from ui.window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +119,8 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
     return starter.exit_code
 
 
-def show_window(app: Any, folder: Path, *, dark: bool | None = None,
-                on_first_paint: Callable[[], object] | None = None) -> Any:
+def show_window(app: QApplication, folder: Path, *, dark: bool | None = None,
+                on_first_paint: Callable[[], object] | None = None) -> MainWindow:
     """The window, shown at once (painted when the events are next processed)."""
     from PySide6.QtGui import QIcon
 
@@ -126,7 +136,7 @@ def show_window(app: Any, folder: Path, *, dark: bool | None = None,
     return window
 
 
-def paint_first(app: Any, window: Any, timeout_ms: int = 2_000) -> None:
+def paint_first(app: QApplication, window: MainWindow, timeout_ms: int = 2_000) -> None:
     """Process events until the window has painted once (or *timeout_ms* passed: a window
     that is not shown, minimised or on another desktop, paints when it is shown)."""
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
@@ -141,7 +151,7 @@ def paint_first(app: Any, window: Any, timeout_ms: int = 2_000) -> None:
     wake.stop()
 
 
-def start(app: Any, folder: Path, *, open_path: str | None = None,
+def start(app: QApplication, folder: Path, *, open_path: str | None = None,
           exit_after_first_paint: bool = False, dark: bool | None = None) -> Starter:
     """Show the window at once and get ready to open the core (``starter.begin()`` on the
     running loop): the tests' and the screenshots' way in."""
@@ -174,9 +184,9 @@ class FileOpenFilter(QObject):
             starter.open_file_event(path)
         self.pending.clear()
 
-    def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.FileOpen:
-            path = event.file()
+            path = cast("QFileOpenEvent", event).file()
             if path and self.starter is not None:
                 self.starter.open_file_event(path)
             elif path:
@@ -188,8 +198,8 @@ class FileOpenFilter(QObject):
 class Starter:
     """Opens the core off the GUI thread and wires it to the window; ends it at quit."""
 
-    def __init__(self, app: Any, window: Any, folder: Path, *, open_path: str | None,
-                 exit_after_first_paint: bool) -> None:
+    def __init__(self, app: QApplication, window: MainWindow, folder: Path, *,
+                 open_path: str | None, exit_after_first_paint: bool) -> None:
         from ui.instance import InstanceServer
 
         self.app = app
@@ -198,13 +208,13 @@ class Starter:
         self.open_path = open_path
         self.headless = exit_after_first_paint  # nothing modal may block a timed start
         self.exit_code = 0
-        self.cairn: Any = None
-        self.ops: Any = None
-        self._timer: Any = None
-        self._warm_timer: Any = None
+        self.cairn: Cairn | None = None
+        self.ops: Operations | None = None
+        self._timer: QTimer | None = None
+        self._warm_timer: QTimer | None = None
         self._busy_catching_up = False
-        self._board: Any = None
-        self.file_open_filter: Any = None
+        self._board: Board | None = None
+        self.file_open_filter: FileOpenFilter | None = None
         self.server = InstanceServer(folder, self._request, parent=window)
         self.server.listen()
 
@@ -250,12 +260,14 @@ class Starter:
         nothing else."""
         from PySide6.QtWidgets import QMessageBox
 
+        from ui.text import message_box
+
         self.exit_code = 1
         message = f"{sentence}\n\nData folder: {self.folder}"
         sys.stderr.write(sentence + "\n")
         if not self.headless:
-            box = QMessageBox(QMessageBox.Icon.Critical, "Cairn cannot start", message,
-                              QMessageBox.StandardButton.Close, self.window)
+            box = message_box(QMessageBox.Icon.Critical, "Cairn cannot start", message,
+                              buttons=QMessageBox.StandardButton.Close, parent=self.window)
             box.setObjectName("startup-problem")
             box.setAccessibleName("Cairn cannot start")
             box.finished.connect(lambda _: self.app.quit())
@@ -271,6 +283,7 @@ class Starter:
         self._busy_catching_up = True
 
         async def sync() -> None:
+            assert self.ops is not None and self.cairn is not None  # attached before ops
             try:
                 changed, _ = await self.ops.run(self.cairn.registry.sync)
             finally:
@@ -280,7 +293,8 @@ class Starter:
 
         self.window.run_task(sync())
 
-    def _request(self, request: dict[str, Any], answer: Any) -> None:
+    def _request(self, request: dict[str, Any],
+                 answer: Callable[[dict[str, Any]], None]) -> None:
         """A later `cairn PATH` (or a macOS file-open event): add it, select it, come forward."""
         self.window.bring_forward()
         path = request.get("open")
@@ -304,6 +318,9 @@ class Starter:
         from ui.board import Board
 
         if self._board is None:
+            # Requested from the window only once the core is attached.
+            assert self.cairn is not None and self.ops is not None
+            assert self.window.bridge is not None
             self._board = Board(self.cairn.registry, self.window.bridge, self.ops)
             self._board.setWindowTitle("Status board — Cairn")
             self._board.sig_workspace_opened.connect(self._open_from_board)
@@ -322,6 +339,7 @@ class Starter:
         from ui.settings import SettingsDialog
 
         cairn = self.cairn
+        assert cairn is not None and self.ops is not None  # requested once attached
         dialog = SettingsDialog(self.ops, registry=cairn.registry, settings=cairn.settings,
                                 catalog=cairn.catalog, parent=self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a fresh one each time

@@ -20,9 +20,12 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
+
+if TYPE_CHECKING:
+    from PySide6.QtNetwork import QLocalSocket
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +146,7 @@ class InstanceServer(QObject):
             socket = self._server.nextPendingConnection()
             buffer = bytearray()
 
-            def read(socket: Any = socket, buffer: bytearray = buffer) -> None:
+            def read(socket: QLocalSocket = socket, buffer: bytearray = buffer) -> None:
                 buffer.extend(bytes(socket.readAll().data()))
                 if not buffer.endswith(b"\n"):
                     return
@@ -161,7 +164,7 @@ class InstanceServer(QObject):
                 read()
 
     @staticmethod
-    def _answer(socket: Any, reply: dict[str, Any]) -> None:
+    def _answer(socket: QLocalSocket, reply: dict[str, Any]) -> None:
         if socket.state() != type(socket).LocalSocketState.ConnectedState:
             return
         socket.write((json.dumps(reply) + "\n").encode())

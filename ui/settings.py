@@ -45,6 +45,7 @@ from app.store.knowledge import PERSONAL
 from app.store.registry.registry import Registry
 from app.store.settings import CHOICES, MAX_IDLE_SECONDS, Settings
 from ui.tasks import TaskRunner
+from ui.text import Label, message_box
 
 EFFORT_NAMES = {"": "Model's default", "low": "Low", "medium": "Medium", "high": "High",
                 "xhigh": "Extra high", "max": "Max"}
@@ -112,7 +113,7 @@ def failure_sentence(error: BaseException | None, server: str) -> str:
 
 
 def _heading(text: str) -> QLabel:
-    label = QLabel(text)
+    label = Label(text)
     font = QFont(label.font())
     font.setWeight(QFont.Weight.DemiBold)
     label.setFont(font)
@@ -127,7 +128,7 @@ def _spacer(height: int) -> QWidget:
 
 def _note(name: str, *, muted: bool = False, text: str = "") -> QLabel:
     """A sentence for the person (selectable, wrapped), named for assistive technology."""
-    label = QLabel(text)
+    label = Label(text)
     label.setAccessibleName(name)
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -162,7 +163,7 @@ class _Form:
             self.grid.addWidget(first, row, 0, 1, 2)
             return
         if first:
-            label = QLabel(first)
+            label = Label(first)
             label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.grid.addWidget(label, row, 0)
             if isinstance(field, QWidget):
@@ -673,10 +674,11 @@ class SettingsDialog(QDialog):
         if not self.has_unsaved_changes():
             super().reject()
             return
-        ask = QMessageBox(QMessageBox.Icon.Question, "Unsaved settings",
+        ask = message_box(QMessageBox.Icon.Question, "Unsaved settings",
                           "Save your changes before closing?",
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self)
+                          buttons=QMessageBox.StandardButton.Save
+                          | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, parent=self)
         ask.setAccessibleName("Unsaved settings")
 
         def answered(_: int) -> None:

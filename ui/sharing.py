@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFileDialog,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
@@ -30,9 +29,11 @@ from PySide6.QtWidgets import (
 from app.errors import CairnError
 from app.knowledge.status import ago
 from app.store.files import human_size
+from ui.text import Label, message_box
 
 if TYPE_CHECKING:
     from app.ops import Operations
+    from app.store.registry.registry import Registry
     from app.store.registry.removed import RemovedWorkspace
 
 BUNDLE_SUFFIX = ".cairn"
@@ -45,7 +46,7 @@ class ExportOptions(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Export “{title}”")
         layout = QVBoxLayout(self)
-        about = QLabel("The bundle holds the workspace and its folders: titles, descriptions, "
+        about = Label("The bundle holds the workspace and its folders: titles, descriptions, "
                        "instructions, build status, knowledge documents and knowledge files. "
                        "Never your API key, settings or personal memory.")
         about.setWordWrap(True)
@@ -73,7 +74,7 @@ class RecentlyRemoved(QDialog):
         self.setObjectName("recently-removed")
         self.resize(560, 380)
         layout = QVBoxLayout(self)
-        intro = QLabel("Removed workspaces keep their description, instructions, knowledge "
+        intro = Label("Removed workspaces keep their description, instructions, knowledge "
                        "and files for 30 days. Restore brings one back at its folder.")
         intro.setWordWrap(True)
         self.list = QListWidget()
@@ -87,9 +88,9 @@ class RecentlyRemoved(QDialog):
             self.list.addItem(item)
         if removed:
             self.list.setCurrentRow(0)
-        self.empty = QLabel("Nothing was removed in the last 30 days.")
+        self.empty = Label("Nothing was removed in the last 30 days.")
         self.empty.setVisible(not removed)
-        self.problem = QLabel("")
+        self.problem = Label("")
         self.problem.setObjectName("restore-problem")
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color: #dc2626;")
@@ -120,7 +121,7 @@ class RecentlyRemoved(QDialog):
 class SharingFlows:
     """The window's Export…, Import… and Recently removed."""
 
-    def __init__(self, window: Any, ops: Operations, registry: Any) -> None:
+    def __init__(self, window: Any, ops: Operations, registry: Registry) -> None:
         self.window, self.ops, self.registry = window, ops, registry
         # Dialogs, as hooks a test can replace.
         self.ask_export_options: Callable[[str], tuple[bool, bool] | None] = \
@@ -237,9 +238,11 @@ class SharingFlows:
         return path or None
 
     def _ask_replace(self, path: str) -> bool:
-        answer = QMessageBox.question(self.window, "Replace the file?",
-                                      f"{path} already exists. Replace it with this export?")
-        return answer == QMessageBox.StandardButton.Yes
+        box = message_box(QMessageBox.Icon.Question, "Replace the file?",
+                          f"{path} already exists. Replace it with this export?",
+                          buttons=QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                          parent=self.window)
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def _ask_bundle(self) -> str | None:
         path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace", "",

@@ -8,11 +8,12 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QSizePolicy,
     QToolButton,
     QWidget,
 )
+
+from ui.text import Label, tip
 
 if TYPE_CHECKING:  # (imported where used: see ui/window.py on the first paint)
     from PySide6.QtCore import Qt
@@ -29,7 +30,7 @@ class Notice(QFrame):
                            " border: 1px solid palette(mid); border-radius: 6px; }")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 8, 8, 8)
-        self.label = QLabel()
+        self.label = Label()
         self.label.setWordWrap(True)
         from PySide6.QtCore import Qt
 
@@ -49,20 +50,20 @@ class Notice(QFrame):
         self.show()
 
 
-class ElidedLabel(QLabel):
+class ElidedLabel(Label):
     """One line that gives way to the window: a long title ends in "…" (the whole text in the
     tooltip and for assistive technology) instead of widening the window."""
 
     def __init__(self, parent: QWidget | None = None, *,
                  mode: Qt.TextElideMode | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("", parent)
         self._full = ""
         self._mode = mode  # None: the left (the start of a long breadcrumb gives way)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         self._full = text
-        self.setToolTip(text)
+        self.setToolTip(tip(text))
         self.setAccessibleDescription(text)
         self._elide()
 

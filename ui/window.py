@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from app.errors import CairnError
 from ui.tasks import TaskRunner
+from ui.text import Label
 from ui.widgets import ElidedLabel, Notice
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ class MainWindow(QMainWindow):
         self.split.setChildrenCollapsible(False)
         self.sidebar_slot = QStackedWidget()
         self.sidebar_slot.setMinimumWidth(220)
-        self._loading = QLabel("Opening your workspaces…")
+        self._loading = Label("Opening your workspaces…")
         self.sidebar_slot.addWidget(self._loading)
 
         center = QWidget()
@@ -212,7 +213,7 @@ class MainWindow(QMainWindow):
         overview_layout = QVBoxLayout(overview)
         overview_layout.setContentsMargins(0, 0, 0, 0)
         overview_layout.addWidget(self.header)
-        self.center_text = QLabel("")
+        self.center_text = Label("")
         self.center_text.setObjectName("center-text")
         self.center_text.setAccessibleName("Welcome")
         self.center_text.setWordWrap(True)
@@ -224,7 +225,7 @@ class MainWindow(QMainWindow):
         self.chat_panel: ChatPanel | None = None
         self.sharing: SharingFlows | None = None
 
-        self.panel = QLabel("")
+        self.panel = Label("")
         self.panel.setObjectName("side-panel")
         self.panel.setAccessibleName("Workspace details")
         self.panel.setWordWrap(True)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.records import BUILD_STATUSES
+from ui.text import tip
 
 MIME_TYPE = "application/x-cairn-workspace-id"
 STATUS_TITLES = {"idea": "Idea", "planning": "Planning", "building": "Building",
@@ -128,7 +129,7 @@ class ColumnModel(QAbstractListModel):
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return card.spoken()
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{card.path}\nFolder missing" if card.missing else card.path
+            return tip(f"{card.path}\nFolder missing" if card.missing else card.path)
         if role == CARD_ROLE:
             return card
         return None

@@ -19,6 +19,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QContextMenuEvent,
+    QFocusEvent,
     QFont,
     QHelpEvent,
     QKeyEvent,
@@ -56,6 +57,7 @@ from ui.board.cards import (  # noqa: F401
 from ui.board.delegate import CardDelegate  # noqa: F401
 from ui.bridge import EventBridge
 from ui.tasks import TaskRunner
+from ui.text import Label
 
 # ================================================================= one column's view
 
@@ -214,7 +216,7 @@ class ColumnView(QListView):
                 return
         super().keyPressEvent(event)
 
-    def focusInEvent(self, event: Any) -> None:
+    def focusInEvent(self, event: QFocusEvent) -> None:
         super().focusInEvent(event)
         if not self.currentIndex().isValid() and self.column_model().rowCount():
             self.setCurrentIndex(self.column_model().index(0))
@@ -286,17 +288,17 @@ class Board(QWidget):
         self._refresh_soon.setInterval(0)
         self._refresh_soon.timeout.connect(self.refresh)
 
-        heading = QLabel("Status board")
+        heading = Label("Status board")
         heading.setAccessibleName("Status board")
         font = QFont(heading.font())
         font.setPointSizeF(font.pointSizeF() * 1.45)
         font.setWeight(QFont.Weight.DemiBold)
         heading.setFont(font)
-        hint = QLabel("Click a card's arrow or drag it to another column to change its status; "
+        hint = Label("Click a card's arrow or drag it to another column to change its status; "
                       "double-click or press Enter to open it.")
         hint.setWordWrap(True)
         hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        self._message = QLabel()
+        self._message = Label()
         self._message.setAccessibleName("Board message")
         self._message.setWordWrap(True)
         self._message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -383,14 +385,14 @@ class Board(QWidget):
     def _column(self, status: str) -> QWidget:
         lane = _Lane()
         lane.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        name = QLabel(_title(status).upper())
+        name = Label(_title(status).upper())
         small = QFont(name.font())
         small.setPointSizeF(small.pointSizeF() * 0.85)
         small.setWeight(QFont.Weight.DemiBold)
         small.setLetterSpacing(QFont.SpacingType.PercentageSpacing, 108)
         name.setFont(small)
         name.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        count = QLabel("0")
+        count = Label("0")
         count.setFont(small)
         count.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         count.setAccessibleName(f"{_title(status)} count")

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.store.files import human_size
+from ui.text import Label
 
 MAX_LINES = 10  # the composer grows with its text up to this many lines, then scrolls
 
@@ -134,7 +134,7 @@ class Chip(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 2, 2, 2)
         layout.setSpacing(4)
-        label = QLabel(f"{name} · {human_size(size)}")
+        label = Label(f"{name} · {human_size(size)}")
         label.setTextFormat(Qt.TextFormat.PlainText)  # a file name is never markup
         label.setToolTip(str(path))
         remove = QToolButton()
@@ -167,7 +167,7 @@ class Composer(QFrame):
         self.editing_bar = QWidget()
         bar = QHBoxLayout(self.editing_bar)
         bar.setContentsMargins(0, 0, 0, 0)
-        self.editing_label = QLabel("Editing your message: Send replaces it and what followed.")
+        self.editing_label = Label("Editing your message: Send replaces it and what followed.")
         self.editing_label.setStyleSheet("color: palette(placeholder-text);")
         cancel = QToolButton()
         cancel.setText("Cancel")
@@ -204,7 +204,7 @@ class Composer(QFrame):
         self.attach.setToolTip("Attach files: text, PDF or images (or drop or paste them here)")
         self.attach.setAutoRaise(True)
         self.attach.clicked.connect(self.choose_files)
-        self.problem = QLabel("")
+        self.problem = Label("")
         self.problem.setObjectName("composer-problem")
         self.problem.setAccessibleName("Composer problem")
         self.problem.setWordWrap(True)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
 
+from ui.text import Label, tip
 from ui.widgets import ElidedLabel
 
 
@@ -39,7 +40,7 @@ class TitleEdit(QLineEdit):
             self.setText(title)
             self.setCursorPosition(0)
         self._shown = title
-        self.setToolTip(f"{title} (click to rename)")
+        self.setToolTip(tip(f"{title} (click to rename)"))
 
     def commit_pending(self) -> None:
         """A title typed but not yet confirmed is saved for the chat it was typed for."""
@@ -75,7 +76,7 @@ class ChatHeader(QWidget):
         layout.setSpacing(2)
         top = QHBoxLayout()
         top.setSpacing(4)
-        self.trail = QLabel()
+        self.trail = Label()
         self.trail.setTextFormat(Qt.TextFormat.PlainText)
         self.trail.setObjectName("chat-trail")
         self.trail.setAccessibleName("Chat location")
@@ -85,7 +86,7 @@ class ChatHeader(QWidget):
         top.addWidget(self.title, 1)
         layout.addLayout(top)
         bottom = QHBoxLayout()
-        self.status = QLabel("")
+        self.status = Label("")
         self.status.setObjectName("chat-status")
         self.status.setAccessibleName("Chat status")
         self.status.setStyleSheet("#chat-status { color: palette(placeholder-text); }")
@@ -102,7 +103,7 @@ class ChatHeader(QWidget):
     def show_chat(self, trail: list[str], title: str, chat_id: str = "") -> None:
         text = " › ".join(trail) + " ›" if trail else ""
         self._trail = text
-        self.trail.setToolTip(text)
+        self.trail.setToolTip(tip(text))
         self.trail.setAccessibleDescription(text)
         self.trail.setVisible(bool(text))
         self._fit_trail()

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
 
 from ui.chat.entries import PERSON, Entry
 
@@ -33,7 +39,7 @@ def _said_after(entry: Entry) -> str:
 
 
 class ConversationModel(QAbstractListModel):
-    def __init__(self, parent: Any = None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.entries: list[Entry] = []
 

@@ -43,6 +43,7 @@ from ui.chat.header import ChatHeader
 from ui.chat.view import ConversationView
 
 if TYPE_CHECKING:
+    from app.events import ChatChanged, SettingChanged
     from app.llm.catalog import Catalog
     from app.ops import Operations
     from app.store.registry.registry import Registry
@@ -263,7 +264,7 @@ class ChatPanel(QWidget):
         edit.setPlaceholderText("This chat is archived: unarchive it (right-click it in the "
                                 "sidebar) to write in it." if archived else "Message…")
 
-    def _chat_changed(self, event: Any) -> None:
+    def _chat_changed(self, event: ChatChanged) -> None:
         if getattr(event, "id", None) == self.chat_id:
             self._show_header()
             self._update_actions()  # archived: no Retry or Edit
@@ -275,7 +276,7 @@ class ChatPanel(QWidget):
                 and self._draft_for == self.chat_id:
             self.run_task(self._sync_tail(self.chat_id))
 
-    def _setting_changed(self, event: Any) -> None:
+    def _setting_changed(self, event: SettingChanged) -> None:
         if getattr(event, "key", None) == "chat.enter_sends":
             self.composer.set_enter_sends(bool(self._settings.get("chat.enter_sends")))
 
@@ -623,7 +624,7 @@ class ChatPanel(QWidget):
     async def before_quit(self, timeout: float = 3.0) -> None:
         """At quit: the draft saved, the open chat's rebuild started, and each streaming reply
         stopped and stored."""
-        waits: list[Any] = []
+        waits: list[asyncio.Future[Any]] = []
         if self.chat_id is not None:
             self.ops.chat_left(self.chat_id)
         self._knowledge_timer.stop()

@@ -22,7 +22,6 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QStackedWidget,
     QTextBrowser,
@@ -38,8 +37,10 @@ from ui.knowledge.diffview import DiffColours, inline_html, summary
 from ui.knowledge.highlight import KnowledgeEdit, KnowledgeHighlighter
 from ui.knowledge.history import HistoryView
 from ui.knowledge.status import StatusLine
+from ui.text import Label
 
 if TYPE_CHECKING:
+    from app.events import KnowledgeSaved
     from app.ops import Operations
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
@@ -111,7 +112,7 @@ class DocumentEditor(QWidget):
         self.conflict.setAccessibleName("Knowledge conflict")
         self.conflict.setStyleSheet("#knowledge-conflict { background: palette(alternate-base);"
                                     " border: 1px solid palette(mid); border-radius: 6px; }")
-        self.conflict_text = QLabel("")
+        self.conflict_text = Label("")
         self.conflict_text.setAccessibleName("Knowledge conflict message")
         self.conflict_text.setWordWrap(True)
         self.see_changes = _tool("See its changes ▸", "See incoming changes",
@@ -168,7 +169,7 @@ class DocumentEditor(QWidget):
         self.pages.addWidget(self.preview)
 
         # ------------------------------------------------ the buttons
-        self.size_label = QLabel("")
+        self.size_label = Label("")
         self.size_label.setAccessibleName("Knowledge size")
         self.size_label.setStyleSheet("color: palette(placeholder-text);")
         self.undo = _tool("↶", "Undo", "Undo (Ctrl+Z)")
@@ -185,7 +186,7 @@ class DocumentEditor(QWidget):
         self.history_button = _button("History", "History", "Every saved version, with "
                                       "what changed; restore any of them")
         self.history_button.clicked.connect(self.show_history)
-        self.dot = QLabel("●")
+        self.dot = Label("●")
         self.dot.setAccessibleName("Unsaved changes")
         self.dot.setToolTip("Unsaved changes")
         self.dot.setStyleSheet("color: palette(link);")
@@ -338,7 +339,7 @@ class DocumentEditor(QWidget):
         self.status_line.set_document(document)
         self.sig_saved.emit(document)
 
-    def _knowledge_saved(self, event: Any) -> None:
+    def _knowledge_saved(self, event: KnowledgeSaved) -> None:
         if event.owner != self.owner or self.opened is None:
             return
         if event.version <= max(self.opened.version,

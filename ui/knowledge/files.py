@@ -6,7 +6,7 @@ operations, never on the GUI thread."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFont
@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -26,8 +25,10 @@ from PySide6.QtWidgets import (
 
 from app.errors import CairnError
 from app.store.files import KnowledgeFile, human_size
+from ui.text import Label, message_box, tip
 
 if TYPE_CHECKING:
+    from app.events import FileAdded, FileChanged, FileRemoved
     from app.ops import Operations
     from ui.bridge import EventBridge
     from ui.tasks import RunTask
@@ -54,7 +55,7 @@ class FilesView(QWidget):
         self._loads = 0
         self.setAcceptDrops(True)
 
-        self.hint = QLabel("Files Claude can read when a question needs them. Drop files "
+        self.hint = Label("Files Claude can read when a question needs them. Drop files "
                            "here, or add them.")
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color: palette(placeholder-text);")
@@ -86,7 +87,7 @@ class FilesView(QWidget):
         self.save_description_button.setAutoDefault(False)
         self.save_description_button.setEnabled(False)
         self.save_description_button.clicked.connect(self.save_description)
-        self.manifest = QLabel("")
+        self.manifest = Label("")
         self.manifest.setAccessibleName("Manifest line")
         self.manifest.setToolTip("This file's line as the model sees it")
         self.manifest.setWordWrap(True)
@@ -132,10 +133,10 @@ class FilesView(QWidget):
         return list(paths)
 
     def confirm_remove(self, name: str) -> bool:
-        box = QMessageBox(QMessageBox.Icon.Question, "Remove knowledge file",
+        box = message_box(QMessageBox.Icon.Question, "Remove knowledge file",
                           f"Remove “{name}” from this workspace's knowledge files? Chats will "
                           "no longer see it; the file on your disk is not touched.",
-                          QMessageBox.StandardButton.Cancel, self)
+                          buttons=QMessageBox.StandardButton.Cancel, parent=self)
         box.setAccessibleName("Remove knowledge file")
         remove = box.addButton("Remove", QMessageBox.ButtonRole.DestructiveRole)
         remove.setAccessibleName("Remove")
@@ -216,7 +217,7 @@ class FilesView(QWidget):
             item = QTreeWidgetItem([record.name, human_size(record.size),
                                     kind_of(record.media_type)])
             item.setData(0, Qt.ItemDataRole.UserRole, record.id)
-            item.setToolTip(0, line)
+            item.setToolTip(0, tip(line))
             item.setData(0, Qt.ItemDataRole.AccessibleTextRole, line)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.list.addTopLevelItem(item)
@@ -260,7 +261,7 @@ class FilesView(QWidget):
         except CairnError as refused:
             self.sig_error.emit(str(refused))
 
-    def _file_event(self, event: Any) -> None:
+    def _file_event(self, event: FileAdded | FileChanged | FileRemoved) -> None:
         if event.workspace == self.ws_id:
             self.refresh()
 

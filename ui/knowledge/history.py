@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QPushButton,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 from app.errors import CairnError
 from app.knowledge.status import ago
 from ui.knowledge.diffview import DiffColours, inline_html, side_by_side_html, summary
+from ui.text import Label
 
 if TYPE_CHECKING:
     from app.ops import Operations
@@ -63,7 +63,7 @@ class HistoryView(QWidget):
         self.back.setShortcut("Esc")
         self.back.setAutoDefault(False)
         self.back.clicked.connect(self.sig_back.emit)
-        title = QLabel("History")
+        title = Label("History")
         title.setObjectName("history-title")
         title.setStyleSheet("#history-title { font-weight: 600; }")
         top = QHBoxLayout()
@@ -88,7 +88,7 @@ class HistoryView(QWidget):
         options.addWidget(self.against, 1)
         options.addWidget(self.side_by_side)
 
-        self.summary = QLabel("")
+        self.summary = Label("")
         self.summary.setAccessibleName("Changes summary")
         self.summary.setStyleSheet("color: palette(placeholder-text);")
         self.summary.setWordWrap(True)

@@ -4,13 +4,12 @@ another window), the person reloads or keeps theirs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -18,8 +17,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import CairnError
+from ui.text import Label
 
 if TYPE_CHECKING:
+    from app.events import WorkspaceChanged
     from app.ops import Operations
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
@@ -48,7 +49,7 @@ class InstructionsView(QWidget):
         self.opened: tuple[str, str] = ("", "")
         self._dirty = False
 
-        self.heading = QLabel("")
+        self.heading = Label("")
         self.heading.setWordWrap(True)
         self.heading.setStyleSheet("color: palette(placeholder-text);")
         self.description = _field("Description", "What this workspace is about, in a line "
@@ -64,7 +65,7 @@ class InstructionsView(QWidget):
         self.conflict.setAccessibleName("Instructions conflict")
         self.conflict.setStyleSheet("#instructions-conflict { background: palette(alternate-base);"
                                     " border: 1px solid palette(mid); border-radius: 6px; }")
-        self.conflict_text = QLabel("These were changed elsewhere while you were editing. "
+        self.conflict_text = Label("These were changed elsewhere while you were editing. "
                                     "Reload them, or keep yours?")
         self.conflict_text.setAccessibleName("Instructions conflict message")
         self.conflict_text.setWordWrap(True)
@@ -83,7 +84,7 @@ class InstructionsView(QWidget):
         bar.addWidget(keep)
         self.conflict.hide()
 
-        self.dot = QLabel("●")
+        self.dot = Label("●")
         self.dot.setAccessibleName("Unsaved instructions")
         self.dot.setToolTip("Unsaved changes")
         self.dot.setStyleSheet("color: palette(link);")
@@ -104,9 +105,9 @@ class InstructionsView(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.heading)
         layout.addWidget(self.conflict)
-        layout.addWidget(QLabel("Description"))
+        layout.addWidget(Label("Description"))
         layout.addWidget(self.description)
-        label = QLabel("Custom instructions")
+        label = Label("Custom instructions")
         layout.addWidget(label)
         layout.addWidget(self.instructions, 1)
         layout.addLayout(buttons)
@@ -162,7 +163,7 @@ class InstructionsView(QWidget):
         if changed:
             self.sig_dirty.emit(dirty)
 
-    def _changed(self, event: Any) -> None:
+    def _changed(self, event: WorkspaceChanged) -> None:
         if event.id != self.ws_id:
             return
         record = event.record

@@ -11,7 +11,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QLabel,
     QMessageBox,
     QStackedWidget,
     QTabWidget,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 from ui.knowledge.editor import DocumentEditor
 from ui.knowledge.files import FilesView
 from ui.knowledge.instructions import InstructionsView
+from ui.text import Label, message_box
 from ui.widgets import ElidedLabel
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class KnowledgePanel(QWidget):
         for page in (self.editor, self.instructions, self.files):
             page.setContentsMargins(0, 8, 0, 0)
 
-        self.empty = QLabel("")
+        self.empty = Label("")
         self.empty.setAccessibleName("Knowledge panel message")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
@@ -108,10 +108,11 @@ class KnowledgePanel(QWidget):
 
     def ask_unsaved(self) -> str:
         """Save, discard or cancel, when unsaved changes would go."""
-        box = QMessageBox(QMessageBox.Icon.Question, "Unsaved knowledge",
+        box = message_box(QMessageBox.Icon.Question, "Unsaved knowledge",
                           "Save your changes to the knowledge before leaving?",
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self)
+                          buttons=QMessageBox.StandardButton.Save
+                          | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, parent=self)
         box.setAccessibleName("Unsaved knowledge")
         answer = box.exec()
         if answer == QMessageBox.StandardButton.Save:

@@ -4,12 +4,12 @@ rebuild for it runs, and its last failure as a sentence with Retry now."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
 from app.errors import CairnError
 from app.knowledge.status import document_line
 from app.store.knowledge import PERSONAL, Document
+from ui.text import Label
 
 if TYPE_CHECKING:
+    from app.events import RebuildStarted, WorkEnded
     from app.ops import Operations
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
@@ -43,7 +45,7 @@ class StatusLine(QWidget):
         self.pending = False  # a read of the status is on its way
         self._shown = 0  # bumped per document: an older read is dropped
 
-        self.label = QLabel("")
+        self.label = Label("")
         self.label.setAccessibleName("Knowledge status")
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -117,7 +119,7 @@ class StatusLine(QWidget):
             self.pending = True
             self.run_task(self._read(self.owner, self._shown))
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self.refresh()  # shown again (a tab, the folded panel): the line catches up
 
@@ -160,13 +162,13 @@ class StatusLine(QWidget):
         return chat is not None and any(ws.id == self.owner
                                          for ws in self.registry.lineage(chat.workspace_id))
 
-    def _rebuild_started(self, event: Any) -> None:
+    def _rebuild_started(self, event: RebuildStarted) -> None:
         if self._concerns(event.chat):
             self.running.add(event.chat)
             self.progress.show()
             self.refresh()
 
-    def _work_ended(self, event: Any) -> None:
+    def _work_ended(self, event: WorkEnded) -> None:
         if event.kind == BACKGROUND_JOB and event.chat in self.running:
             self.running.discard(event.chat)
             self.refresh()

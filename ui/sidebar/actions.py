@@ -16,6 +16,7 @@ from app.store.registry.registry import Registry
 from ui.sidebar import menus
 from ui.sidebar.kinds import CHAT, WORKSPACE
 from ui.tasks import TaskRunner
+from ui.text import message_box
 
 
 class SidebarActions(QObject):
@@ -175,8 +176,8 @@ class SidebarActions(QObject):
         return value if ok else None
 
     def _confirm(self, title: str, text: str, action: str) -> bool:
-        box = QMessageBox(QMessageBox.Icon.Question, title, title, parent=self._parent)
-        box.setInformativeText(text)
+        box = message_box(QMessageBox.Icon.Question, title, title, informative=text,
+                          parent=self._parent)
         go = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

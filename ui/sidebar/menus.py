@@ -14,7 +14,6 @@ from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QLabel,
     QMenu,
     QPlainTextEdit,
     QVBoxLayout,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.records import BUILD_STATUSES, MISSING_DIR, Chat, Workspace
+from ui.text import Label
 
 STATUS_TITLES = {"idea": "Idea", "planning": "Planning", "building": "Building",
                  "shipped": "Shipped"}
@@ -148,7 +148,7 @@ class DetailsDialog(QDialog):
         self.instructions.setTabChangesFocus(True)
         for label, field in (("Description", self.description),
                              ("Custom instructions", self.instructions)):
-            caption = QLabel(label)
+            caption = Label(label)
             caption.setBuddy(field)
             layout.addWidget(caption)
             layout.addWidget(field)

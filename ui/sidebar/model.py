@@ -64,6 +64,7 @@ from ui.sidebar.kinds import (  # noqa: F401 - re-exported: the sidebar's names 
 )
 from ui.sidebar.rows import NO_ROWS, ROOT, Item, SidebarRows
 from ui.sidebar.updates import InFlight, RowUpdates
+from ui.text import tip
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +247,8 @@ class SidebarModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(row, 0, self._rows.cid(container))
 
-    def parent(self, child: Index | None = None) -> Any:  # type: ignore[override]
+    def parent(  # type: ignore[override]
+            self, child: Index | None = None) -> QModelIndex | QObject | None:
         if child is None:  # QObject.parent()
             return super().parent()
         if not child.isValid():
@@ -316,9 +318,9 @@ class SidebarModel(QAbstractItemModel):
                 return ws.status == MISSING_DIR
             if role == Qt.ItemDataRole.ToolTipRole:
                 if ws.status == MISSING_DIR:
-                    return (f"The folder {ws.path} is missing. Use “Move to folder…” to point "
-                            "this workspace at its new place.")
-                return ws.path
+                    return tip(f"The folder {ws.path} is missing. Use “Move to folder…” to "
+                               "point this workspace at its new place.")
+                return tip(ws.path)
             if role == Qt.ItemDataRole.AccessibleDescriptionRole:
                 return "folder missing" if ws.status == MISSING_DIR else ws.path
         elif kind == CHAT:
@@ -327,7 +329,7 @@ class SidebarModel(QAbstractItemModel):
             if role == WORKING_ROLE:
                 return bool(self._registry.live.kinds(key))
             if role == Qt.ItemDataRole.ToolTipRole:
-                return self._title(kind, key)
+                return tip(self._title(kind, key))
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:

@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import (
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QPoint,
     Qt,
@@ -30,7 +32,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMenu,
     QMessageBox,
@@ -61,6 +62,7 @@ from ui.sidebar.model import (
     SidebarModel,
 )
 from ui.sidebar.tree import FilterProxy, SidebarTree
+from ui.text import Label, message_box
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +124,7 @@ class Sidebar(QWidget):
         self.archived_button.setAutoRaise(True)
         self.archived_button.toggled.connect(self.set_show_archived)
 
-        self.capped_note = QLabel(f"Showing the first {MAX_MATCHES} chats that match: "
+        self.capped_note = Label(f"Showing the first {MAX_MATCHES} chats that match: "
                                   "type more to narrow.")
         self.capped_note.setWordWrap(True)
         self.capped_note.setContentsMargins(12, 0, 12, 4)
@@ -339,7 +341,7 @@ class Sidebar(QWidget):
             self.show_error(sentence)
 
     def _show_error(self, sentence: str) -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, "Cairn", sentence, parent=self)
+        box = message_box(QMessageBox.Icon.Warning, "Cairn", sentence, parent=self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # never blocks the loop the operations run on
 
@@ -531,7 +533,7 @@ class Sidebar(QWidget):
 
     # ================================================================= Qt overrides
 
-    def eventFilter(self, watched: Any, event: Any) -> bool:
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.filter and isinstance(event, QKeyEvent) and \
                 event.type() == QKeyEvent.Type.KeyPress:
             if event.key() == Qt.Key.Key_Escape and self.filter.text():
@@ -542,7 +544,7 @@ class Sidebar(QWidget):
                 return True
         return super().eventFilter(watched, event)
 
-    def changeEvent(self, event: Any) -> None:
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == event.Type.PaletteChange:
             self._style_icons()

@@ -1,0 +1,82 @@
+"""Text from data, shown as text: never as markup, never as a link.
+
+Qt guesses the format of a label's, a tooltip's and a message box's text: what looks like
+HTML is rendered as HTML.  A workspace titled ``<img src=//host/share/t.png>Design`` would
+make the window fetch that image (on Windows a UNC path: an SMB connection that can leak the
+person's credentials), and a file named ``<a href=file:///…calc.exe>report</a>.md`` would
+put a live link into a question whose links Qt hands to the operating system.  Titles,
+names, descriptions, model output and sentences carrying them all come from data, so the
+window's labels, tooltips and message boxes go through here.
+
+Nothing here touches a Qt enum when imported or for text without a tag: the first Qt enum
+sets up PySide6's whole Qt namespace (about 45 ms), which the first paint does not wait for.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
+
+
+def make_plain(label: QLabel) -> QLabel:
+    """*label* shows its text as written from now on: no markup, no links."""
+    from PySide6.QtCore import Qt
+
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setOpenExternalLinks(False)
+    return label
+
+
+class Label(QLabel):
+    """A label that shows its text as written (``QLabel`` renders what looks like HTML).
+
+    Plain from the first text that could be taken for markup (Qt's guess needs a ``<``);
+    until then nothing Qt could render differently has been shown.
+    """
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._plain = False
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        if not self._plain and "<" in text:
+            make_plain(self)
+            self._plain = True
+        super().setText(text)
+
+
+def tip(text: str) -> str:
+    """*text* as a tooltip that shows it as written.
+
+    Tooltips have no text format of their own: Qt renders one that looks like markup.  The
+    escaped text inside ``<qt>`` is always rendered as rich text, which comes out as exactly
+    *text* (line breaks and runs of spaces kept).  Text without a tag needs no escaping.
+    """
+    if "<" not in text:
+        return text
+    return f"<qt><p style='white-space:pre-wrap'>{html.escape(text)}</p></qt>"
+
+
+def message_box(icon: QMessageBox.Icon, title: str, text: str, *, informative: str = "",
+                buttons: QMessageBox.StandardButton | None = None,
+                parent: QWidget | None = None) -> QMessageBox:
+    """A message box whose texts are plain text: no markup rendered, no link to click."""
+    box = QMessageBox(parent)
+    box.setIcon(icon)
+    box.setWindowTitle(title)
+    if buttons is not None:
+        box.setStandardButtons(buttons)
+    from PySide6.QtCore import Qt
+
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(text)
+    if informative:
+        box.setInformativeText(informative)
+    # The informative text has a label of its own, which setTextFormat does not reach; and
+    # a message box's labels hand their links to the operating system.
+    for label in box.findChildren(QLabel):
+        make_plain(label)
+    return box
+
