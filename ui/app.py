@@ -80,7 +80,10 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
     reply = hand_over(folder, {"open": open_path} if open_path else {"raise": True})
     if reply is not None:
         if reply.get("error"):
-            sys.stderr.write(str(reply["error"]) + "\n")
+            from app.base.paths import shown
+
+            # (escaped: a terminal would otherwise act on an escape sequence in it)
+            sys.stderr.write(shown(str(reply["error"])) + "\n")
             return 1
         return 0
 

@@ -5,10 +5,16 @@ Unix socket elsewhere) named for the user and the data folder.  A second start c
 sends one line of JSON (``{"open": "/abs/path"}`` or ``{"raise": true}``), reads one line back
 (``{"ok": true}`` or ``{"error": "<the spec's sentence>"}``) and exits 0 or 1 at once.
 
+On macOS and Linux the socket lives in a folder only this user can create names in
+(``$XDG_RUNTIME_DIR``, or a 0700 folder of the user's in the temporary folder): in the shared
+temporary folder another local user could create the name first, receive the paths and
+answer with what the terminal then prints.  The asking side talks only to a socket of its
+own user's (the file's owner, and on Linux the peer's), and both sides read at most
+``MAX_LINE`` bytes and accept only the two requests and the two answers.
+
 Every start asks first, before its window paints, so the asking side stays light: on macOS
-and Linux it is Python's own ``socket`` on the path where ``QLocalServer`` puts its socket
-(the temporary folder, as ``QDir.tempPath()`` finds it), and QtNetwork loads only for the
-server, after the first paint; on Windows (named pipes) it is ``QLocalSocket``.
+and Linux it is Python's own ``socket``, and QtNetwork loads only for the server, after the
+first paint; on Windows (named pipes) it is ``QLocalSocket``.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,46 +38,83 @@ log = logging.getLogger(__name__)
 
 CONNECT_MS = 500  # a running window answers at once; a stale socket fails at once
 ANSWER_MS = 15_000  # adding a folder on a slow share can take a while
+MAX_LINE = 64 * 1024  # a request or an answer is a path and a sentence: far less than this
 
 
-def server_name(data_folder: Path) -> str:
-    """Per user and per data folder, short enough for every platform's socket names."""
+def server_name(data_folder: Path) -> str | None:
+    """Per user and per data folder, short enough for every platform's socket names: on
+    macOS and Linux the socket's path in the user's private folder (None without one)."""
     try:
         user = getpass.getuser()
     except Exception:  # no user name in the environment: the folder alone still separates
         user = ""
     digest = hashlib.sha256(f"{user}\0{data_folder.resolve()}".encode()).hexdigest()[:20]
-    return f"cairn-{digest}"
+    name = f"cairn-{digest}"
+    if os.name != "posix":
+        return name
+    folder = private_folder()
+    return os.path.join(folder, name) if folder is not None else None
 
 
-def socket_path(name: str) -> str:
-    """Where ``QLocalServer.listen(name)`` puts its socket on macOS and Linux:
-    ``QDir.tempPath()``, which is ``$TMPDIR`` or ``/tmp``."""
-    folder = os.environ.get("TMPDIR") or "/tmp"
-    return os.path.join(os.path.normpath(folder), name)
+def private_folder() -> str | None:
+    """A folder where only this user can create names: ``$XDG_RUNTIME_DIR``, or
+    ``cairn-<uid>`` made 0700 in the temporary folder; None when neither can be trusted
+    (someone else's, or open to others): then each start opens its own window."""
+    uid = os.getuid()
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _private(runtime, uid):
+        return runtime
+    folder = os.path.join(os.path.normpath(os.environ.get("TMPDIR") or "/tmp"), f"cairn-{uid}")
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as error:
+        log.warning("no private folder for the one-window socket: %s", error)
+        return None
+    if _private(folder, uid):
+        return folder
+    log.warning("not using %s for the one-window socket: it is not private to this user",
+                folder)
+    return None
+
+
+def _private(folder: str, uid: int) -> bool:
+    try:
+        found = os.lstat(folder)  # (a symbolic link is not followed: it is refused)
+    except OSError:
+        return False
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == uid and not found.st_mode & 0o077
 
 
 def hand_over(data_folder: Path, request: dict[str, Any]) -> dict[str, Any] | None:
     """Give *request* to the window running on *data_folder*; None when none runs."""
     name = server_name(data_folder)
+    if name is None:
+        return None
     if os.name != "posix":
         return _hand_over_qt(name, request)
-    path = socket_path(name)
-    if not os.path.exists(path):
+    try:
+        found = os.lstat(name)
+    except OSError:
         return None  # nothing listens: the usual start, which loads no socket module at all
+    if not stat.S_ISSOCK(found.st_mode) or found.st_uid != os.getuid():
+        return None  # not a socket of this user's: never talk to it
     import socket as sockets
 
     connection = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     try:
         connection.settimeout(CONNECT_MS / 1000)
         try:
-            connection.connect(path)
+            connection.connect(name)
         except OSError:  # a socket file left by a crashed window: nobody answers on it
+            return None
+        if not _peer_is_us(connection):
             return None
         connection.settimeout(ANSWER_MS / 1000)
         connection.sendall((json.dumps(request) + "\n").encode())
         answer = b""
-        while not answer.endswith(b"\n"):
+        while not answer.endswith(b"\n") and len(answer) <= MAX_LINE:
             try:
                 chunk = connection.recv(65536)
             except OSError:
@@ -81,6 +125,23 @@ def hand_over(data_folder: Path, request: dict[str, Any]) -> dict[str, Any] | No
     finally:
         connection.close()
     return _reply(answer)
+
+
+def _peer_is_us(connection: Any) -> bool:
+    """On Linux, whether the process at the other end runs as this user (elsewhere the
+    private folder's owner and mode are what vouch for it)."""
+    import socket as sockets
+    import struct
+
+    option = getattr(sockets, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    try:
+        _pid, uid, _gid = struct.unpack("3i", connection.getsockopt(
+            sockets.SOL_SOCKET, option, struct.calcsize("3i")))
+    except OSError:
+        return False
+    return bool(uid == os.getuid())
 
 
 def _hand_over_qt(name: str, request: dict[str, Any]) -> dict[str, Any] | None:
@@ -103,12 +164,32 @@ def _hand_over_qt(name: str, request: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _reply(answer: bytes) -> dict[str, Any]:
+    """The running window's answer, if it is one of the two it gives."""
+    reply: object = None
+    if len(answer) <= MAX_LINE:
+        try:
+            reply = json.loads(answer.decode() or "{}")
+        except (ValueError, RecursionError):
+            reply = None
+    if reply == {"ok": True}:
+        return {"ok": True}
+    if isinstance(reply, dict) and set(reply) == {"error"} and isinstance(reply["error"], str):
+        return {"error": reply["error"]}
+    return {"error": "The running Cairn window did not answer."}
+
+
+def parse_request(line: bytes) -> dict[str, Any] | None:
+    """One of the two requests a later start sends, or None."""
     try:
-        reply = json.loads(answer.decode() or "{}")
-    except ValueError:
-        reply = {}
-    return reply if isinstance(reply, dict) and reply else {"error": "The running Cairn "
-                                                            "window did not answer."}
+        request = json.loads(line.decode())
+    except (ValueError, RecursionError):
+        return None
+    if request == {"raise": True}:
+        return request
+    if isinstance(request, dict) and set(request) == {"open"} \
+            and isinstance(request["open"], str):
+        return request
+    return None
 
 
 Handler = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None]
@@ -129,6 +210,8 @@ class InstanceServer(QObject):
         self._name = server_name(data_folder)
 
     def listen(self) -> bool:
+        if self._name is None:
+            return False  # no private folder for the socket: each start opens its own window
         if self._server.listen(self._name):
             return True
         # A socket file left by a crashed window (Unix): nobody answers on it, so take it.
@@ -148,13 +231,14 @@ class InstanceServer(QObject):
 
             def read(socket: QLocalSocket = socket, buffer: bytearray = buffer) -> None:
                 buffer.extend(bytes(socket.readAll().data()))
+                if len(buffer) > MAX_LINE:
+                    buffer.clear()
+                    self._answer(socket, {"error": "Cairn did not understand the request."})
+                    return
                 if not buffer.endswith(b"\n"):
                     return
-                try:
-                    request = json.loads(buffer.decode())
-                except ValueError:
-                    request = None
-                if not isinstance(request, dict):
+                request = parse_request(bytes(buffer))
+                if request is None:
                     self._answer(socket, {"error": "Cairn did not understand the request."})
                     return
                 self._handler(request, lambda reply: self._answer(socket, reply))
