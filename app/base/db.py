@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from app.base import locations
 from app.errors import StartupError, StorageError
 
 log = logging.getLogger(__name__)
@@ -245,8 +246,12 @@ class Database:
         except OSError as error:
             reason = (error.strerror or str(error)).lower()
             raise StartupError(f"cannot use '{folder}' as Cairn's data folder: {reason}") from error
+        locations.make_private(folder, folder=True)
         path = folder / DB_NAME
         _create_if_missing(path)
+        # (SQLite gives the -wal and -shm files the database's own mode)
+        for private in (path, path.with_name(DB_NAME + "-wal"), path.with_name(DB_NAME + "-shm")):
+            locations.make_private(private)
         _refuse_if_not_a_database(path)
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -326,6 +331,7 @@ class Database:
         finally:
             dest.close()
             source.close()
+        locations.make_private(partial)
         os.replace(partial, target)
         log.info("backed up %s to %s before migrating", self.path, target)
 
@@ -433,6 +439,7 @@ def _create_if_missing(path: Path) -> None:
     fresh = path.with_name(f".{DB_NAME}.{os.getpid()}-{secrets.token_hex(3)}.new")
     try:
         conn = sqlite3.connect(fresh, isolation_level=None)
+        locations.make_private(fresh)  # before the first write: its -wal takes this mode
         try:
             # WAL is kept in the file's header: the database arrives in WAL mode, so that
             # several processes starting on it never race to switch it.

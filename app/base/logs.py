@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import re
+from pathlib import Path
 
 from app.base import locations
 
@@ -20,13 +22,35 @@ HTTP_LOGGERS = frozenset({"anthropic", "httpx", "httpx2", "httpcore", "httpcore2
                           "hpack", "urllib3"})
 
 
+_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+
+
+def without_credentials(text: str) -> str:
+    """*text* with the user and password of every URL in it replaced (a proxy's
+    ``http://user:pass@host`` as a base URL), for a log line, a sentence or a cache."""
+    return _CREDENTIALS.sub(r"\1***@", text) if "@" in text else text
+
+
 class NoBodies(logging.Filter):
-    """Lets through only INFO and above from the SDK and the HTTP stack: no bodies."""
+    """Lets through only INFO and above from the SDK and the HTTP stack (no bodies), and
+    never a URL's credentials (the HTTP library logs every request's URL at INFO)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.INFO:
-            return True
-        return record.name.partition(".")[0] not in HTTP_LOGGERS
+        if record.levelno < logging.INFO and record.name.partition(".")[0] in HTTP_LOGGERS:
+            return False
+        message = record.getMessage()
+        if "@" in message:
+            record.msg, record.args = without_credentials(message), None
+        return True
+
+
+class PrivateLog(logging.handlers.RotatingFileHandler):
+    """The rotating log, readable by this user only (each new file as it is opened)."""
+
+    def _open(self):  # type: ignore[no-untyped-def]  # (typeshed leaves it private)
+        stream = super()._open()
+        locations.make_private(Path(self.baseFilename))
+        return stream
 
 
 def setup_logging(*, level: int = logging.INFO) -> None:
@@ -40,7 +64,8 @@ def setup_logging(*, level: int = logging.INFO) -> None:
         old.close()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+        locations.make_private(folder, folder=True)
+        handler: logging.Handler = PrivateLog(
             folder / "cairn.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8"
         )
     except OSError:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.base.live import TURN, NetworkThread, StorageThread, Work, settle_interpreter
+from app.base.logs import without_credentials
 from app.chat.context import Layer, system_blocks
 from app.chat.turn import (
     MAX_TOKENS,
@@ -112,7 +113,8 @@ class ChatEngine:
 
     def server(self) -> str:
         """Which server the models list belongs to (a cache per server)."""
-        return self.settings.base_url() or "https://api.anthropic.com"
+        # (without a proxy's credentials: it names the models cache and appears in sentences)
+        return without_credentials(self.settings.base_url() or "https://api.anthropic.com")
 
     async def models_ready(self, model: str, purpose: str) -> str | None:
         """Refresh the models list when it is a day old, refuse a retired *model* with a

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.base import locations
 from app.errors import Refused
 
 if TYPE_CHECKING:
@@ -257,6 +258,7 @@ class Catalog:
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             partial.write_text(json.dumps(self._state, indent=1), encoding="utf-8")
+            locations.make_private(partial)
             os.replace(partial, self._path)
         except OSError as error:
             log.warning("the models cache could not be written: %s", type(error).__name__)
