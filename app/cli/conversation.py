@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from app.base.paths import shown
-from app.cli.output import Commands, Emit, JsonFlag
+from app.cli.output import Commands, Emit, JsonFlag, text_of
 from app.commands import CONVERSATION as COMMANDS  # noqa: E402, F401 - the names, in one place
 from app.errors import Refused, os_reason
 from app.llm.prices import usage_line
@@ -276,7 +276,9 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         if as_json or closed[0]:
             return
         try:
-            stdout.write(text)
+            # Escaped: a reply's escape sequences (a clipboard write, a screen clear, a bidi
+            # override) would otherwise act on the terminal.
+            stdout.write(text_of(text))
             stdout.flush()
         except (BrokenPipeError, ValueError, OSError):
             closed[0] = True
@@ -313,7 +315,7 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
     notices = [n for n in (notice, result.notice, rebuilt.notice) if n]
     if not as_json:
         for line in notices:
-            stderr.write(line + "\n")
+            stderr.write(text_of(line) + "\n")
     if not as_json and not result.error:
         # On stderr, so that stdout holds the reply alone (cairn ask … > answer.md).
         stderr.write(f"{usage_line(result.usage, result.cost_usd)} · {chat.id}\n")
@@ -327,7 +329,7 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
     if not as_json:
         _report_rebuild(rebuilt, stderr)
     if result.error:
-        stderr.write(result.error + "\n")
+        stderr.write(text_of(result.error) + "\n")
         return 1
     if result.status == "stopped":
         stderr.write("Stopped; the partial reply is kept.\n")

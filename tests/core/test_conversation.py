@@ -494,3 +494,15 @@ async def test_a_timeout_is_one_sentence_and_keeps_the_message(cairn, fake, work
     assert result.status == "failed" and "took too long" in result.error
     assert "\n" not in result.error
     assert cairn.chats.messages(chat.id)[0].text == "Anyone?"
+
+
+def test_cli_ask_prints_a_replys_control_characters_escaped(cairn, fake, workspace, capsys):
+    from app import cli
+
+    cairn.close()
+    hostile = "Done.\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u202eevil\n\tindented"
+    fake.reply_text(hostile, chunk=7)
+    assert cli.main(["ask", "--folder", workspace.path, "Say hello"]) == 0
+    out, _ = capsys.readouterr()
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert out == "Done.\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J\\u202eevil\n\tindented\n"
