@@ -4,6 +4,7 @@ messages (ui/chat/entries.py): plain Python, no window."""
 from __future__ import annotations
 
 import random
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -116,3 +117,27 @@ def test_a_turn_with_a_file_read_is_one_reply_with_a_quiet_line_and_summed_costs
     assert reply.usage == Usage(600, 0, 50, 40) and round(reply.cost_usd, 6) == 0.006
     assert second.text == "And?"
     assert failed.status == FAILED and failed.error == "Anthropic is overloaded right now."
+
+
+def longest_unbreakable(markup: str) -> int:
+    """The longest run of text (between tags, entities counted as one) with no place to wrap."""
+    text = re.sub(r"<[^>]*>", " ", markup)
+    text = re.sub(r"&#?\w+;", "e", text)
+    return max((len(run) for run in re.split(r"[\s\u200b]+", text)), default=0)
+
+
+def test_a_long_run_without_spaces_gets_places_to_wrap_and_keeps_its_links_and_text():
+    from ui.chat.markdown import BREAK_EVERY, breakable, plain, render
+
+    run = "x" * 300_000
+    for markup in (render(run).html, render(f"```\n{run}\n```").html, plain(run)):
+        assert longest_unbreakable(markup) <= BREAK_EVERY
+        shown = re.sub(r"<[^>]*>", "", markup).replace("\u200b", "")
+        assert run in shown  # every character kept, in order
+    target = "http://example.com/" + "y" * 200
+    linked = render(f"[see]({target}) " + "a&b<" * 100).html
+    assert f'href="{target}"' in linked  # a link's target is never broken
+    assert "&amp;" in linked and "&a\u200bmp;" not in linked
+    assert longest_unbreakable(linked) <= BREAK_EVERY
+    short = render("A sentence with short words, and a link: https://example.com/a").html
+    assert "\u200b" not in short and breakable(short) is short
