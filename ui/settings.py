@@ -45,7 +45,7 @@ from app.store.knowledge import PERSONAL
 from app.store.registry.registry import Registry
 from app.store.settings import CHOICES, MAX_IDLE_SECONDS, Settings
 from ui.tasks import TaskRunner
-from ui.text import Label, message_box
+from ui.text import Label, message_box, tip
 
 EFFORT_NAMES = {"": "Model's default", "low": "Low", "medium": "Medium", "high": "High",
                 "xhigh": "Extra high", "max": "Max"}
@@ -412,7 +412,7 @@ class SettingsDialog(QDialog):
             box.clear()
             for info in models:
                 box.addItem(model_label(info), info.id)
-                box.setItemData(box.count() - 1, info.id, Qt.ItemDataRole.ToolTipRole)
+                box.setItemData(box.count() - 1, tip(info.id), Qt.ItemDataRole.ToolTipRole)
             if wanted and box.findData(wanted) < 0:
                 known = catalog.info(wanted)
                 box.addItem(model_label(known) if known else wanted, wanted)

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from app.base.ranking import bm25_scores
+from app.base.titles import MAX_LINE, one_line
 from app.knowledge.document import Entry, entries
 from app.records import Workspace
-from app.store.files import KnowledgeFile, human_size
+from app.store.files import KnowledgeFile, file_name, human_size
 
 RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 
@@ -127,8 +128,11 @@ def workspace_block(chain: Sequence[Layer], files: Sequence[KnowledgeFile], mess
 
 
 def manifest_line(file: KnowledgeFile, scope: str) -> str:
-    line = f"- [{file.id}] {file.name} ({human_size(file.size)}, {scope})"
-    return f"{line} — {file.description}" if file.description else line
+    """One line per file, whatever its name and description hold (normalised again here: a
+    name stored before names were cannot add a line of its own to the prompt)."""
+    description = one_line(file.description, limit=MAX_LINE)
+    line = f"- [{file.id}] {file_name(file.name)} ({human_size(file.size)}, {scope})"
+    return f"{line} — {description}" if description else line
 
 
 # ===================================================================== knowledge over budget

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from app.base.paths import shown
-from app.base.titles import visible
+from app.base.titles import one_line, visible
 from app.errors import Refused
 
 JsonFlag = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
@@ -41,7 +41,7 @@ def text_of(value: str) -> str:
 
 # Letters that draw nothing (Hangul fillers, the blank Braille pattern).
 def check_title(title: str, refusal: str) -> None:
-    if title.strip() and not visible(title):
+    if title.strip() and not visible(one_line(title)):  # as the store will keep it
         raise Refused(f"{refusal}: the title has only invisible characters")
 
 

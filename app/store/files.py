@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import html
 import mimetypes
 import os
 import re
@@ -23,6 +24,7 @@ from typing import Any, BinaryIO
 from app.base.db import Database, utc_now
 from app.base.ids import new_id
 from app.base.paths import shown
+from app.base.titles import MAX_LINE, MAX_NAME, one_line
 from app.errors import Refused, os_reason
 from app.events import FileAdded, FileChanged, FileRemoved, Hub
 from app.store.blobs import CHUNK, BlobStore, TooLarge
@@ -32,6 +34,7 @@ MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the API's limit per image
 MAX_PDF_BYTES = 32 * 1024 * 1024  # the API's limit per request for PDFs
 # A knowledge file or a text attachment: copied into storage a chunk at a time, never whole.
 MAX_FILE_BYTES = 32_000_000
+_SHA = re.compile(r"[0-9a-f]{64}")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 TEXT_SUFFIXES = {
     ".md", ".txt", ".csv", ".tsv", ".json", ".yaml", ".yml", ".toml", ".ini", ".xml", ".html",
@@ -93,11 +96,47 @@ def human_size(size: int) -> str:
     return f"{value / 1000:.1f} TB"
 
 
-def media_type_of(path: Path) -> str:
+def image_type(head: bytes) -> str | None:
+    """The image type the bytes *head* (a file's first 16 or more) start with: PNG, JPEG,
+    GIF or WebP by their magic numbers; None for anything else, whatever its name says."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def media_type_of(path: Path, head: bytes | None = None) -> str:
+    """What a file is sent and listed as.  An image by its bytes (*head*, its first bytes),
+    whatever its name says: a JPEG named ``.png`` is a JPEG, and a file named ``.png`` that is
+    no image is not one.  Anything else by its name."""
+    if head is not None:
+        image = image_type(head)
+        if image is not None:
+            return image
     if path.suffix.lower() in TEXT_SUFFIXES:
         return "text/markdown" if path.suffix.lower() == ".md" else "text/plain"
     guessed, _ = mimetypes.guess_type(path.name)
+    if guessed in IMAGE_TYPES and head is not None:
+        return "application/octet-stream"  # named like an image, and is none
     return guessed or "application/octet-stream"
+
+
+def file_name(name: str) -> str:
+    """A file's name as Cairn keeps and shows it: one line, NFC, no control or bidi-override
+    character, at most ``MAX_NAME`` characters (:func:`app.base.titles.one_line`)."""
+    return one_line(name, limit=MAX_NAME) or "file"
+
+
+def _head(reader: BinaryIO) -> bytes:
+    """The first bytes of a file opened by :func:`open_source`, the stream back at its start."""
+    head = reader.read(32)
+    reader.seek(0)
+    return head
 
 
 class FileStore:
@@ -115,6 +154,7 @@ class FileStore:
         """Copy *source* into the workspace's knowledge files (at most 32 MB, any type)."""
         reader, size = open_source(source, verb="add")
         with reader:
+            media_type = media_type_of(source, _head(reader))
             if size > MAX_FILE_BYTES:
                 raise Refused(f"cannot add '{shown(str(source))}': it is {human_size(size)}, and a "
                               "knowledge file can be at most 32 MB")
@@ -122,9 +162,9 @@ class FileStore:
                                     too_large="it grew past 32 MB while it was read, and a "
                                               "knowledge file can be at most 32 MB")
         record = KnowledgeFile(
-            id=new_id("wf"), workspace_id=workspace_id, name=source.name,
-            media_type=media_type_of(source), size=size, sha256=sha,
-            description=" ".join(description.split()), created_at=utc_now(),
+            id=new_id("wf"), workspace_id=workspace_id, name=file_name(source.name),
+            media_type=media_type, size=size, sha256=sha,
+            description=one_line(description, limit=MAX_LINE), created_at=utc_now(),
         )
         with self._db.write() as conn:
             conn.execute(
@@ -148,7 +188,7 @@ class FileStore:
     def describe(self, file_id: str, description: str) -> KnowledgeFile:
         """Set a knowledge file's description (one line: the manifest shows it after the
         file's name)."""
-        description = " ".join(description.split())
+        description = one_line(description, limit=MAX_LINE)
         with self._db.write() as conn:
             found = conn.execute("SELECT workspace_id, description FROM knowledge_file"
                                  " WHERE id = ?", (file_id,)).fetchone()
@@ -262,21 +302,25 @@ class FileStore:
         try:
             data = self.blobs.read(found.sha256)
         except OSError:
-            return _error(f"The file '{found.name}' could not be read from Cairn's storage.")
-        if (found.media_type in IMAGE_TYPES and len(data) <= MAX_IMAGE_BYTES) or (
-                found.media_type == "application/pdf" and len(data) <= MAX_PDF_BYTES):
+            return _error(f"The file '{file_name(found.name)}' could not be read from Cairn's "
+                          "storage.")
+        name = file_name(found.name)  # as every name enters the prompt: one line
+        image = image_type(data[:32])
+        if (image is not None and len(data) <= MAX_IMAGE_BYTES) or (
+                image is None and found.media_type == "application/pdf"
+                and len(data) <= MAX_PDF_BYTES):
             # Stored in the chat by reference (like an attachment), expanded when sent.
-            return [{"type": "attachment", "name": found.name, "media_type": found.media_type,
+            return [{"type": "attachment", "name": name, "media_type": image or found.media_type,
                      "size": found.size, "sha256": found.sha256}], False
         text = _decode(data)
         if text is None:
-            return _error(f"'{found.name}' ({found.media_type}) is not text, a PDF or an "
+            return _error(f"'{name}' ({found.media_type}) is not text, a PDF or an "
                           "image, so it cannot be read here.")
         pages = max(1, -(-len(text) // PAGE_CHARS))
         if page > pages:
-            return _error(f"'{found.name}' has {pages} page{'s' if pages > 1 else ''}.")
+            return _error(f"'{name}' has {pages} page{'s' if pages > 1 else ''}.")
         chunk = text[(page - 1) * PAGE_CHARS: page * PAGE_CHARS]
-        head = f"[{found.name} — page {page} of {pages}"
+        head = f"[{name} — page {page} of {pages}"
         head += f"; read page {page + 1} next]" if page < pages else "]"
         return [{"type": "text", "text": f"{head}\n{chunk}"}], False
 
@@ -286,9 +330,9 @@ class FileStore:
         """What :meth:`attach` would refuse, said now and nothing stored: the window checks a
         file when it is attached (a chip, or the sentence), long before Send.  Returns the
         name, media type and size it would be sent with."""
-        media_type, limit, too_large, check = _attachment_rules(source)
         reader, size = open_source(source, verb="attach")
         with reader:
+            media_type, limit, too_large, check = _attachment_rules(source, _head(reader))
             if size > limit:
                 raise Refused(f"cannot attach '{shown(source.name)}': {too_large}")
             if check is not None:
@@ -299,18 +343,18 @@ class FileStore:
                 except OSError as error:
                     raise Refused(f"cannot attach '{shown(source.name)}': it could not be read "
                                   f"to the end, because {os_reason(error)}") from None
-        return {"name": source.name, "media_type": media_type, "size": size}
+        return {"name": file_name(source.name), "media_type": media_type, "size": size}
 
     def attach(self, source: Path) -> dict[str, Any]:
         """Store a file sent with a message; the message keeps this reference."""
-        media_type, limit, too_large, check = _attachment_rules(source)
         reader, size = open_source(source, verb="attach")
         with reader:
+            media_type, limit, too_large, check = _attachment_rules(source, _head(reader))
             if size > limit:
                 raise Refused(f"cannot attach '{shown(source.name)}': {too_large}")
             sha, size = self._store(reader, source, verb="attach", limit=limit,
                                     too_large=too_large, check=check)
-        return {"type": "attachment", "name": source.name, "media_type": media_type,
+        return {"type": "attachment", "name": file_name(source.name), "media_type": media_type,
                 "size": size, "sha256": sha}
 
     def keep_pasted_image(self, data: bytes, suffix: str = ".png") -> Path:
@@ -346,20 +390,26 @@ class FileStore:
 
     def expand(self, reference: dict[str, Any]) -> dict[str, Any]:
         """The content block the API receives for a stored attachment."""
-        data = self.blobs.read(reference["sha256"])
-        media_type = reference["media_type"]
-        if media_type in IMAGE_TYPES:
-            return _image_block(media_type, data)
-        if media_type == "application/pdf":
-            return _pdf_block(data, reference["name"])
+        sha = reference.get("sha256")
+        if not isinstance(sha, str) or not _SHA.fullmatch(sha):  # never a path of its own
+            raise FileNotFoundError(f"no stored file {shown(str(sha)[:80])}")
+        data = self.blobs.read(sha)
+        name = file_name(str(reference.get("name", "")))
+        claimed = reference.get("media_type")
+        image = image_type(data[:32])  # what its bytes are, whatever the reference says
+        if image is not None and (claimed in IMAGE_TYPES or _decode(data) is None):
+            return _image_block(image, data)
+        if claimed == "application/pdf":
+            return _pdf_block(data, name)
         return {"type": "text",
-                "text": f"<file name=\"{reference['name']}\">\n{_decode(data) or ''}\n</file>"}
+                "text": f"<file name=\"{html.escape(name)}\">\n{_decode(data) or ''}\n</file>"}
 
 
-def _attachment_rules(source: Path) -> tuple[str, int, str, _TextProbe | None]:
-    """What an attachment is sent as, its size limit, the end of the sentence that refuses
-    a larger one, and (for anything but an image or a PDF) the probe that it is text."""
-    media_type = media_type_of(source)
+def _attachment_rules(source: Path, head: bytes) -> tuple[str, int, str, _TextProbe | None]:
+    """What an attachment is sent as (an image by its first bytes, *head*), its size limit,
+    the end of the sentence that refuses a larger one, and (for anything but an image or a
+    PDF) the probe that it is text."""
+    media_type = media_type_of(source, head)
     if media_type in IMAGE_TYPES:
         return media_type, MAX_IMAGE_BYTES, "images can be at most 5 MB", None
     if media_type == "application/pdf":

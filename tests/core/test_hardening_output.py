@@ -22,8 +22,14 @@ def ws(isolated, folders, capsys) -> dict:  # type: ignore[type-arg]
 # ----------------------------------------------------------------- 16: control characters
 
 
-def test_a_title_with_an_escape_sequence_is_shown_escaped(ws, capsys):
-    run_json(capsys, "workspace", "rename", ws["id"], "\x1b[31mRed\x1b[0m \u202eevil")
+def test_a_title_with_an_escape_sequence_is_shown_escaped(isolated, ws, capsys):
+    # Titles are normalised as they enter (issue 21, item 10): no control or bidi character.
+    renamed = run_json(capsys, "workspace", "rename", ws["id"], "\x1b[31mRed\x1b[0m \u202eevil")
+    assert renamed["title"] == "[31mRed[0m evil"
+    # One stored before that (or written by hand) is still shown escaped.
+    with sqlite3.connect(isolated / "cairn.db") as conn:
+        conn.execute("UPDATE workspace SET title = ? WHERE id = ?",
+                     ("\x1b[31mRed\x1b[0m \u202eevil", ws["id"]))
     for argv in (["workspace", "list"], ["workspace", "show", ws["id"]], ["chat", "list"]):
         code, out, _ = run(capsys, *argv)
         assert code == 0
@@ -40,10 +46,11 @@ def test_a_folder_named_with_a_line_break_keeps_the_list_one_line_per_workspace(
     added = run_json(capsys, "workspace", "add", str(odd))
     code, out, _ = run(capsys, "workspace", "list")
     assert code == 0 and len(out.splitlines()) == 2  # the first-use workspace and this one
-    assert f"{added['id']}  two\\nlines  (idea)  {tmp_path}/two\\nlines" in out
+    # The title is the folder's name on one line (issue 21, item 10); the path, escaped.
+    assert f"{added['id']}  two lines  (idea)  {tmp_path}/two\\nlines" in out
     chat = run_json(capsys, "chat", "new", "--folder", str(odd), "--title", "bell\x07")
     code, out, _ = run(capsys, "chat", "show", chat["id"])
-    assert "two\\nlines" in out and "bell\\x07" in out and "\x07" not in out
+    assert "two\\nlines" in out and "bell" in out and "\x07" not in out
 
 
 @pytest.mark.parametrize("title", ["\u200b", "\u2060\u200b\ufeff", "\x1b", "\u3164", "\u00ad",

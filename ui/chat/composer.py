@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.store.files import human_size
-from ui.text import Label
+from ui.text import Label, tip
 
 MAX_LINES = 10  # the composer grows with its text up to this many lines, then scrolls
 
@@ -136,7 +136,7 @@ class Chip(QFrame):
         layout.setSpacing(4)
         label = Label(f"{name} · {human_size(size)}")
         label.setTextFormat(Qt.TextFormat.PlainText)  # a file name is never markup
-        label.setToolTip(str(path))
+        label.setToolTip(tip(str(path)))
         remove = QToolButton()
         remove.setText("✕")
         remove.setAutoRaise(True)

@@ -14,7 +14,7 @@ from app.base import paths
 from app.base.db import utc_now
 from app.base.ids import new_id
 from app.base.live import Work
-from app.base.titles import visible
+from app.base.titles import one_line, visible
 from app.errors import Refused
 from app.events import (
     ChatAdded,
@@ -146,7 +146,8 @@ class ChatList(RegistryState):
         The folder must resolve to a directory whose canonical path is a registered
         workspace's; anything else (none, missing, a file, no workspace) stays Ungrouped.
         """
-        if title.strip() and not visible(title):
+        clean = one_line(title)  # NFC, one line, no control or bidi character, capped
+        if title.strip() and not visible(clean):
             raise Refused("cannot create a chat: the title has only invisible characters")
         resolved = paths.try_resolve_folder(folder)
         with self._changing() as events:
@@ -155,7 +156,7 @@ class ChatList(RegistryState):
                 now = utc_now()
                 chat = Chat(
                     id=new_id("ch"),
-                    title=" ".join(title.split()) or DEFAULT_CHAT_TITLE,
+                    title=clean or DEFAULT_CHAT_TITLE,
                     folder=folder,
                     workspace_id=home.id if home else None,
                     created_at=now,
@@ -221,10 +222,10 @@ class ChatList(RegistryState):
         return self._change_chat(chat_id, "unpin", lambda c: {"pin_seq": None} if c.pinned else None)
 
     def rename_chat(self, chat_id: str, title: str) -> Chat:
-        clean = " ".join(title.split())
+        clean = one_line(title)  # NFC, one line, no control or bidi character, capped
 
         def rename(chat: Chat) -> dict[str, Any] | None:
-            if not clean:
+            if not title.strip():
                 raise Refused(f"cannot rename session '{chat_id}': the title is empty")
             if not visible(clean):
                 raise Refused(f"cannot rename session '{chat_id}': the title has only "

@@ -20,7 +20,7 @@ from typing import Any
 
 from app.base import locations, paths
 from app.base.db import Database, utc_now
-from app.base.titles import visible
+from app.base.titles import MAX_DESCRIPTION, one_line, text_lines, visible
 from app.errors import Refused
 from app.events import Hub, WorkspaceChanged
 from app.records import BUILD_STATUSES, OK, Workspace
@@ -163,10 +163,10 @@ class Registry(RecentlyRemoved, FirstStart):
 
     def rename_workspace(self, ws_id: str, title: str) -> Workspace:
         """Change the title only; titles may repeat."""
-        clean = " ".join(title.split())
+        clean = one_line(title)  # NFC, one line, no control or bidi character, capped
 
         def rename(ws: Workspace) -> dict[str, Any]:
-            if not clean:
+            if not title.strip():
                 raise Refused(f"cannot rename workspace '{ws_id}': the title is empty")
             if not visible(clean):
                 raise Refused(f"cannot rename workspace '{ws_id}': the title has only "
@@ -184,6 +184,7 @@ class Registry(RecentlyRemoved, FirstStart):
         build_status: str | None = None,
     ) -> Workspace:
         """Set the description, custom instructions or build status (None leaves one as is)."""
+        description = _description(ws_id, description)
         changes = {
             name: value
             for name, value in (
@@ -246,6 +247,8 @@ class Registry(RecentlyRemoved, FirstStart):
         written, when another save changed them meanwhile.  Decided on the stored state
         inside the write, so two editors (or two processes) never overwrite each other.
         """
+        description = _description(ws_id, description)
+
         class _Moved(Exception):
             """The stored texts are neither the expected nor the new ones."""
 
@@ -352,3 +355,15 @@ class Registry(RecentlyRemoved, FirstStart):
 
 
 __all__ = ["Registry", "DEFAULT_CHAT_TITLE"]
+
+
+def _description(ws_id: str, description: str | None) -> str | None:
+    """A workspace's description as stored: its lines kept, NFC, no control or bidi-override
+    character; refused past ``MAX_DESCRIPTION`` characters."""
+    if description is None:
+        return None
+    clean = text_lines(description)
+    if len(clean) > MAX_DESCRIPTION:
+        raise Refused(f"cannot change workspace '{ws_id}': the description is longer than "
+                      f"{MAX_DESCRIPTION:,} characters")
+    return clean

@@ -26,6 +26,7 @@ from app.base import paths
 from app.base.db import Database, utc_now
 from app.base.ids import new_id
 from app.base.live import LiveWork
+from app.base.titles import one_line, text_lines, visible
 from app.errors import StartupError
 from app.events import Event, Hub, Reset
 from app.records import BUILD_STATUSES, OK, Chat, Workspace
@@ -313,8 +314,8 @@ class RegistryState:
             id=new_id("ws"),
             path=folder.canonical,
             key=folder.key,
-            title=fields.get("title") or paths.title_for(folder.canonical),
-            description=fields.get("description", ""),
+            title=_title(fields.get("title") or paths.title_for(folder.canonical)),
+            description=text_lines(fields.get("description", "")),
             instructions=fields.get("instructions", ""),
             build_status=fields.get("build_status", BUILD_STATUSES[0]),
             created_at=now,
@@ -380,3 +381,10 @@ class RegistryState:
                         pending=pending)
         except Exception:
             log.exception("dropping unused blobs failed; retried at next start")
+
+
+def _title(title: str) -> str:
+    """A new workspace's title (a folder's name, an import's): normalised as every title is
+    (:func:`one_line`); a name with nothing left to show keeps its characters, escaped."""
+    clean = one_line(title)
+    return clean if visible(clean) else one_line(paths.shown(title)) or "Workspace"
