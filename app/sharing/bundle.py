@@ -32,9 +32,12 @@ absolute path of the machine that made it.
 
 Reading refuses a crafted or broken bundle with one sentence before anything is written:
 member names that leave the bundle, absolute or drive paths, links, duplicates, sizes over
-the limits, a zip bomb's compression ratio, a missing or newer format version, a field that
-is unknown or of the wrong type, content that does not match its hash, text that is not
-UTF-8.
+the limits, a zip bomb's compression ratio (any member's), JSON that nests too deeply or
+holds too many values, a missing or newer format version, a field that is unknown or of the
+wrong type, message content of a shape Cairn does not write, content that does not match its
+hash, text that is not UTF-8.  Memory stays bounded whatever the bundle holds: its JSON is
+counted before it is parsed, and its chats are read one at a time (checked, let go, and read
+again one at a time as an import stores them).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 import zipfile
@@ -52,6 +56,7 @@ from typing import Any, NoReturn
 
 from app.base.paths import shown
 from app.errors import Refused, os_reason
+from app.records import ChatEntry
 from app.sharing.manifest import (
     CHAT_MEMBER,
     DRIVE,
@@ -61,6 +66,7 @@ from app.sharing.manifest import (
     Bundle,
     attachments,
     folder_problem,
+    parse_chat,
     parse_manifest,
 )
 from app.store.files import open_source
@@ -74,8 +80,12 @@ MANIFEST = "manifest.json"
 MAX_MEMBERS = 20_000
 MAX_MEMBER_BYTES = 64_000_000  # one member unpacked (a knowledge file is at most 32 MB)
 MAX_TOTAL_BYTES = 2_000_000_000  # every member unpacked, and the bundle itself
-MAX_RATIO = 100  # unpacked / packed, for members over RATIO_FLOOR: past it, a zip bomb
-RATIO_FLOOR = 1_000_000
+MAX_RATIO = 100  # unpacked / packed, for every member: past it, a zip bomb
+# Below this a member is too small to be a bomb, and deflate's own few bytes make any ratio.
+RATIO_FLOOR = 4_096
+MAX_CHATS_BYTES = 512_000_000  # every chat unpacked, together
+MAX_JSON_VALUES = 1_000_000  # in one JSON member: strings, numbers, lists, objects, counted
+MAX_JSON_DEPTH = 64  # lists and objects within each other (Cairn's own chats: about 8)
 CHUNK = 1024 * 1024
 
 
@@ -89,6 +99,17 @@ class BundleReader:
         self._zf = zf
         self.bundle = bundle
         self._refuse = refuse
+
+    def chat(self, number: int) -> ChatEntry:
+        """The chat ``chats/<number>.json``, read and checked again (it was checked when the
+        bundle opened, then let go: an import holds one chat at a time)."""
+        member = f"chats/{number}.json"
+        try:
+            value = _json(self._zf, self._zf.getinfo(member), f"the chat '{member}'",
+                          self._refuse)
+        except (zipfile.BadZipFile, EOFError, KeyError) as error:
+            self._refuse(f"it is damaged ({_zip_reason(error)})")
+        return parse_chat(number, value, self._refuse)
 
     def blob(self, sha: str) -> bytes:
         """A files/ member's content, checked against its name again as it is read."""
@@ -144,11 +165,16 @@ def _check(zf: zipfile.ZipFile, refuse: _Refuser) -> Bundle:
     if len(infos) > MAX_MEMBERS:
         refuse(f"it holds more than {MAX_MEMBERS:,} members")
     seen: set[str] = set()
-    total = 0
+    total = chats = 0
     for info in infos:
-        total += _check_member(info, seen, refuse)
+        size = _check_member(info, seen, refuse)
+        total += size
         if total > MAX_TOTAL_BYTES:
             refuse(f"it unpacks to more than {MAX_TOTAL_BYTES:,} bytes")
+        if info.orig_filename.startswith("chats/"):
+            chats += size
+            if chats > MAX_CHATS_BYTES:
+                refuse(f"its chats unpack to more than {MAX_CHATS_BYTES:,} bytes")
     names = {info.filename for info in infos}
     if MANIFEST not in names:
         refuse("it has no manifest (manifest.json), so it is not a Cairn bundle")
@@ -226,7 +252,64 @@ def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, what: str, refuse: _Refuse
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         refuse(f"{what} is not UTF-8 text")
+    del data
+    if _values(text) > MAX_JSON_VALUES:  # counted before a single object is made
+        refuse(f"{what} holds more than {MAX_JSON_VALUES:,} values")
+    value = _parse(text, what, refuse)
+    if _depth(value) > MAX_JSON_DEPTH:
+        refuse(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
+    return value
 
+
+def _values(text: str) -> int:
+    """How many values parsing *text* would make, about (every string, and every comma,
+    ``[`` and ``{`` outside strings; never fewer than there are): a count in C, over the whole
+    text, when even counting those inside strings stays within the limit; else a walk from
+    string to string that stops past the limit."""
+    def structural(start: int, end: int) -> int:
+        return (text.count(",", start, end) + text.count("[", start, end)
+                + text.count("{", start, end))
+
+    if text.count('"') // 2 + 1 + structural(0, len(text)) <= MAX_JSON_VALUES:
+        return 0  # even counting too much, within the limit
+    count = position = 0
+    while count <= MAX_JSON_VALUES:
+        quote = text.find('"', position)
+        count += structural(position, len(text) if quote < 0 else quote)
+        if quote < 0:
+            break
+        count += 1
+        end = _STRING_END.match(text, quote + 1)
+        if end is None:
+            break  # an unterminated string: the parser says so
+        position = end.end()
+    return count
+
+
+# The end of a JSON string from just after its opening quote: escapes skipped.
+_STRING_END = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.S)
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects sit within each other in *value* (a scalar: 0), without
+    recursion; it stops counting past the limit."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_JSON_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in item
+                     if isinstance(child, (dict, list)))
+    return deepest
+
+
+def _parse(text: str, what: str, refuse: _Refuser) -> Any:
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key, value in items:
@@ -241,7 +324,7 @@ def _json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, what: str, refuse: _Refuse
     try:
         return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
     except RecursionError:
-        refuse(f"{what} nests too deeply")
+        refuse(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
     except ValueError as error:
         reason = str(error) if "appears twice" in str(error) or "JSON allows" in str(error) \
             else "it is not valid JSON"

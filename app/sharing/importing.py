@@ -1,6 +1,7 @@
 """Importing a ``.cairn`` bundle into a folder as a new workspace, all-or-nothing.
 
-The bundle is checked whole before anything is written (``app.sharing.bundle``).  Then an in-progress
+The bundle is checked whole before anything is written (``app.sharing.bundle``); its chats
+are then read again one at a time as they are stored, so memory holds one chat, never all.  Then an in-progress
 marker naming the blobs the import will write is committed, the folders and blobs are
 written, and one transaction adds every record and clears the marker.  A crash before that
 commit leaves the marker, and the next start rolls the import back: the blobs no record uses,
@@ -137,6 +138,6 @@ def _commit(registry: Registry, reader: BundleReader, plan: _Plan, pending: int,
                           "folder on this disk")
         seen[here.key] = entry.folder or "."
     made, files, chats = commit_import(
-        registry, resolved, bundle.workspaces, bundle.chats, bundle.blobs, reader.blob, pending,
+        registry, resolved, bundle.workspaces, reader.chat, bundle.blobs, reader.blob, pending,
         refuse=refuse, root=plan.root)
     return Imported(workspace=made[0], folders=tuple(made[1:]), files=files, chats=chats)

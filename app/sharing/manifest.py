@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from app.base.paths import shown
-from app.base.titles import visible
+from app.base.titles import (
+    MAX_DESCRIPTION,
+    MAX_LINE,
+    MAX_NAME,
+    one_line,
+    text_lines,
+    visible,
+)
 from app.records import (
     BUILD_STATUSES,
     ChatEntry,
@@ -26,6 +33,7 @@ from app.records import (
 )
 from app.store.files import MAX_FILE_BYTES
 from app.store.knowledge import HISTORY_KEPT, MAX_DOCUMENT_BYTES, SOURCES
+from app.store.messages import ContentProblem, checked_content, kind_of
 
 FORMAT = "cairn-bundle"
 FORMAT_VERSION = 1
@@ -46,16 +54,19 @@ ReadJson = Callable[[str, str], Any]  # (member name, what it is in a sentence) 
 
 @dataclass(frozen=True, slots=True)
 class Bundle:
+    """What a checked bundle holds.  Its chats were each read and checked, then let go: only
+    their numbers are kept (an import reads each again as it stores it, one at a time)."""
+
     cairn_version: str
     created_at: str
     workspaces: tuple[WorkspaceEntry, ...]
-    chats: dict[int, ChatEntry]
+    chats: frozenset[int]  # the n of every chats/<n>.json
+    attached: frozenset[str]  # the SHA-256 of every attachment the chats name
     blobs: frozenset[str]  # the SHA-256 of every files/ member
 
     @property
     def attachment_blobs(self) -> set[str]:
-        return {sha for chat in self.chats.values() for m in chat.messages
-                for sha in attachments(m.content)} & self.blobs
+        return set(self.attached & self.blobs)
 
 
 def attachments(content: Any) -> Iterator[str]:
@@ -96,12 +107,7 @@ def folder_problem(folder: str) -> str | None:
 # ----------------------------------------------------------------- fields and their types
 
 
-_KINDS = {str: "text", int: "a whole number", float: "a number", bool: "true or false",
-          list: "a list", dict: "an object", type(None): "null"}
-
-
-def _kind(value: Any) -> str:
-    return _KINDS.get(type(value), type(value).__name__)
+_kind = kind_of
 
 
 class _Fields:
@@ -220,11 +226,12 @@ def parse_manifest(value: Any, sizes: dict[str, int], read_json: ReadJson, refus
         top.fail("workspaces", "is empty")
     chat_members = {n for n in names if n.startswith("chats/")}
     blob_members = {n[6:] for n in names if n.startswith("files/")}
-    chats: dict[int, ChatEntry] = {}
+    chats: set[int] = set()
+    attached: set[str] = set()
     workspaces: list[WorkspaceEntry] = []
     folders: set[str] = set()
     for index, item in enumerate(entries):
-        ws = _workspace(item, f"workspaces[{index}]", refuse, chat_members, chats, read_json)
+        ws = _workspace(item, f"workspaces[{index}]", refuse, chat_members, chats)
         problem = folder_problem(ws.folder)
         if problem:
             refuse(f"the folder '{shown(ws.folder)}' in its manifest {problem}")
@@ -238,12 +245,18 @@ def parse_manifest(value: Any, sizes: dict[str, int], read_json: ReadJson, refus
     unnamed = chat_members - {f"chats/{n}.json" for n in chats}
     if unnamed:
         refuse(f"it holds a chat its manifest does not name: '{shown(sorted(unnamed)[0])}'")
+    # Each chat read and checked, then let go: one chat in memory at a time.
+    for ws in workspaces:
+        for number in ws.chats:
+            member = f"chats/{number}.json"
+            chat = parse_chat(number, read_json(member, f"the chat '{member}'"), refuse)
+            attached.update(sha for m in chat.messages for sha in attachments(m.content))
+            del chat
     needed = {f.sha256 for w in workspaces for f in w.files}
     missing = needed - blob_members
     if missing:
         name = next(f.name for w in workspaces for f in w.files if f.sha256 in missing)
         refuse(f"the content of the file '{shown(name)}' is missing")
-    attached = {sha for c in chats.values() for m in c.messages for sha in attachments(m.content)}
     stray = blob_members - needed - attached
     if stray:
         refuse(f"it holds a file nothing in it uses: 'files/{sorted(stray)[0]}'")
@@ -257,17 +270,21 @@ def parse_manifest(value: Any, sizes: dict[str, int], read_json: ReadJson, refus
                 refuse(f"the knowledge of '{shown(ws.title)}' names a chat the bundle does "
                        "not hold")
     return Bundle(cairn_version=cairn_version, created_at=created_at,
-                  workspaces=tuple(workspaces), chats=chats, blobs=frozenset(blob_members))
+                  workspaces=tuple(workspaces), chats=frozenset(chats),
+                  attached=frozenset(attached), blobs=frozenset(blob_members))
 
 
 def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
-               chats: dict[int, ChatEntry], read_json: ReadJson) -> WorkspaceEntry:
+               chats: set[int]) -> WorkspaceEntry:
     f = _Fields(value, where, "its manifest", refuse)
     f.expect("folder", "title", "description", "instructions", "build_status", "created_at",
              "updated_at", "knowledge", "files", "chats")
-    title = " ".join(f.text("title").split())
+    title = one_line(f.text("title"))  # NFC, one line, no control or bidi character, capped
     if not title or not visible(title):
         f.fail(f"{where}.title", "should be a visible title")
+    description = text_lines(f.text("description"))
+    if len(description) > MAX_DESCRIPTION:
+        f.fail(f"{where}.description", f"is longer than {MAX_DESCRIPTION:,} characters")
     knowledge = None
     if f.value["knowledge"] is not None:
         knowledge = _knowledge(f.value["knowledge"], f"{where}.knowledge", refuse)
@@ -286,12 +303,9 @@ def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
         if member not in chat_members:
             refuse(f"its manifest names the member '{shown(member)}', which is missing")
         numbers.append(number)
-    for number in numbers:
-        member = f"chats/{number}.json"
-        chats[number] = _chat(number, read_json(member, f"the chat '{member}'"), member,
-                              refuse)
+    chats.update(numbers)
     return WorkspaceEntry(
-        folder=f.text("folder"), title=title, description=f.text("description"),
+        folder=f.text("folder"), title=title, description=description,
         instructions=f.text("instructions"),
         build_status=f.text("build_status", choices=BUILD_STATUSES),
         created_at=f.text("created_at", stamp=True), updated_at=f.text("updated_at", stamp=True),
@@ -333,9 +347,10 @@ def _knowledge(value: Any, where: str, refuse: Refuse) -> KnowledgeEntry:
 def _file(value: Any, where: str, refuse: Refuse) -> FileEntry:
     f = _Fields(value, where, "its manifest", refuse)
     f.expect("name", "media_type", "size", "sha256", "description", "created_at")
-    name = f.text("name")
-    if (not name or name in (".", "..") or len(name) > 255
-            or any(c in name for c in "/\\\0")):
+    raw = f.text("name")
+    name = one_line(raw, limit=MAX_NAME)  # one line, no control or bidi character
+    if (not visible(name) or name in (".", "..") or len(raw) > MAX_NAME
+            or any(c in raw for c in "/\\\0")):
         f.fail(f"{where}.name", "should be a file name (no folders in it)")
     sha = f.text("sha256")
     if not SHA.fullmatch(sha):
@@ -347,15 +362,18 @@ def _file(value: Any, where: str, refuse: Refuse) -> FileEntry:
     if not media_type or len(media_type) > 255:
         f.fail(f"{where}.media_type", "should be a media type")
     return FileEntry(name=name, media_type=media_type, size=size, sha256=sha,
-                     description=f.text("description"),
+                     description=one_line(f.text("description"), limit=MAX_LINE),
                      created_at=f.text("created_at", stamp=True))
 
 
-def _chat(number: int, value: Any, member: str, refuse: Refuse) -> ChatEntry:
+def parse_chat(number: int, value: Any, refuse: Refuse) -> ChatEntry:
+    """The chat ``chats/<number>.json`` (parsed JSON) checked field by field: its messages
+    hold only the content Cairn writes (``app.store.messages.checked_content``)."""
+    member = f"chats/{number}.json"
     what = f"the chat '{member}'"
     f = _Fields(value, "", what, refuse)
     f.expect("title", "created_at", "updated_at", "watermark", "messages")
-    title = " ".join(f.text("title").split())
+    title = one_line(f.text("title"))
     if not title or not visible(title):
         f.fail("title", "should be a visible title")
     raw = f.items("messages") or []
@@ -365,19 +383,17 @@ def _chat(number: int, value: Any, member: str, refuse: Refuse) -> ChatEntry:
         m.expect("role", "content", "status", "error", "model", "input_tokens",
                  "cache_write_tokens", "cache_read_tokens", "output_tokens", "cost_usd",
                  "created_at", "superseded_by")
-        content = m.items("content") or []
-        for j, block in enumerate(content):
-            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-                m.fail(f"messages[{i}].content[{j}]", "should be an object with a type")
+        role = m.text("role", choices=ROLES)
+        try:
+            content = checked_content(role, m.value["content"])
+        except ContentProblem as problem:
+            m.fail(f"messages[{i}].{problem.where}", problem.why)
         _strings_are_utf8(content, lambda: m.fail(f"messages[{i}].content", "is not UTF-8 text"))
-        for sha in attachments(content):
-            if not SHA.fullmatch(sha):
-                m.fail(f"messages[{i}].content", "names an attachment by a malformed SHA-256")
         superseded = m.number("superseded_by", nullable=True)
         if superseded is not None and superseded >= len(raw):
             m.fail(f"messages[{i}].superseded_by", "names a message the chat does not hold")
         messages.append(MessageEntry(
-            role=m.text("role", choices=ROLES), content=content,
+            role=role, content=content,
             status=m.text("status", choices=STATUSES), error=m.text("error", nullable=True),
             model=m.text("model", nullable=True),
             input_tokens=m.number("input_tokens", nullable=True),

@@ -12,11 +12,14 @@ stay readable with ``messages(..., superseded=True)``.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
 from app.base.db import Database, utc_now
+from app.base.paths import shown
+from app.base.titles import MAX_NAME, one_line
 from app.errors import Refused
 from app.events import Hub, MessagesSuperseded, MessageStored
 
@@ -279,3 +282,99 @@ def _tail(conn: sqlite3.Connection, chat_id: str) -> list[Message]:
         if len(rows) < 32:
             return found
         before = found[-1].id
+
+
+# ===================================================================== the shapes Cairn writes
+# Message content as Cairn stores it, block by block: what an import may bring (anything else
+# is refused), and all a request is built from (``app.chat.engine.history``).
+
+_SHA = re.compile(r"[0-9a-f]{64}")
+_TEXT, _NUMBER, _ANY = "text", "number", "any"
+# Per block type: its fields and their kinds (required, optional).
+_BLOCKS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "text": ({"text": _TEXT}, {"citations": "empty"}),
+    "attachment": ({"name": _TEXT, "media_type": _TEXT, "size": _NUMBER, "sha256": _TEXT}, {}),
+    "tool_result": ({"tool_use_id": _TEXT, "content": "results"}, {"is_error": "true"}),
+    "thinking": ({"thinking": _TEXT, "signature": _TEXT}, {}),
+    "redacted_thinking": ({"data": _TEXT}, {}),
+    "tool_use": ({"id": _TEXT, "name": _TEXT, "input": _ANY},
+                 {"caller": "caller", "toolset_name": _TEXT}),
+}
+_ROLES = {"user": ("a user message", ("text", "attachment", "tool_result")),
+          "assistant": ("an assistant message",
+                        ("text", "thinking", "redacted_thinking", "tool_use"))}
+_RESULTS = ("a tool result", ("text", "attachment"))  # what a tool result holds
+_KINDS = {str: "text", int: "a whole number", float: "a number", bool: "true or false",
+          list: "a list", dict: "an object", type(None): "null"}
+
+
+def kind_of(value: Any) -> str:
+    """A JSON value's kind, as a sentence names it ("text", "a whole number", …)."""
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+class ContentProblem(Exception):
+    """Content that is not what Cairn writes: *where* (``content[1].sha256``) and *why*
+    ("should be text, not a whole number"), to be said in one sentence."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(f"{where} {why}")
+        self.where = where
+        self.why = why
+
+
+def checked_content(role: str, content: Any) -> list[dict[str, Any]]:
+    """*content* (a message of *role*, as parsed JSON) if every block is one Cairn writes:
+    text, thinking with its signature, a tool call, a tool result of text and attachments,
+    an attachment reference — no other key, no ``cache_control``, no image or document of
+    its own, no URL.  Returned with attachment names normalised (one line, no control or
+    bidi character); :class:`ContentProblem` for the first block that is not."""
+    if not isinstance(content, list):
+        raise ContentProblem("content", f"should be a list, not {kind_of(content)}")
+    place = _ROLES.get(role, ("this message", ()))
+    return [_block(block, f"content[{j}]", place) for j, block in enumerate(content)]
+
+
+def _block(block: Any, where: str, place: tuple[str, tuple[str, ...]]) -> dict[str, Any]:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        raise ContentProblem(where, "should be an object with a type")
+    kind = block["type"]
+    if kind not in _BLOCKS:
+        raise ContentProblem(where, f"is content Cairn does not write: '{shown(kind[:40])}'")
+    if kind not in place[1]:
+        raise ContentProblem(where, f"is content Cairn does not write in {place[0]}: "
+                                    f"'{shown(kind)}'")
+    required, optional = _BLOCKS[kind]
+    for key in block:
+        if key != "type" and key not in required and key not in optional:
+            raise ContentProblem(f"{where}.{shown(str(key)[:40])}", "is not a field Cairn knows")
+    for key in required:
+        if key not in block:
+            raise ContentProblem(f"{where}.{key}", "is missing")
+    clean = dict(block)
+    for key, value in block.items():
+        if key == "type":
+            continue
+        form = required.get(key) or optional[key]
+        at = f"{where}.{key}"
+        if form == _TEXT and not isinstance(value, str):
+            raise ContentProblem(at, f"should be text, not {kind_of(value)}")
+        if form == _NUMBER and (not isinstance(value, int) or isinstance(value, bool)
+                                or value < 0):
+            raise ContentProblem(at, f"should be a whole number from 0, not {kind_of(value)}")
+        if form == "empty" and value not in ([], None):
+            raise ContentProblem(at, "should be an empty list")
+        if form == "true" and not isinstance(value, bool):
+            raise ContentProblem(at, f"should be true or false, not {kind_of(value)}")
+        if form == "caller" and not (isinstance(value, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+            raise ContentProblem(at, "should be an object of text")
+        if form == "results":
+            if not isinstance(value, list):
+                raise ContentProblem(at, f"should be a list, not {kind_of(value)}")
+            clean[key] = [_block(item, f"{at}[{i}]", _RESULTS) for i, item in enumerate(value)]
+    if kind == "attachment":
+        if not _SHA.fullmatch(block["sha256"]):
+            raise ContentProblem(f"{where}.sha256", "should be 64 lowercase hexadecimal digits")
+        clean["name"] = one_line(block["name"], limit=MAX_NAME) or "file"
+    return clean

@@ -22,12 +22,14 @@ if TYPE_CHECKING:
 
 
 def commit_import(registry: Registry, folders: list[paths.Folder],
-                  entries: tuple[WorkspaceEntry, ...], chats: dict[int, ChatEntry],
+                  entries: tuple[WorkspaceEntry, ...], chat: Callable[[int], ChatEntry],
                   blobs_needed: frozenset[str], blob: Callable[[str], bytes], pending: int,
                   *, refuse: str, root: str) -> tuple[list[Workspace], int, int]:
     """Every record of an import in one transaction, which also clears its marker: one
-    workspace per entry at its folder, their knowledge, files and chats.  Returns the new
-    workspaces (in bundle order), how many files and how many chats arrived."""
+    workspace per entry at its folder, their knowledge, files and chats.  *chat* reads the
+    bundle's chat number n (checked); each is stored and let go before the next is read, so
+    a bundle's chats are never all in memory.  Returns the new workspaces (in bundle order),
+    how many files and how many chats arrived."""
     blobs = BlobStore(registry.db.path.parent / "files")
     with registry._changing():
         with registry._writing() as conn:
@@ -52,7 +54,7 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
                 conn.execute("UPDATE workspace SET created_at = ?, updated_at = ? WHERE id = ?",
                              (entry.created_at, entry.updated_at, ws.id))
                 made.insert(0, ws)
-            chat_ids = _insert_chats(conn, entries, chats, made)
+            chat_ids = _insert_chats(conn, entries, chat, made)
             files = 0
             for ws, entry in zip(made, entries):
                 _insert_knowledge(conn, ws.id, entry.knowledge, chat_ids)
@@ -68,11 +70,11 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
 
 
 def _insert_chats(conn: sqlite3.Connection, entries: tuple[WorkspaceEntry, ...],
-                  chats: dict[int, ChatEntry], made: list[Workspace]) -> dict[int, str]:
+                  read: Callable[[int], ChatEntry], made: list[Workspace]) -> dict[int, str]:
     chat_ids: dict[int, str] = {}
     for ws, entry in zip(made, entries):
         for position, number in enumerate(entry.chats):
-            chat = chats[number]
+            chat = read(number)  # one at a time: the previous one is let go here
             chat_id = chat_ids[number] = new_id("ch")
             conn.execute("INSERT INTO chat (id, title, folder, created_at, updated_at)"
                          " VALUES (?, ?, ?, ?, ?)",
