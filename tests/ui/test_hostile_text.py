@@ -174,3 +174,61 @@ def test_every_label_tooltip_and_question_shows_data_as_text(
             assert not label.openExternalLinks() or not MARKUP.search(label.text())
     assert opened_links == []
     removed.close()
+
+
+# ================================================================= links in replies and documents
+
+@pytest.mark.parametrize(("markdown", "asks"), [
+    ("[https://bank.example/login](https://evil.example/login)", True),
+    ("[www.bank.example](https://bank.example.evil.example)", True),
+    ("[ana@example.com](mailto:bob@evil.example)", True),
+    ("[bank.example](https://www.bank.example/login)", False),
+    ("[the docs](https://evil.example)", False),
+    ("<https://bank.example>", False),
+])
+def test_a_link_showing_another_address_than_it_opens_asks_first(markdown, asks):
+    from ui.chat.markdown import render
+    from ui.links import ASK
+
+    html = render(markdown).html
+    assert (f'href="{ASK}' in html) is asks
+
+
+def test_following_a_misleading_link_names_its_target_and_opens_only_when_agreed(
+        qapp, asked, opened_links, monkeypatch):
+    from ui.links import ASK, follow
+
+    assert follow(ASK + "https://evil.example/login") is False  # answered Cancel
+    assert opened_links == [] and len(asked) == 1
+    assert "https://evil.example/login" in asked[0].text()
+    assert follow("https://bank.example/") is True
+    assert [url.toString() for url in opened_links] == ["https://bank.example/"]
+    assert follow("file:///C:/Windows/System32/calc.exe") is False
+    assert follow(ASK + "file:///C:/Windows/System32/calc.exe") is False
+    assert len(opened_links) == 1 and len(asked) == 1
+
+
+def test_the_knowledge_previews_copy_link_copies_and_its_links_show_where_they_go(
+        opened, folders, opened_links):
+    from PySide6.QtCore import QUrl
+
+    from ui.chat.markdown import COPY
+    from ui.knowledge.panel import DISCARD
+
+    (acme,) = folders("Acme")
+    (ws, _), _ = run(opened.ops.add_workspace(acme))
+    window = opened.window
+    window.sidebar.select_workspace(ws.id)
+    window._workspace_selected(ws.id)
+    editor = window.knowledge.editor
+    window.knowledge.ask_unsaved = lambda: DISCARD  # the text typed here is not kept
+    wait_for(lambda: editor.owner == ws.id and editor.opened is not None)
+    editor.edit.setPlainText("# Notes\n\n```\nrm -rf ~/build\n```\n\n"
+                             "[https://bank.example](https://evil.example)\n")
+    editor._render_preview()
+    assert not editor.preview.openExternalLinks() and not editor.preview.openLinks()
+    editor.preview.anchorClicked.emit(QUrl(COPY + "0"))
+    assert QApplication.clipboard().text() == "rm -rf ~/build"
+    editor.preview.highlighted.emit(QUrl("cairn:ask:https://evil.example"))
+    assert "https://evil.example" in editor.preview.toolTip()
+    assert opened_links == []

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ui.links import ASK, is_web, misleading
+
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
@@ -168,6 +170,7 @@ def render(text: str, colours: Colours = Colours()) -> Rendered:  # noqa: B008 -
     env: dict[str, Any] = {"code": [], "colours": colours}
     tokens = renderer.parse(text, env)
     _mark_tasks(tokens)
+    _mark_misleading(tokens)
     body = renderer.renderer.render(tokens, renderer.options, env)
     return Rendered(breakable(body), env["code"])
 
@@ -217,7 +220,7 @@ def _renderer() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     # A reply's links go to the web, never to Cairn's own anchors (markdown-it's way to say
     # so is to replace the method).
-    md.validateLink = _web_link  # type: ignore[method-assign]
+    md.validateLink = is_web  # type: ignore[method-assign,assignment]
     rules: dict[str, Any] = {
         "fence": _code, "code_block": _code, "code_inline": _code_inline,
         "table_open": _table_open, "th_open": _cell_open, "td_open": _cell_open,
@@ -227,13 +230,6 @@ def _renderer() -> MarkdownIt:
     for name, rule in rules.items():
         md.add_render_rule(name, rule)
     return md
-
-
-WEB_SCHEMES = ("http:", "https:", "mailto:")
-
-
-def _web_link(url: str) -> bool:
-    return url.strip().lower().startswith(WEB_SCHEMES)
 
 
 def _colours(env: dict[str, Any]) -> Colours:
@@ -315,6 +311,26 @@ def _quote_open(self: Any, tokens: list[Token], idx: int, options: Any,
 def _quote_close(self: Any, tokens: list[Token], idx: int, options: Any,
                  env: dict[str, Any]) -> str:
     return "</blockquote>\n"
+
+
+def _mark_misleading(tokens: list[Token]) -> None:
+    """A link whose text shows an address it does not open gets :data:`ASK` in front of its
+    target: following it asks first (see ui/links.py)."""
+    for inline in tokens:
+        if inline.type != "inline" or not inline.children:
+            continue
+        opened: Token | None = None
+        text: list[str] = []
+        for child in inline.children:
+            if child.type == "link_open":
+                opened, text = child, []
+            elif child.type == "link_close" and opened is not None:
+                href = str(opened.attrGet("href") or "")
+                if misleading("".join(text), href):
+                    opened.attrSet("href", ASK + href)
+                opened = None
+            elif opened is not None and child.type in ("text", "code_inline"):
+                text.append(child.content)
 
 
 def _mark_tasks(tokens: list[Token]) -> None:

@@ -42,12 +42,15 @@ from PySide6.QtWidgets import (
     QMenu,
     QTextBrowser,
     QToolButton,
+    QToolTip,
     QWidget,
 )
 
 from ui.chat.delegate import BUBBLE_PAD, Layout, MessageDelegate
 from ui.chat.entries import PERSON, Entry
 from ui.chat.model import ConversationModel, EntryRole
+from ui.links import is_web, target_of
+from ui.text import tip
 
 OLDER_AT = 400  # pixels from the top at which older messages are asked for
 BOTTOM_SLACK = 4  # pixels from the bottom that still count as "at the bottom"
@@ -77,6 +80,7 @@ class ConversationView(QListView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._link_shown = ""  # the link target whose tooltip shows
         # First: Qt calls the overrides below while the view is still being set up.
         self._selector: QTextBrowser | None = None
         self._selector_row = -1
@@ -351,8 +355,21 @@ class ConversationView(QListView):
             self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if href
                                       else Qt.CursorShape.IBeamCursor)
         else:
+            href = ""
             self.viewport().unsetCursor()
+        self._show_target(href, event.globalPosition().toPoint())
         super().mouseMoveEvent(event)
+
+    def _show_target(self, href: str, where: QPoint) -> None:
+        """Where a link goes, before it is clicked (its text may show another address)."""
+        target = target_of(href)
+        if is_web(target):
+            if target != self._link_shown:
+                QToolTip.showText(where, tip(target), self.viewport())
+                self._link_shown = target
+        elif self._link_shown:
+            QToolTip.hideText()
+            self._link_shown = ""
 
     def leaveEvent(self, event: QEvent) -> None:  # noqa: N802
         previous, self.messages.hovered_row = self.messages.hovered_row, -1

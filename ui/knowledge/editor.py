@@ -17,9 +17,10 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QPushButton,
@@ -37,7 +38,8 @@ from ui.knowledge.diffview import DiffColours, inline_html, summary
 from ui.knowledge.highlight import KnowledgeEdit, KnowledgeHighlighter
 from ui.knowledge.history import HistoryView
 from ui.knowledge.status import StatusLine
-from ui.text import Label
+from ui.links import follow, is_web, target_of
+from ui.text import Label, tip
 
 if TYPE_CHECKING:
     from app.events import KnowledgeSaved
@@ -158,7 +160,13 @@ class DocumentEditor(QWidget):
         self.edit.textChanged.connect(self._typed)
         self.preview = QTextBrowser()
         self.preview.setAccessibleName(f"{name} preview")
-        self.preview.setOpenExternalLinks(True)
+        # Links are followed here, not by Qt: a code block's Copy copies, a web link opens
+        # (asking first when its text shows another address), nothing else leaves Cairn.
+        self.preview.setOpenLinks(False)
+        self.preview.setOpenExternalLinks(False)
+        self.preview.anchorClicked.connect(self._preview_link)
+        self.preview.highlighted.connect(self._preview_hover)
+        self._preview_code: list[str] = []
         self.preview.document().setDocumentMargin(10)
         self._preview_timer = QTimer(self)
         self._preview_timer.setSingleShot(True)
@@ -391,7 +399,7 @@ class DocumentEditor(QWidget):
             return
         hunks = await self.ops.compare(self.owner, self.opened.version, self.incoming.version)
         self.incoming_view.setHtml(inline_html(hunks, DiffColours.of(self.palette())))
-        self.incoming_view.setToolTip(summary(hunks))
+        self.incoming_view.setToolTip(tip(summary(hunks)))
 
     async def _merge(self) -> None:
         if self.owner is None or self.opened is None:
@@ -479,8 +487,25 @@ class DocumentEditor(QWidget):
                           quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
                           link=palette.color(QPalette.ColorRole.Link).name())
         text = self.text()
-        self.preview.setHtml(render(text, colours).html if text.strip() else
+        rendered = render(text, colours)
+        self._preview_code = rendered.code
+        self.preview.setHtml(rendered.html if text.strip() else
                              f'<p style="color: {colours.quiet};">Nothing written yet.</p>')
+
+    def _preview_link(self, url: QUrl) -> None:
+        from ui.chat.markdown import COPY
+
+        href = url.toString()
+        if href.startswith(COPY):
+            number = href[len(COPY):]
+            if number.isdigit() and int(number) < len(self._preview_code):
+                QApplication.clipboard().setText(self._preview_code[int(number)])
+            return
+        follow(href, self)
+
+    def _preview_hover(self, url: QUrl) -> None:
+        target = target_of(url.toString())
+        self.preview.setToolTip(tip(target) if is_web(target) else "")
 
     # ================================================================= Qt overrides
 
