@@ -37,6 +37,7 @@ from app.knowledge.corrections import (
     resubmitted,
     unapplied,
 )
+from app.knowledge.meaning import CLAUDE, PERSON, Said
 from app.knowledge.prompt import (  # noqa: F401 - OPS_SCHEMA, length_guidance re-exported
     OPS_SCHEMA,
     Turn,
@@ -277,7 +278,9 @@ class Rebuilder:
             report.exchanges = 0
             return report
         text = [Turn(e.user, e.reply, e.qualifies) for e in chunk]
-        said = "\n\n".join(f"{e.user}\n{e.reply}" for e in chunk)  # where evidence must be
+        # Where evidence must be: each message on its own, with who said it (a quote comes
+        # from one message; only the person's words replace what an entry says).
+        said = [part for e in chunk for part in (Said(PERSON, e.user), Said(CLAUDE, e.reply))]
         model = self.settings.get("model.knowledge")
         try:
             report.notice, tool_input, report.output_tokens = await stopper.step(

@@ -93,6 +93,7 @@ class Token:
     kind: str  # one of _VALUE_KINDS, or "name"
     value: str  # as written (a code span or quoted path: its content)
     start: int  # where it sits in the text examined (marks and markers blanked)
+    end: int = -1  # where it ends there (set by :func:`spans`)
 
     @property
     def key(self) -> str:
@@ -108,13 +109,22 @@ def _content(text: str) -> str:
 
 def tokens(text: str) -> list[Token]:
     """Every hard token and name of *text*, in order (marks and list markers are not values)."""
+    return [t for t in spans(text, whole=True) if t.kind != "word"]
+
+
+def spans(text: str, *, whole: bool = False) -> list[Token]:
+    """Every token of *text* in order, ordinary words too (kind ``word``), each with where it
+    ends (marks and list markers are not tokens).  The words of scripts written without
+    spaces (Chinese, Japanese, Thai …) are one character each unless *whole*: a run of them
+    is a phrase, not a word."""
     found: list[Token] = []
     content = _content(text)
     for match in _TOKEN.finditer(content):
         kind = match.lastgroup or ""
         if kind == "code_body" or match["code"]:
-            if match["code_body"].strip():
-                found.append(Token("code", match["code_body"], match.start()))
+            body = match["code_body"].rstrip(".,;")  # a sentence's stop is not code
+            if any(c.isalnum() for c in body):  # `.` is no value
+                found.append(Token("code", body, match.start(), match.end()))
             continue
         value = match[kind]
         if kind == "spaced":  # folders with spaces in their names, up to a file name
@@ -122,11 +132,28 @@ def tokens(text: str) -> list[Token]:
         if kind in ("url", "path"):
             value = _trim(value)
         elif kind == "word":
-            kind = _word_kind(value, content, match.start(), match.end())
-            if not kind:
+            if not whole and _UNSPACED.search(value):
+                found += _pieces(value, content, match.start())
                 continue
+            kind = _word_kind(value, content, match.start(), match.end()) or "word"
         if value:
-            found.append(Token(kind, value, match.start()))
+            found.append(Token(kind, value, match.start(), match.start() + len(value)))
+    return found
+
+
+# Scripts written without spaces between words: each character is a token of its own.
+_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff"
+                       "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_PIECE = re.compile(f"{_UNSPACED.pattern}|(?:(?!{_UNSPACED.pattern})[^\\W_])+")
+
+
+def _pieces(word: str, content: str, at: int) -> list[Token]:
+    found = []
+    for piece in _PIECE.finditer(word):
+        start, end = at + piece.start(), at + piece.end()
+        kind = ("word" if _UNSPACED.match(piece[0]) else
+                _word_kind(piece[0], content, start, end) or "word")
+        found.append(Token(kind, piece[0], start, end))
     return found
 
 

@@ -34,10 +34,12 @@ from app.knowledge import document as doc
 from app.knowledge import tokens as tk
 from app.knowledge.document import Entry, Parsed, Splice
 from app.knowledge.meaning import (
+    Heard,
+    Said,
     encodable,
-    evidence_problem,
+    hear,
     merge_problem,
-    squash,
+    quote,
     update_problem,
     values_of,
 )
@@ -113,7 +115,7 @@ class _Batch:
     """What validation carries from one op to the next."""
 
     docs: dict[str, _Doc]
-    evidence_pool: str
+    heard: tuple[Heard, ...]  # the new exchanges, message by message, as words
     today: str
     add_cap: int
     seen: dict[str, str]  # normalised entry text -> where it is, for duplicate detection
@@ -122,9 +124,12 @@ class _Batch:
     adds: int = 0
 
 
-def apply_ops(tool_input: object, *, layers: Sequence[Layer], exchanges: str, today: str,
-              qualifying_exchanges: int, chain_texts: Sequence[str] = ()) -> Outcome:
-    """The documents after the valid ops of *tool_input*; never raises, whatever the input."""
+def apply_ops(tool_input: object, *, layers: Sequence[Layer], exchanges: str | Sequence[Said],
+              today: str, qualifying_exchanges: int, chain_texts: Sequence[str] = ()
+              ) -> Outcome:
+    """The documents after the valid ops of *tool_input*; never raises, whatever the input.
+    *exchanges* are the new messages, each with who said it (the person or Claude); a plain
+    string is one message whose speaker is not known."""
     ops = tool_input.get("ops") if isinstance(tool_input, dict) else None
     if not isinstance(ops, list):
         return Outcome({}, [], [Refusal(tool_input, 'The input must be an object with an '
@@ -151,7 +156,7 @@ def apply_ops(tool_input: object, *, layers: Sequence[Layer], exchanges: str, to
     return Outcome(texts, [c.applied for c in kept], [r for _, r in refused])
 
 
-def _batch(layers: Sequence[Layer], exchanges: str, today: str, qualifying: int,
+def _batch(layers: Sequence[Layer], exchanges: str | Sequence[Said], today: str, qualifying: int,
            chain_texts: Sequence[str]) -> _Batch:
     docs: dict[str, _Doc] = {}
     for layer in layers:
@@ -167,7 +172,7 @@ def _batch(layers: Sequence[Layer], exchanges: str, today: str, qualifying: int,
     cap = ADDS_PER_EXCHANGE * max(qualifying, 0) if isinstance(qualifying, int) else 0
     labels = frozenset(f"{d.layer.prefix}{n}" for d in docs.values()
                        for n in range(1, len(d.parsed.entries) + 1))
-    return _Batch(docs, squash(exchanges), today, cap, seen, labels)
+    return _Batch(docs, hear(exchanges), today, cap, seen, labels)
 
 
 def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) -> None:
@@ -212,9 +217,11 @@ def _check_add(batch: _Batch, op: dict, position: int) -> _Change | str:
         return f"The section must be one of: {', '.join(doc.SECTIONS)}."
     section = canonical
     text, problem = _clean(raw, label=batch.labels)
-    problem = problem or evidence_problem(batch.evidence_pool, evidence, values_of(text))
     if problem:
         return problem
+    found = quote(batch.heard, evidence, values_of(text))
+    if isinstance(found, str):
+        return found
     key = doc.normalise(text)
     if key in batch.seen:
         return f"It duplicates {batch.seen[key]}, so it was dropped."
@@ -243,8 +250,10 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     old = doc.head(d.parsed, entry)
     new_values = [v for kind, values in tk.gained_by_kind(old, text).items() if kind != "name"
                   for v in values]
-    problem = (evidence_problem(batch.evidence_pool, evidence, new_values)
-               or update_problem(label, old, text, evidence))
+    quoted = quote(batch.heard, evidence, new_values)
+    if isinstance(quoted, str):
+        return quoted
+    problem = update_problem(label, old, text, quoted)
     if problem:
         return problem
     if doc.normalise(text) == doc.normalise(old):
@@ -300,6 +309,10 @@ def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
     if len({d.layer.key for _, d, _ in resolved}) != 1:
         return "The refs of one merge must all belong to the same document."
     d = resolved[0][1]
+    sections = {_section(e) for _, _, e in resolved}
+    if len(sections) > 1:
+        return ("A merge keeps to one section: " + ", ".join(
+            f"{label} is in {_section(e) or 'no section'}" for label, _, e in resolved) + ".")
     bare = [label for label, _, e in resolved if e.head_end == e.start]
     if bare:
         return f"{bare[0]} does not open with a line of text, so it cannot be merged."
@@ -314,16 +327,19 @@ def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
     final = f"{text} (updated {max(dates)})" if dates else text
     batch.claimed.update(labels)
     batch.seen.setdefault(doc.normalise(text), "the merged " + "+".join(labels))
-    # The merged entry takes the first ref's place, unless that is an open question and
-    # another ref is not: an answered question leaves Open questions this way.
+    # The merged entry takes the first ref's place (all are in one section); an answered
+    # open question leaves Open questions by an update that names its section.
     entries = [e for _, _, e in resolved]
-    place = next((e for e in entries if doc.canonical_section(e.section or "") != doc.SECTIONS[5]),
-                 entries[0])
+    place = entries[0]
     others = tuple(e.index for e in entries if e is not place)
     edits = (_Edit(place.index, final, False, others),) + tuple(
         _Edit(index, None, True) for index in others)
     applied = {"op": "merge", "refs": labels, "text": final}
     return _Change(position, d.layer.key, op, applied, edits=edits)
+
+
+def _section(entry: Entry) -> str:
+    return doc.canonical_section(entry.section or "") or entry.section or ""
 
 
 def _strings(op: dict, *keys: str) -> list[str] | None:

@@ -104,9 +104,10 @@ def test_an_update_cannot_turn_a_rule_around_on_unrelated_evidence():
     refused = reasons(run(text, update("P1", "Recommend competitor Globex when useful",
                                        "the budget is now 6000 EUR"), said=said))
     assert "drops a negation" in refused[0]
-    ok = run(text, update("P1", "Recommend competitor Globex when useful",
-                          "Globex is fine to recommend now"), said=said)
-    assert reasons(ok) == []
+    # Issue 25: even on evidence about it, turning a rule around is the person's decision.
+    still = reasons(run(text, update("P1", "Recommend competitor Globex when useful",
+                                     "Globex is fine to recommend now"), said=said))
+    assert "drops a negation" in still[0]
 
 
 def test_an_update_changes_the_subject_only_by_a_name_the_evidence_states():
@@ -155,11 +156,12 @@ def test_a_merge_carries_every_sub_item_including_code_blocks():
     assert "make deploy ENV=prod" in merged.text and "ask Ann" in merged.text
 
 
-def test_an_answered_open_question_leaves_open_questions_by_a_merge():
+def test_a_merge_keeps_to_one_section():
+    """Issue 25: a merge never moves an entry across sections (an answered open question
+    leaves Open questions by an update that names its section)."""
     text = "## Facts\n- Launch 2027-04-15\n\n## Open questions\n- Who signs the contract?\n"
     outcome = run(text, merge(["P2", "P1"], "Launch 2027-04-15; who signs the contract?"))
-    assert outcome.texts["project"] == (
-        "## Facts\n- Launch 2027-04-15; who signs the contract?\n\n## Open questions\n")
+    assert outcome.texts == {} and "keeps to one section" in reasons(outcome)[0]
 
 
 # ========================================================== 3. hard tokens, completed
@@ -238,7 +240,7 @@ REPLY = ("Person: when?\nClaude: **Launch date:** 2027-04-15 — confirmed. The 
     "Launch date: 2027-04-15",  # emphasis dropped
     'The "brand kit" is at https://acme.com/brand',  # quotes and ticks
     "2027-04-15 - confirmed",  # a dash for an em dash
-    "Launch date: … confirmed",  # an ellipsis skips words
+    "Launch date: 2027-04-15 … brand kit is at",  # an ellipsis skips words
     "the deck... is late. Budget",
 ])
 def test_loose_quotes_of_a_formatted_reply_are_evidence(evidence):
@@ -250,7 +252,8 @@ def test_loose_quotes_of_a_formatted_reply_are_evidence(evidence):
 @pytest.mark.parametrize("evidence, reason", [
     ("the", "too short"), ("e", "too short"), ("confirmed", "too short"),
     ("Launch date: 2027-04-15", "does not state 2027-04-16"),
-    ("confirmed … Launch date", "does not occur"),  # the parts must come in order
+    ("is late. Budget … Launch date: 2027-04-15", "does not occur"),  # parts in order
+    ("Launch date: … confirmed", "at least 3 words"),  # each part of an ellipsis
 ])
 def test_evidence_must_be_long_enough_and_state_the_new_values(evidence, reason):
     outcome = run("", add("Launch 2027-04-16", evidence), said=REPLY)

@@ -590,7 +590,8 @@ def knowledge_requests(fake) -> list:
 async def test_a_refused_op_goes_back_once_and_the_fixed_op_applies(cairn, fake, project):
     cairn.knowledge.save(project.id, "## Facts\n- Launch 2027-03-01\n", source="user")
     chat = cairn.registry.new_chat(folder=project.path)
-    await talk(cairn, fake, chat.id, "When do we launch now?")
+    # The person's words: replacing what an entry says needs them (issue 25, item 2).
+    await talk(cairn, fake, chat.id, "Our launch date is 2027-04-15 now.")
     first = {"op": "update", "ref": "P1", "text": "Launch 2027-04-15",
              "evidence": "the launch moved to April"}  # words nobody said
     fixed = {**first, "evidence": "Our launch date is 2027-04-15"}
