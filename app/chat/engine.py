@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from app.chat.turn import (
     MAX_TOOL_ROUNDS,
     EngineListener,
     Generations,
+    RetryWaiting,
     Subscription,
     TextDelta,
     ThinkingDelta,
@@ -233,19 +235,23 @@ class ChatEngine:
 
     async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
                    on_text: Callable[[str], None] | None = None,
-                   on_thinking: Callable[[str], None] | None = None) -> TurnResult:
-        """:meth:`start_turn`, then wait for the result (the command line, tests).
+                   on_thinking: Callable[[str], None] | None = None,
+                   on_wait: Callable[[RetryWaiting], None] | None = None) -> TurnResult:
+        """:meth:`start_turn`, then wait for the result (the command line, tests); *on_wait*
+        hears each wait before the request is sent again.
 
         Never raises for a model failure.  Cancelling the caller stops the turn like Stop,
         waits until what arrived is stored, and goes on cancelling.
         """
         turn = await self.start_turn(chat_id, text, attachments=attachments)
-        if on_text is not None or on_thinking is not None:
+        if on_text is not None or on_thinking is not None or on_wait is not None:
             def relay(event: TurnEvent) -> None:
                 if isinstance(event, TextDelta) and on_text is not None:
                     on_text(event.text)
                 elif isinstance(event, ThinkingDelta) and on_thinking is not None:
                     on_thinking(event.text)
+                elif isinstance(event, RetryWaiting) and on_wait is not None:
+                    on_wait(event)
 
             turn.subscribe(relay)
         try:
@@ -376,6 +382,33 @@ def _expanded(reference: dict[str, Any], expand: Callable[[dict[str, Any]], dict
                 "text": f"[The file '{reference.get('name', 'attachment')}' is no longer available.]"}
 
 
+def _tool_result(block: dict[str, Any], expand: Callable[[dict[str, Any]], dict[str, Any]]
+                 ) -> dict[str, Any]:
+    """A stored tool result as Cairn writes it (its text and attachments, the error mark),
+    whatever else the stored block holds."""
+    inner: list[dict[str, Any]] = []
+    for item in block.get("content") or ():
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "attachment":
+            inner.append(_expanded(item, expand))
+        elif kind == "text":
+            inner.append({"type": "text", "text": str(item.get("text", ""))})
+    result = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"), "content": inner}
+    return {**result, "is_error": True} if block.get("is_error") is True else result
+
+
+def _finite(value: Any) -> Any:
+    """*value* with NaN and infinities as null: JSON (and so the API) has no such numbers, and
+    one in a stored tool input would stop every later request of the chat from encoding."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
 def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict[str, Any]]
             ) -> list[dict[str, Any]]:
     """The stored conversation as the API takes it, with a cache breakpoint at its end.
@@ -413,14 +446,16 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
                 answered = following is not None and any(
                     b.get("type") == "tool_result" and b.get("tool_use_id") == block.get("id")
                     for b in following.content)
-                if answered:
-                    blocks.append({k: block[k] for k in ("type", "id", "name", "input")})
+                if answered:  # an input of the wrong shape goes back as the object the API takes
+                    tool_input = block.get("input")
+                    blocks.append({"type": "tool_use", "id": block.get("id"),
+                                   "name": block.get("name"),
+                                   "input": _finite(tool_input) if isinstance(tool_input, dict)
+                                   else {}})
             elif kind == "tool_result":
-                inner = [_expanded(b, expand) if b.get("type") == "attachment" else b
-                         for b in block.get("content", [])]
-                blocks.append({**block, "content": inner})
-            elif kind in ("text", "image", "document"):
-                blocks.append({k: v for k, v in block.items() if k != "citations" or v})
+                blocks.append(_tool_result(block, expand))
+            elif kind == "text":  # only the shapes Cairn writes, never stored keys passed on
+                blocks.append({"type": "text", "text": str(block.get("text", ""))})
         if not blocks:
             continue
         if turns and turns[-1]["role"] == message.role:

@@ -106,6 +106,31 @@ class ThinkingDelta(TurnEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class RetryWaiting(TurnEvent):
+    """The request waits before it is sent again (a 429 or 529, a dropped connection):
+    *seconds* from now, because of *why* (``rate-limited``, ``overloaded``, ``server``,
+    ``network``).  Shown as a countdown; Stop ends the wait with the turn."""
+
+    seconds: float
+    why: str
+
+    def sentence(self, left: float | None = None) -> str:
+        """"Anthropic is rate-limiting this key; trying again in 20 seconds." — *left*
+        seconds from now (a countdown), else the whole wait."""
+        from app.llm.client import seconds
+
+        wait = max(0, round(self.seconds if left is None else left))
+        what = _WAITING_FOR.get(self.why, _WAITING_FOR["network"])
+        return f"{what}; trying again in {seconds(wait)}."
+
+
+_WAITING_FOR = {"rate-limited": "Anthropic is rate-limiting this key",
+                "overloaded": "Anthropic is overloaded",
+                "server": "Anthropic had a problem answering",
+                "network": "Anthropic could not be reached"}
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCall(TurnEvent):
     """The model asked for a tool; it runs now (after its round was stored)."""
 
@@ -428,8 +453,9 @@ class TurnRun:
             results = []
             for call in calls:
                 stopper.check()
-                name, tool_input = str(call.get("name")), call.get("input") or {}
-                self._publish(ToolCall(turn.id, name, tool_input, generation=turn.generation))
+                name, tool_input = str(call.get("name")), call.get("input")
+                shown = tool_input if isinstance(tool_input, dict) else {}
+                self._publish(ToolCall(turn.id, name, shown, generation=turn.generation))
                 output, is_error = await storage.run(self._call_tool, context.chain_ids, call)
                 self._publish(ToolResult(turn.id, name, _summary(output), is_error,
                                          generation=turn.generation))
@@ -457,6 +483,9 @@ class TurnRun:
         elif kind == "thinking":
             state.partial_thinking += value
             self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
+        elif kind == "waiting":
+            wait, why = value
+            self._publish(RetryWaiting(turn.id, wait, why, generation=turn.generation))
 
     def _publish(self, event: TurnEvent) -> None:
         self.turn.publish(event)
@@ -546,8 +575,12 @@ class TurnRun:
                    ) -> tuple[list[dict[str, Any]], bool]:
         from app.store.files import READ_TOOL
 
+        tool_input = call.get("input")
+        if not isinstance(tool_input, dict):  # a list, a string, a number: the model is told
+            return [{"type": "text", "text": f"The input of {call.get('name')} must be an "
+                                             "object, e.g. {\"file_id\": \"wf_…\"}."}], True
         if call.get("name") == READ_TOOL["name"]:
-            return self.engine.files.read_for_model(chain_ids, call.get("input") or {})
+            return self.engine.files.read_for_model(chain_ids, tool_input)
         return [{"type": "text", "text": f"No tool named {call.get('name')}."}], True
 
 

@@ -23,7 +23,7 @@ from app.llm.prices import usage_line
 
 if TYPE_CHECKING:
     from app.cairn import Cairn
-    from app.chat.turn import TurnResult
+    from app.chat.turn import RetryWaiting, TurnResult
     from app.knowledge.rebuild import Report
     from app.records import Chat
 
@@ -284,6 +284,10 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
             closed[0] = True
             _silence(stdout)
 
+    def waiting(event: RetryWaiting) -> None:
+        stderr.write(f"{event.sentence()} (Ctrl+C stops.)\n")
+        stderr.flush()
+
     async def turn_then_rebuild() -> tuple[Chat, str | None, TurnResult, Report]:
         # One event loop for the whole command: the client's connections belong to it.
         # A retired model, an empty message or a file that cannot be sent is refused before
@@ -297,7 +301,7 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         chat = _chat_for(cairn, args, create=True)
         _stop_on_sigterm()
         result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
-                                         on_text=stream)
+                                         on_text=stream, on_wait=waiting)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
         return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
 

@@ -390,17 +390,28 @@ class Rebuilder:
         try:
             response = await self._call(request, shape, [layer.key for layer in layers])
         except Exception as error:
-            from app.llm.requests import is_invalid_request
-
-            if not is_invalid_request(error):
+            other = self._other_shape(error, shape, model)
+            if other is None:
                 raise
-            # The server refused this shape: the other one, once, and remember what worked.
-            other = "tool" if shape == "structured" else "structured"
+            # The server said this shape is unsupported: the other one, once, and remember it.
             log.info("the knowledge model refused %s output; trying %s", shape, other)
             response = await self._call(request, other, [layer.key for layer in layers])
             await asyncio.to_thread(self.catalog.remember_shape, model, other)  # writes a file
             shape = other
         return _answer(response, shape)
+
+    def _other_shape(self, error: BaseException, shape: str, model: str) -> str | None:
+        """The shape to try after *error*: only when the server said *shape* itself is not
+        supported, and never a forced tool for a model that refuses one (today's models)."""
+        from app.llm.requests import unsupported_shape
+
+        if unsupported_shape(error) != shape:
+            return None  # another refusal (a schema, a limit): the other shape would not help
+        info = self.catalog.info(model)
+        if shape == "structured":
+            return None if info is not None and info.refuses_forced_tool else "tool"
+        return None if info is not None and info.described and not info.structured_outputs \
+            else "structured"
 
     def _request(self, model: str, layers: list[Layer], chain: list[Any], exchanges: list[Turn],
                  template: str) -> dict[str, Any]:

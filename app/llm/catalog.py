@@ -123,6 +123,11 @@ class ModelInfo:
         )
 
     @property
+    def refuses_forced_tool(self) -> bool:
+        """Today's thinking models (adaptive thinking only) refuse a forced ``tool_choice``."""
+        return self.described and self.thinking_adaptive and not self.thinking_enabled
+
+    @property
     def cache_minimum(self) -> int:
         return CACHE_MINIMUM.get(self.id, DEFAULT_CACHE_MINIMUM)
 
@@ -234,6 +239,11 @@ class Catalog:
             log.info("the models endpoint did not answer: %s", type(error).__name__)
             self._tried = (server, self._now())
             return error
+        except Exception as error:  # a web page, or JSON of another shape: no list at all
+            log.info("the models endpoint answered garbage: %s", type(error).__name__)
+            self._tried = (server, self._now())
+            return Refused("the server's models list is not what Anthropic's API sends (a web "
+                           "page, or another kind of server at this address?)")
         await asyncio.to_thread(self._replace, raw, server)  # it writes the file
         return None
 

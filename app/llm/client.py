@@ -6,7 +6,9 @@ handed to the client only; it is never logged or stored here.
 
 from __future__ import annotations
 
+import contextvars
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -21,6 +23,28 @@ log = logging.getLogger(__name__)
 # The SDK's types, named here so that layers above import them only for the type checker.
 Client = anthropic.AsyncAnthropic
 Reply = anthropic.types.Message
+
+# How long Cairn waits (seconds; read when a call is made, so tests can shorten them): for a
+# connection, for the next bytes of an answer, for a whole answer, and for the wait a 429 or
+# a 529 asks for before Cairn gives up instead of waiting (the SDK alone would wait hours).
+CONNECT_TIMEOUT = 10.0
+READ_TIMEOUT = 60.0
+DEADLINE = 600.0
+LONGEST_RETRY_WAIT = 60.0
+
+# Who hears that a call waits before trying again: set by the caller around one call (a
+# context variable, so each call's listener travels with its own task).
+RetryListener = Callable[[float, str], None]  # (seconds, why: rate-limited | overloaded | …)
+retry_listener: contextvars.ContextVar[RetryListener | None] = contextvars.ContextVar(
+    "retry_listener", default=None)
+
+
+# Where a person checks the address Cairn talks to, in every sentence that sends them there.
+BASE_URL = "the base URL, in Settings or with `cairn settings show`"
+WEB_PAGE = ("The server answered with a web page instead of a reply — a Wi-Fi login page, or a "
+            "base URL that is not an Anthropic API? Open any web page to sign in, or check "
+            f"{BASE_URL}. Your message is kept.")
+
 
 class ModelError(CairnError):
     """A model call failed; ``str()`` is the sentence shown, ``kind`` names the case."""
@@ -68,7 +92,58 @@ def make_client(settings: Settings) -> anthropic.AsyncAnthropic:
             "No API key is set. Add your Anthropic API key in Settings or with `cairn key set` "
             "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.", kind="no-key")
     # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
-    return anthropic.AsyncAnthropic(api_key=key, base_url=settings.base_url(), max_retries=2)
+    return CairnClient(api_key=key, base_url=settings.base_url(), max_retries=2,
+                       timeout=timeouts())
+
+
+def timeouts(read: float | None = None) -> anthropic.Timeout:
+    """Seconds to connect, and between two pieces of an answer (*read*, else READ_TIMEOUT)."""
+    return anthropic.Timeout(READ_TIMEOUT if read is None else read, connect=CONNECT_TIMEOUT)
+
+
+class CairnClient(anthropic.AsyncAnthropic):
+    """The SDK's client with two limits of Cairn's on its retries: a wait the server asks for
+    that is longer than LONGEST_RETRY_WAIT is not waited (the call fails at once and says how
+    long the server asked for), and every wait is told to the call's :data:`retry_listener`
+    (the window counts it down, the command line prints it; Stop ends it).
+
+    These hook the SDK's retry policy (``_should_retry``, ``_sleep_for_retry``); the
+    misbehaving-server tests run through the real SDK, so a change there shows in CI."""
+
+    def _should_retry(self, response: Any) -> bool:
+        wait = self._parse_retry_after_header(response.headers)
+        if wait is not None and wait > LONGEST_RETRY_WAIT:
+            return False
+        return super()._should_retry(response)
+
+    def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
+                                 response_headers: Any | None = None) -> float:
+        return min(super()._calculate_retry_timeout(remaining_retries, options, response_headers),
+                   LONGEST_RETRY_WAIT)
+
+    async def _sleep_for_retry(self, *, retries_taken: int, max_retries: int, options: Any,
+                               response: Any | None) -> None:
+        listener = retry_listener.get()
+        if listener is not None:
+            wait = self._calculate_retry_timeout(max_retries - retries_taken, options,
+                                                 response.headers if response else None)
+            status = response.status_code if response is not None else 0
+            why = ("rate-limited" if status == 429 else "overloaded" if status == 529
+                   else "server" if status >= 500 else "network")
+            try:
+                listener(wait, why)
+            except Exception:
+                log.exception("a retry listener failed")
+        await super()._sleep_for_retry(retries_taken=retries_taken, max_retries=max_retries,
+                                       options=options, response=response)
+
+
+def seconds(value: float) -> str:
+    """A wait in words: "20 seconds", "1.5 seconds", "10 minutes"."""
+    if value >= 120 and value % 60 == 0:
+        return f"{int(value // 60)} minutes"
+    amount = f"{value:g}" if value < 10 else f"{round(value)}"
+    return f"{amount} second{'' if amount == '1' else 's'}"
 
 
 def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
@@ -79,8 +154,17 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
     if isinstance(error, CairnError):  # refused before any call (a retired model, say)
         return ModelError(str(error), kind="refused")
     if isinstance(error, anthropic.APITimeoutError):
-        return ModelError("Anthropic took too long to answer. Your message is kept; send it "
-                          "again.", kind="timeout")
+        if "Connect" in type(error.__cause__).__name__:
+            return ModelError(f"Cairn could not connect to Anthropic within "
+                              f"{seconds(CONNECT_TIMEOUT)}. Check your internet connection (or "
+                              f"{BASE_URL}); your message is kept.", kind="timeout")
+        return ModelError(f"Anthropic did not answer within {seconds(READ_TIMEOUT)}, even after "
+                          "trying again. Your message is kept; send it again in a moment.",
+                          kind="timeout")
+    if isinstance(error, anthropic.APIResponseValidationError):
+        return ModelError(f"The server's answer is not a reply Cairn can read (not the shape of "
+                          f"Anthropic's API; check {BASE_URL}). Your message is kept.",
+                          kind="garbled")
     if isinstance(error, anthropic.APIConnectionError):
         return ModelError("Cannot reach Anthropic. Check your internet connection (or the base "
                           "URL, in Settings or with `cairn settings show`); your message is kept.",
@@ -100,13 +184,26 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
                           f"or with `cairn settings set {setting} MODEL`.",
                           kind="model-not-found")
     if isinstance(error, anthropic.RateLimitError):
+        wait = _asked_wait(error)
+        if wait is not None and wait > LONGEST_RETRY_WAIT:
+            return ModelError(f"Anthropic is rate-limiting this key and asks to wait "
+                              f"{seconds(round(wait))} before the next request. Send again "
+                              "after that; your message is kept.", kind="rate-limited")
         return ModelError("Anthropic is rate-limiting this key right now, even after retrying. "
                           "Wait a minute and send again; your message is kept.", kind="rate-limited")
     if isinstance(error, anthropic.APIStatusError):
+        if isinstance(error.body, str) and error.body.lstrip()[:15].lower().startswith(
+                ("<!doctype html", "<html")):
+            return ModelError(WEB_PAGE, kind="web-page")
         body = error.body if isinstance(error.body, dict) else {}
         detail = body.get("error", body) if isinstance(body, dict) else {}
         error_type = detail.get("type", "") if isinstance(detail, dict) else ""
         message = str(detail.get("message", "")) if isinstance(detail, dict) else ""
+        if error.status_code == 200:  # an error event in the middle of a stream: not retried
+            what = ("became overloaded" if error_type == "overloaded_error"
+                    else "had a problem")
+            return ModelError(f"Anthropic {what} in the middle of the reply. What arrived is "
+                              "kept; send your message again.", kind="server")
         if error_type == "overloaded_error" or error.status_code == 529:
             return ModelError("Anthropic is overloaded right now, even after retrying. Try again "
                               "in a moment; your message is kept.", kind="overloaded")
@@ -120,15 +217,28 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
         if error.status_code >= 500 or error_type == "api_error":
             return ModelError("Anthropic had a problem answering, even after retrying. Try again "
                               "in a moment; your message is kept.", kind="server")
-        return ModelError(f"Anthropic refused the request: {message or error_type or error.status_code}.",
+        said = (message or error_type or str(error.status_code)).strip().rstrip(".")
+        return ModelError(f"Anthropic refused the request: {said}.",
                           kind="refused")
     if type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):
         # Mid-stream, the transport's own errors surface instead of the SDK's.
         if "Timeout" in type(error).__name__:
-            return ModelError("Anthropic stopped sending in the middle of the reply and took too "
-                              "long to go on. What arrived is kept; send your message again.",
-                              kind="timeout")
+            return ModelError(f"Anthropic stopped sending in the middle of the reply (nothing "
+                              f"came for {seconds(READ_TIMEOUT)}). What arrived is kept; send "
+                              "your message again.", kind="timeout")
         return ModelError("The connection to Anthropic broke off mid-reply. What arrived is "
                           "kept; send your message again.", kind="network")
-    return ModelError(f"The reply failed unexpectedly ({type(error).__name__}). Your message is "
-                      "kept; send it again.", kind="unexpected")
+    log.warning("an unexpected failure of a model call: %r", error)
+    return ModelError("The reply failed on a problem Cairn did not expect (the log has the "
+                      "details). Your message is kept; send it again.", kind="unexpected")
+
+
+def _asked_wait(error: anthropic.APIStatusError) -> float | None:
+    """How long a refusal asks the caller to wait (``retry-after``), in seconds."""
+    headers = error.response.headers
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            return float(headers.get(name, "")) / scale
+        except (TypeError, ValueError):
+            continue
+    return None

@@ -9,13 +9,17 @@ what ``client.messages.stream(...)`` would send.  A rebuild is one plain call
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.llm.client import usage_of
+from app.llm.client import BASE_URL, WEB_PAGE, ModelError, usage_of
 from app.store.messages import Usage
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from app.llm.client import Client, Reply
@@ -43,26 +47,164 @@ async def stream_round(client: Client, request: dict[str, Any],
     headers ``messages.stream`` sends, then handed to the SDK's own stream helper, which
     streams and parses exactly as ``messages.stream`` does (tests/core/test_requests.py holds
     the two side by side through the fake server).
+
+    Whatever the server does, this ends within ``DEADLINE`` with the round or a
+    :class:`ModelError` that says what came back: a web page, JSON that is not JSON, an
+    event too large or for a block never started, a stream cut off before ``message_stop``.
+    A compatible server that answers with one plain JSON message gives the whole reply.
+    Waits before a retry are posted as ``("waiting", (seconds, why))``.
     """
-    from anthropic import AsyncStream
+    from app.llm import client as limits
+
+    token = limits.retry_listener.set(lambda wait, why: post("waiting", (wait, why)))
+    try:
+        async with asyncio.timeout(limits.DEADLINE):
+            return await _stream_round(client, request, post)
+    except TimeoutError:
+        raise ModelError(f"The reply took longer than {limits.seconds(limits.DEADLINE)}, so "
+                         "Cairn stopped waiting. What arrived is kept; send your message "
+                         "again.", kind="deadline") from None
+    finally:
+        limits.retry_listener.reset(token)
+
+
+async def _stream_round(client: Client, request: dict[str, Any],
+                        post: Callable[[str, Any], None]) -> Round:
     from anthropic.lib.streaming import AsyncMessageStreamManager
     from anthropic.types import Message as APIMessage
+
+    raw = await client.post("/v1/messages", cast_to=APIMessage, content=request_body(request),
+                            options={"headers": STREAM_HEADERS}, stream=True,
+                            stream_cls=_bounded_stream())
+    kind = raw.response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "text/event-stream":
+        try:
+            return await _whole_answer(raw.response, kind, post)
+        finally:
+            await raw.response.aclose()
+
+    async def opened() -> Any:
+        return raw
+
+    stopped = False
+    try:
+        async with AsyncMessageStreamManager(opened()) as stream:
+            async for event in stream:
+                if event.type == "message_start":
+                    post("usage", usage_of(event.message.usage))
+                elif event.type == "text":
+                    post("text", event.text)
+                elif event.type == "thinking":
+                    post("thinking", event.thinking)
+                elif event.type == "message_stop":
+                    stopped = True
+            if not stopped:
+                raise ModelError("The reply was cut off before it ended (the server closed the "
+                                 "stream without finishing it). What arrived is kept, marked "
+                                 "as cut off; send your message again.", kind="cut-off")
+            final = await stream.get_final_message()
+    except (ModelError, asyncio.CancelledError):
+        raise
+    except json.JSONDecodeError:
+        raise ModelError("The server sent part of the reply that is not valid JSON, so Cairn "
+                         "stopped reading it. What arrived is kept; send your message again.",
+                         kind="garbled") from None
+    except IndexError:
+        raise ModelError("The server sent part of the reply for a block it never started, so "
+                         "Cairn stopped reading it. What arrived is kept; send your message "
+                         "again.", kind="garbled") from None
+    except (KeyError, TypeError, AttributeError, RuntimeError, AssertionError, ValueError
+            ) as error:
+        if _from_the_network(error):
+            raise
+        log.info("an unreadable stream: %s", type(error).__name__)
+        raise ModelError("The server sent a reply Cairn could not read (it is not the shape of "
+                         "Anthropic's API), so Cairn stopped reading it. What arrived is kept; "
+                         "send your message again.", kind="garbled") from None
+    return Round([block.model_dump(exclude_none=True) for block in final.content],
+                 final.stop_reason, usage_of(final.usage))
+
+
+def _from_the_network(error: BaseException) -> bool:
+    """The transport's own errors (a read timeout, a dropped connection) go to ``explain``."""
+    return type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "anthropic")
+
+
+async def _whole_answer(response: Any, kind: str, post: Callable[[str, Any], None]) -> Round:
+    """A 200 that is not an event stream: one plain JSON message is the whole reply (some
+    compatible servers answer a streaming request so); anything else says what came back."""
+    from anthropic.types import Message as APIMessage
+
+    body = await response.aread()
+    if len(body) > MAX_EVENT_BYTES:
+        raise ModelError(f"The server's answer is larger than {MAX_EVENT_BYTES // 1_000_000} MB "
+                         "and is not a reply, so Cairn did not read it. Your message is kept; "
+                         "send it again.", kind="garbled")
+    _refuse_a_web_page(kind, body)
+    try:
+        value = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise ModelError(f"The server's answer is not valid JSON, so it is not a reply Cairn "
+                         f"can read (check {BASE_URL}). Your message is kept; send it again.",
+                         kind="garbled") from None
+    if isinstance(value, dict) and value.get("type") == "error":
+        found = value.get("error")
+        detail: dict[str, Any] = found if isinstance(found, dict) else {}
+        message = str(detail.get("message") or detail.get("type") or "an error")[:300]
+        raise ModelError(f"The server refused the request: {message.rstrip('.')}.",
+                         kind="refused")
+    try:
+        message_ = APIMessage.model_validate(value)
+    except Exception:
+        raise ModelError(f"The server answered with JSON that is not a reply (not the shape of "
+                         f"Anthropic's API; check {BASE_URL}). Your message is kept; send it "
+                         "again.", kind="garbled") from None
+    post("usage", usage_of(message_.usage))
+    for block in message_.content:
+        if block.type == "thinking":
+            post("thinking", block.thinking)
+        elif block.type == "text":
+            post("text", block.text)
+    return Round([block.model_dump(exclude_none=True) for block in message_.content],
+                 message_.stop_reason, usage_of(message_.usage))
+
+
+def _refuse_a_web_page(kind: str, body: bytes) -> None:
+    head = body[:512].lstrip().lower()
+    if kind in ("text/html", "application/xhtml+xml") or head.startswith((b"<!doctype html",
+                                                                         b"<html")):
+        raise ModelError(WEB_PAGE, kind="web-page")
+
+
+# The largest event a stream may send (a reply's delta is a few words; 10 MB in one event is
+# a broken or hostile server), and the largest plain answer read whole.
+MAX_EVENT_BYTES = 4_000_000
+
+
+def _bounded_stream() -> Any:
+    """The SDK's event stream, reading at most MAX_EVENT_BYTES of one event's lines before
+    it refuses: what a line holds is kept in memory until it ends."""
+    from anthropic import AsyncStream
     from anthropic.types import RawMessageStreamEvent
 
-    sent = client.post("/v1/messages", cast_to=APIMessage, content=request_body(request),
-                       options={"headers": STREAM_HEADERS}, stream=True,
-                       stream_cls=AsyncStream[RawMessageStreamEvent])
-    async with AsyncMessageStreamManager(sent) as stream:
-        async for event in stream:
-            if event.type == "message_start":
-                post("usage", usage_of(event.message.usage))
-            elif event.type == "text":
-                post("text", event.text)
-            elif event.type == "thinking":
-                post("thinking", event.thinking)
-        final = await stream.get_final_message()
-    return Round([block.model_dump(exclude_none=True) for block in final.content],
-                  final.stop_reason, usage_of(final.usage))
+    class BoundedStream(AsyncStream[RawMessageStreamEvent]):
+        async def _iter_events(self) -> Any:  # the SDK's, over a byte source that is bounded
+            async for sse in self._decoder.aiter_bytes(_bounded(self.response.aiter_bytes())):
+                yield sse
+
+    return BoundedStream
+
+
+async def _bounded(chunks: Any) -> Any:
+    pending = 0  # bytes since the last line break
+    async for data in chunks:
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        pending = len(data) - cut - 1 if cut >= 0 else pending + len(data)
+        if pending > MAX_EVENT_BYTES:
+            raise ModelError(f"The server sent a piece of the reply larger than "
+                             f"{MAX_EVENT_BYTES // 1_000_000} MB, so Cairn stopped reading it. "
+                             "What arrived is kept; send your message again.", kind="garbled")
+        yield data
 
 
 def request_body(request: dict[str, Any]) -> bytes:
@@ -81,8 +223,24 @@ def request_body(request: dict[str, Any]) -> bytes:
 
 
 async def complete(client: Client, request: dict[str, Any]) -> Reply:
-    """One call that is not streamed (a rebuild's): the SDK's own ``messages.create``."""
-    return await client.messages.create(**request)
+    """One call that is not streamed (a rebuild's): the SDK's own ``messages.create``, with
+    the time a whole answer may take to come (nothing arrives before it is written) and the
+    same refusal of a web page or an answer that is not a reply as a turn's."""
+    from app.llm import client as limits
+
+    try:
+        async with asyncio.timeout(limits.DEADLINE):
+            reply = await client.messages.create(**request,
+                                                 timeout=limits.timeouts(read=limits.DEADLINE))
+    except TimeoutError:
+        raise ModelError(f"Anthropic took longer than {limits.seconds(limits.DEADLINE)} to "
+                         "answer, so Cairn stopped waiting.", kind="timeout") from None
+    if isinstance(reply, (str, bytes)):  # the SDK hands back a body that is not JSON as is
+        body = reply.encode() if isinstance(reply, str) else reply
+        _refuse_a_web_page("", body)
+        raise ModelError(f"The server's answer is not a reply Cairn can read (not the shape of "
+                         f"Anthropic's API; check {BASE_URL}).", kind="garbled")
+    return reply
 
 
 def is_not_found(error: BaseException) -> bool:
@@ -90,6 +248,28 @@ def is_not_found(error: BaseException) -> bool:
     import anthropic
 
     return isinstance(error, anthropic.NotFoundError)
+
+
+def unsupported_shape(error: BaseException) -> str | None:
+    """Which way of asking for a structured answer the server said it does not support:
+    ``structured`` (``output_config.format``) or ``tool`` (a forced ``tool_choice``); None
+    for any other refusal, which trying the other way would not mend."""
+    if not is_invalid_request(error):
+        return None
+    body = getattr(error, "body", None)
+    detail = body.get("error", body) if isinstance(body, dict) else {}
+    message = str(detail.get("message", "")) if isinstance(detail, dict) else ""
+    unsupported = any(word in message.casefold() for word in (
+        "not supported", "unsupported", "not permitted", "extra inputs", "unknown field",
+        "unrecognized", "not allowed"))
+    if not unsupported:
+        return None
+    if message.startswith(("output_config.format:", "output_config:", "output_format")) or (
+            "structured output" in message.casefold() and "schema" not in message.casefold()):
+        return "structured"
+    if message.startswith("tool_choice"):
+        return "tool"
+    return None
 
 
 def is_invalid_request(error: BaseException) -> bool:

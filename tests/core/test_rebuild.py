@@ -468,16 +468,17 @@ def test_cli_ask_rebuilds_once(cairn, fake, project, capsys):
     assert len(knowledge_calls) == 1
 
 
-async def test_a_timeout_leaves_documents_and_watermark_alone(cairn, fake, project):
-    import anthropic
+async def test_a_timeout_leaves_documents_and_watermark_alone(cairn, fake, project,
+                                                              monkeypatch):
+    from app.llm import client
 
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
-    cairn.rebuilder._client = lambda: anthropic.AsyncAnthropic(
-        base_url=fake.base_url, api_key="sk-ant-test", timeout=0.3, max_retries=0)
+    monkeypatch.setattr(client, "DEADLINE", 0.5)  # a whole answer's time, made short
     fake.hang()  # the knowledge model never answers
     report = await cairn.rebuilder.rebuild(chat.id)
-    assert report.status == "failed" and report.error.startswith("Anthropic took too long")
+    assert report.status == "failed", report
+    assert report.error.startswith("Anthropic took longer than 0.5 seconds to answer")
     assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0
 
 

@@ -453,3 +453,27 @@ def test_an_archived_chat_is_read_not_written_in(opened, loop, folders):
     run(opened.ops.unarchive_chat(chat_id))
     wait_for(lambda: not composer.edit.isReadOnly())
     assert composer.send_button.isEnabled()
+
+
+def test_a_rate_limit_wait_is_counted_down_in_the_header_and_stop_ends_it(opened, loop, fake,
+                                                                         folders):
+    """Issue 21, item 18: a 429 asking to wait says so and for how long, counting down, and
+    Stop ends the wait (nothing is sent again)."""
+    (acme,) = folders("Acme Inc")
+    chat_id = new_chat(loop, opened, acme)
+    panel = opened.window.chat_panel
+    fake.reply_error_status(429, "rate_limit_error", "Slow down.", headers={"retry-after": "40"})
+    send(opened, "Hello?")
+    wait_for(lambda: "rate-limiting" in panel.header.status.text())
+    said = panel.header.status.text()
+    assert said.startswith("Anthropic is rate-limiting this key; trying again in ")
+    assert said.endswith("seconds. Stop ends the wait.")
+    left = int(said.split("again in ")[1].split()[0])
+    assert 30 <= left <= 40
+    wait_for(lambda: panel.header.status.text() != said)  # it counts down
+    assert "rate-limiting" in panel.header.status.text()
+    panel.composer.stop_button.click()
+    wait_for(lambda: idle(opened))
+    assert "rate-limiting" not in panel.header.status.text()
+    assert len(fake.message_requests) == 1
+    assert opened.cairn.chats.message_count(chat_id) >= 1

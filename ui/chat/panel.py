@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
 from app.chat.turn import (
     KnowledgePulling,
+    RetryWaiting,
     RoundStored,
     TextDelta,
     ThinkingDelta,
@@ -41,6 +43,7 @@ from ui.chat.delegate import STREAMING
 from ui.chat.entries import PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
 from ui.chat.view import ConversationView
+from ui.links import follow
 
 if TYPE_CHECKING:
     from app.events import ChatChanged, SettingChanged
@@ -58,7 +61,6 @@ REFRESH_MS = 40  # a streaming reply is laid out again at most this often
 MAX_ROWS = 600  # rows read back beyond which a new reply lets the oldest go
 KEEP_ROWS = 300
 DRAFT_MS = 500  # the draft is saved this long after the last keystroke
-WEB_SCHEMES = ("http", "https", "mailto")
 
 
 @dataclass(slots=True)
@@ -69,6 +71,8 @@ class Live:
     entry: Entry
     pulling: str | None = None
     started: bool = False  # the first token arrived
+    waiting: RetryWaiting | None = None  # the request waits before it is sent again
+    waiting_until: float = 0.0  # (time.monotonic()) when it is sent again
 
 
 class ChatPanel(QWidget):
@@ -111,6 +115,9 @@ class ChatPanel(QWidget):
         self._refresh.setSingleShot(True)
         self._refresh.setInterval(REFRESH_MS)
         self._refresh.timeout.connect(self._lay_out_live)
+        self._countdown = QTimer(self)  # a wait before a retry, counted down in the header
+        self._countdown.setInterval(1000)
+        self._countdown.timeout.connect(self._count_down)
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_MS)
@@ -443,7 +450,13 @@ class ChatPanel(QWidget):
                 self.composer.set_streaming(True)
                 self._update_actions()
         entry = live.entry
-        if isinstance(event, KnowledgePulling):
+        if not isinstance(event, RetryWaiting):
+            live.waiting = None  # whatever comes next, the wait is over
+        if isinstance(event, RetryWaiting):
+            live.waiting, live.waiting_until = event, time.monotonic() + event.seconds
+            if chat_id == self.chat_id:
+                self._countdown.start()
+        elif isinstance(event, KnowledgePulling):
             live.pulling = event.project_title
         elif isinstance(event, (TextDelta, ThinkingDelta)):
             live.started = True
@@ -515,9 +528,19 @@ class ChatPanel(QWidget):
             self.sig_error.emit(result.notice)
         self.refresh_knowledge()
 
+    def _count_down(self) -> None:
+        live = self._live.get(self.chat_id or "")
+        if live is None or live.waiting is None:
+            self._countdown.stop()
+            return
+        self.header.say_status(self._status_of(live))
+
     def _status_of(self, live: Live | None) -> str:
         if live is None:
             return ""
+        if live.waiting is not None:  # "…; trying again in 12 seconds. Stop ends the wait."
+            left = max(0.0, live.waiting_until - time.monotonic())
+            return f"{live.waiting.sentence(left=left)} Stop ends the wait."
         if not live.started and live.pulling:
             return f"Pulling {live.pulling} knowledge…"
         return self._model_name(str(self._settings.get("model.chat")))
@@ -566,9 +589,7 @@ class ChatPanel(QWidget):
                 self.composer.begin_edit(entry.message_ids[-1],
                                          entry.parts[0].text if entry.parts else "")
         else:
-            url = QUrl(href)
-            if url.scheme().lower() in WEB_SCHEMES:
-                QDesktopServices.openUrl(url)
+            follow(href, self)
 
     # ----------------------------------------------------------------- files
 
