@@ -1023,3 +1023,53 @@ def test_a_context_menu_pops_up_from_the_keyboard(qtbot, sidebar, registry, acme
     event = QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, QPoint(0, 0), QPoint(0, 0))
     sidebar.tree.contextMenuEvent(event)
     assert shown and shown[0][0] == "New chat"
+
+
+# ================================================================= issue 20, item 1
+
+
+def test_a_live_change_after_the_filter_was_used_keeps_what_was_open(
+        qtbot, qtlog, sidebar, registry, open_registry, folders):
+    """Ctrl+F, "zz", Esc, then a change from another process: Pinned, Workspaces, Ungrouped
+    and the expanded workspaces stay open, the selection stays; and with text still in the
+    filter, the text and the matches stay, with no reset warning from Qt."""
+    acme, brand = folders("Acme", "Acme/Brand")
+    a, _ = registry.add_workspace(acme)
+    b, _ = registry.add_workspace(brand)
+    launch = registry.new_chat(folder=brand, title="Launch copy")
+    registry.new_chat(title="zz top notes")
+    settle(qtbot, sidebar)
+    sidebar.set_expanded_ids([a.id, b.id, PINNED, WORKSPACES, UNGROUPED])
+    sidebar.select_chat(launch.id)
+    settle(qtbot, sidebar)
+    opened = set(sidebar.expanded_ids())
+    assert sidebar.current_id() == launch.id
+    sidebar.focus_filter()
+    qtbot.keyClicks(sidebar.filter, "zz")
+    qtbot.waitUntil(lambda: sidebar.tree.model() is sidebar.proxy)
+    qtbot.keyClick(sidebar.filter, Qt.Key.Key_Escape)
+    assert sidebar.tree.model() is sidebar.model
+    assert sidebar.current_id() == launch.id  # the filter hid it; it comes back
+    other = open_registry()
+    other.rename_workspace(a.id, "Acme Corp")
+    assert registry.sync() is True
+    settle(qtbot, sidebar)
+    assert set(sidebar.expanded_ids()) == opened
+    assert all(sidebar.tree.isExpanded(sidebar.model.section_index(s))
+               for s in (PINNED, WORKSPACES, UNGROUPED) if s in opened)
+    assert sidebar.tree.isExpanded(sidebar.model.workspace_index(b.id))
+    assert sidebar.current_id() == launch.id
+    # With text in the filter: a live change keeps the text and the matches.
+    sidebar.focus_filter()
+    qtbot.keyClicks(sidebar.filter, "launch")
+    qtbot.waitUntil(lambda: sidebar.tree.model() is sidebar.proxy)
+    settle(qtbot, sidebar)
+    other.rename_workspace(a.id, "Acme Inc")
+    assert registry.sync() is True
+    settle(qtbot, sidebar)
+    assert sidebar.filter.text() == "launch"
+    assert sidebar.tree.model() is sidebar.proxy
+    assert "Launch copy" in {i.data() for i in walk(sidebar.tree.model())}
+    assert not [r for r in qtlog.records if "ResetModel" in r.message]
+    qtbot.keyClick(sidebar.filter, Qt.Key.Key_Escape)
+    assert set(sidebar.expanded_ids()) == opened

@@ -63,6 +63,7 @@ class SidebarTree(QTreeView):
     sig_rename_requested = Signal(QModelIndex)  # F2 on a row
     sig_delete_requested = Signal(QModelIndex)  # Delete (or Backspace) on a row
     sig_menu_requested = Signal(QModelIndex, QPoint)  # a row's menu (or none), at a screen point
+    sig_reset = Signal()  # the view has forgotten its rows (its model was reset): restore now
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -151,3 +152,10 @@ class SidebarTree(QTreeView):
             where = event.pos()
             index = self.indexAt(where)
         self.sig_menu_requested.emit(index, self.viewport().mapToGlobal(where))
+
+    def reset(self) -> None:  # noqa: D102 - Qt's slot, called when the model was reset
+        # Qt forgets expansion, selection and scroll here, after every other listener of
+        # the model's reset has run (the view may have been given its model last): what was
+        # open is restored only from now on.
+        super().reset()
+        self.sig_reset.emit()

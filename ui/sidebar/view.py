@@ -90,8 +90,10 @@ class Sidebar(QWidget):
         self._registry = registry
         self._wish: tuple[str, str] | None = None  # a selection waiting for its row
         self._saved_open: list[str] | None = None  # what was expanded before filtering
+        self._saved_current: str | None = None  # what was selected before filtering
+        # What was open, selected and scrolled to when the model began a reset.
+        self._reset_state: tuple[list[str], str | None, int] | None = None
         self._show_archived = False
-        self._reset_state: tuple[list[str], str | None] = ([], None)
 
         self.show_error: Callable[[str], None] = self._show_error  # a hook tests can replace
         self.handlers = SidebarActions(registry, ops, self)  # what menus, keys, drops ask for
@@ -162,7 +164,7 @@ class Sidebar(QWidget):
         model.rowsInserted.connect(self._rows_changed)
         model.rowsRemoved.connect(self._rows_changed)
         model.modelAboutToBeReset.connect(self._before_reset)
-        model.modelReset.connect(self._after_reset)
+        self.tree.sig_reset.connect(self._after_reset)
         for section in DEFAULT_OPEN:
             if section == UNGROUPED and registry.chat_count(None) > OPEN_UNGROUPED_UP_TO:
                 continue  # thousands of loose chats: listed when the person opens them
@@ -193,6 +195,7 @@ class Sidebar(QWidget):
             self.model.fetch(place)
         if self.tree.model() is not self.proxy:
             self._saved_open = self.expanded_ids()
+            self._saved_current = self.current_id()  # selected again when the filter ends
             current = self._current_source()
             self.proxy.setSourceModel(self.model)
             self.proxy.show_only(shown)
@@ -397,16 +400,34 @@ class Sidebar(QWidget):
             self._filter_soon.start()  # the filter looks again at what changed
 
     def _before_reset(self) -> None:
-        self._reset_state = (self.expanded_ids(), self.current_id())
+        """A change from another process re-reads every row: what the person sees is kept
+        (the expanded rows, the selection, the scroll position; the filter keeps its text)."""
+        if self._reset_state is None:  # (a second reset before the view caught up: the first)
+            self._reset_state = (self.expanded_ids(), self.current_id(),
+                                 self.tree.verticalScrollBar().value())
 
     def _after_reset(self) -> None:
-        opened, current = self._reset_state
-        self.set_expanded_ids(opened)
-        self._update_sections()
-        if current is not None and self._wish is None:
+        if self._reset_state is None or self.tree.model() is None:
+            return
+        opened, current, scrolled = self._reset_state
+        self._reset_state = None
+        if self.tree.model() is self.proxy:
+            self._saved_open = opened
+            self.set_filter(self.filter.text())  # the matches again, over the new rows
+        else:
+            self.set_expanded_ids(opened)
+            self._update_sections()
+        # The selection model forgets its rows after the view does (it heard the reset
+        # later): the selection and the scroll position once the reset is over.
+        QTimer.singleShot(0, lambda: self._restore_place(current, scrolled))
+
+    def _restore_place(self, current: str | None, scrolled: int) -> None:
+        if current is not None and self._wish is None and self.current_id() is None:
             kind = WORKSPACE if self.model.workspace(current) is not None else CHAT
-            self._wish = (kind, current)
-            self._fulfil_wish()
+            source = self._locate(kind, current)
+            if source is not None and source.isValid() and self._view_index(source).isValid():
+                self._select_source(source, scroll=False)
+        self.tree.verticalScrollBar().setValue(scrolled)
 
     def _fulfil_wish(self) -> None:
         """Select the row asked for by select_workspace/select_chat once the model has it."""
@@ -524,6 +545,12 @@ class Sidebar(QWidget):
         self._update_sections()
         if current.isValid():
             self._select_source(current)
+        elif self._saved_current is not None:  # the filter hid what was selected: back to it
+            kind = WORKSPACE if self.model.workspace(self._saved_current) is not None else CHAT
+            source = self._locate(kind, self._saved_current)
+            if source is not None and source.isValid():
+                self._select_source(source)
+        self._saved_current = None
 
     def _style_icons(self) -> None:
         colour = quiet_colour(self.palette()).name()
