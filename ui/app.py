@@ -243,6 +243,7 @@ class Starter:
         bridge = EventBridge(self.cairn.registry, self.window)
         self.window.attach(self.cairn, self.ops, bridge)
         self.window.sig_board_requested.connect(self.show_board)
+        self.window.sig_closing.connect(self._close_other_windows)
         self.window.sig_settings_requested.connect(self.show_settings)
         if self.open_path:
             await self.window.open_folder(self.open_path)
@@ -331,6 +332,15 @@ class Starter:
         self._board.show()
         self._board.raise_()
         self._board.activateWindow()
+
+    def _close_other_windows(self) -> None:
+        """The main window closed (Quit, or its close button): so do the board and any
+        other top-level window, and the last one closed quits the application."""
+        if self._board is not None:
+            self._board.close()
+        for widget in self.app.topLevelWidgets():
+            if widget is not self.window and widget.isVisible() and widget.isWindow():
+                widget.close()
 
     def _open_from_board(self, ws_id: str) -> None:
         self.window.select_workspace(ws_id)

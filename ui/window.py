@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
     sig_first_paint = Signal()  # the window has painted, skeleton or not
     sig_ready = Signal()  # the core is attached and the filled window has painted
     sig_board_requested = Signal()
+    sig_closing = Signal()  # the main window closes: Cairn quits, its other windows with it
     sig_settings_requested = Signal()
 
     def __init__(self, data_folder: Path) -> None:
@@ -253,7 +254,8 @@ class MainWindow(QMainWindow):
         self._bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         # (A key sequence makes PySide6 set up the key enums: after the first paint too.)
         self._quit_action.setShortcut(QKeySequence("Ctrl+Q"))  # Cmd+Q on macOS
-        self._quit_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        # From every window of Cairn (the status board too): Quit quits.
+        self._quit_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         # Style sheets too: the first one sets up Qt's style-sheet style (milliseconds).
         self._loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._loading.setStyleSheet("color: palette(placeholder-text); padding: 16px;")
@@ -641,6 +643,7 @@ class MainWindow(QMainWindow):
         if self.bridge is not None:
             self.bridge.detach()
         super().closeEvent(event)
+        self.sig_closing.emit()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)

@@ -225,3 +225,26 @@ def test_geometry_and_selection_come_back(qapp, loop, isolated, folders):
     again.window.close()
     loop.run_until_complete(again.finish())
     QApplication.processEvents()
+
+
+def test_quit_from_the_status_board_quits_cairn(opened, loop, qtbot):
+    """Issue 20, item 3: Ctrl+Q with the board in front closes every window of Cairn and
+    the process ends, exit 0 (it used to hide the main window and leave the board)."""
+    opened.window.sig_board_requested.emit()
+    board = opened._board
+    assert board is not None
+    qtbot.waitUntil(board.isVisible)
+    board.activateWindow()
+    board.setFocus()
+    qtbot.keyClick(board, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not opened.window.isVisible() and not board.isVisible())
+    loop.run_until_complete(opened.finish())
+    assert opened.exit_code == 0
+
+
+def test_closing_the_main_window_closes_the_board_too(opened, loop, qtbot):
+    opened.window.sig_board_requested.emit()
+    board = opened._board
+    qtbot.waitUntil(board.isVisible)
+    opened.window.close()
+    qtbot.waitUntil(lambda: not board.isVisible())
