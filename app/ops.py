@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from app.errors import Refused
 from app.events import Event
 
 if TYPE_CHECKING:
@@ -436,6 +437,33 @@ class Operations:
             return not catalog.stale(server), None
         error = await engine.network.run(lambda: catalog.fetch(client, server))
         return error is None, error
+
+    async def test_connection(self, *, key: str | None, base_url: str | None
+                              ) -> tuple[str, int | None, BaseException | None]:
+        """Settings' Test: ask *base_url*'s server (None: the stored one; '' Anthropic's or
+        ``ANTHROPIC_BASE_URL``) for its models list with *key* (None: the stored key),
+        storing nothing — not the key, not the URL, not the list.  Returns the server asked,
+        how many models it listed (None when it gave no list) and the error that kept it.
+        Refused (:class:`~app.errors.CairnError`) without a usable key."""
+        import os
+
+        from app.base.logs import without_credentials
+        from app.llm.client import make_client
+        from app.store.settings import reason_to_refuse
+
+        settings, engine = self.cairn.settings, self.cairn.engine
+        url = settings.base_url() if base_url is None else (
+            base_url or os.environ.get("ANTHROPIC_BASE_URL") or "")
+        reason = reason_to_refuse("api.base_url", url) if url else None
+        if reason is not None:
+            raise Refused(f"cannot test this base URL: {reason}")
+        client = await asyncio.to_thread(make_client, settings, key=key, base_url=url)
+        server = without_credentials(url or "https://api.anthropic.com")
+        try:
+            models, error = await engine.network.run(lambda: self.cairn.catalog.probe(client))
+        finally:
+            await engine.network.run(client.close)
+        return server, None if models is None else len(models), error
 
     def models_server(self) -> str:
         """The server the models list is for (the base URL, or Anthropic's)."""

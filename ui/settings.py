@@ -245,7 +245,7 @@ class SettingsDialog(QDialog):
         self._start(self._save_all())
 
     def test_key(self) -> None:
-        """Fetch the models list with the key (saving a newly typed key and URL first)."""
+        """Try the typed key and URL against the server's models list, storing nothing."""
         self._start(self._test())
 
     def has_unsaved_changes(self) -> bool:
@@ -404,7 +404,9 @@ class SettingsDialog(QDialog):
     def _fill_models(self) -> None:
         """The models boxes from the cached models list, keeping what each box shows."""
         catalog = self._catalog
-        models = catalog.models()
+        server = self._ops.models_server()
+        # Only a list this server gave: another server's would claim models it never listed.
+        models = catalog.models() if catalog.has_list(server) else []
         for purpose, setting, _effort, _title in PURPOSES:
             box = self._model_boxes[purpose]
             wanted = self._model_id(purpose) if box.count() else self._settings.get(setting)
@@ -425,11 +427,10 @@ class SettingsDialog(QDialog):
             box.setCurrentIndex(max(box.findData(wanted), 0))
             box.blockSignals(False)
             self._model_chosen(purpose)
-        server = self._ops.models_server()
         if not models:
             self._models_hint.setText(
-                "No models list yet from this server: press Test on the Connection tab to "
-                "fetch it, or type the model name your server serves.")
+                f"No models list yet from {server}: it is fetched when the connection is "
+                "saved and works; or type the model name your server serves.")
         else:
             fetched = (catalog.fetched_at or "")[:10]
             self._models_hint.setText(f"{len(models)} models listed by {server}"
@@ -613,7 +614,14 @@ class SettingsDialog(QDialog):
         changes = self._changed_settings()
         for key, value in changes.items():
             await self._ops.set_setting(key, value)
-        if changes:
+        if key_saved or "api.base_url" in changes:  # the saved server's own models list
+            try:
+                await self._ops.refresh_models()
+            except CairnError:
+                pass  # no usable key yet: the Connection tab says so
+            if not shiboken6.isValid(self):
+                return
+        if changes or key_saved:
             self._fill_models()
         memory_saved = self._memory_changed()
         if memory_saved:
@@ -642,31 +650,29 @@ class SettingsDialog(QDialog):
         self._start(forget())
 
     async def _test(self) -> None:
+        """Try what is typed (the key, else the stored one; the base URL as it stands),
+        storing nothing: only Save stores."""
         self._busy(True)
         self._test_result.setText("Testing…")
         self._test_result.show()
         try:
-            await self._save_key()
-            url = self._base_url.text().strip()
-            if url != self._settings.get("api.base_url"):
-                await self._ops.set_setting("api.base_url", url)
-            worked, error = await self._ops.refresh_models()
-        except CairnError as refused:  # no key, a refused key or URL: the sentence says which
+            server, count, error = await self._ops.test_connection(
+                key=self._key.text().strip() or None, base_url=self._base_url.text().strip())
+        except CairnError as refused:  # no key, a malformed URL: the sentence says which
             if shiboken6.isValid(self):
                 self._test_result.setText(str(refused))
             return
         if not shiboken6.isValid(self):
             return
-        server = self._ops.models_server()
-        if not worked:
+        if count is None:
             self._test_result.setText(failure_sentence(error, server))
             return
-        count = len(self._catalog.models())
+        unsaved = " (not saved yet: press Save to keep it)" if self._changed_settings() or \
+            self._key.text().strip() else ""
         self._test_result.setText(
-            f"It works: {server} listed {count} model{'' if count == 1 else 's'} for this key."
-            if count else f"It works: {server} answered, but lists no models; type the model "
-                          "name it serves on the Models tab.")
-        self._fill_models()
+            f"It works: {server} listed {count} model{'' if count == 1 else 's'} for this key"
+            f"{unsaved}." if count else f"It works: {server} answered, but lists no models; "
+            f"type the model name it serves on the Models tab{unsaved}.")
 
     # ================================================================= Qt overrides
 

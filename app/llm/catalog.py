@@ -223,29 +223,36 @@ class Catalog:
 
     async def fetch(self, client: Client, server: str) -> BaseException | None:
         """Fetch the models list; the error that kept it when the server gives none (the old
-        list kept), for a caller that explains it (Settings' Test).
+        list kept), for a caller that explains it.
 
         A server without the endpoint (404) is remembered as offering no data, so its
         conservative request shape is decided without asking again until the next refresh.
         """
+        raw, error = await self.probe(client)
+        if raw is None:
+            self._tried = (server, self._now())
+            return error
+        await asyncio.to_thread(self._replace, raw, server)  # it writes the file
+        return None
+
+    async def probe(self, client: Client) -> tuple[list[dict[str, Any]] | None,
+                                                   BaseException | None]:
+        """The models list as *client*'s server gives it, kept nowhere: ``(models, None)``,
+        or ``(None, the error)`` (a server without the endpoint lists nothing: ``[]``)."""
         import anthropic
 
         try:
             quick = client.with_options(timeout=REFRESH_TIMEOUT, max_retries=0)
-            raw = [m.model_dump(mode="json") async for m in quick.models.list(limit=1000)]
+            return [m.model_dump(mode="json") async for m in quick.models.list(limit=1000)], None
         except anthropic.NotFoundError:
-            raw = []
+            return [], None
         except (anthropic.APIError, OSError) as error:
             log.info("the models endpoint did not answer: %s", type(error).__name__)
-            self._tried = (server, self._now())
-            return error
+            return None, error
         except Exception as error:  # a web page, or JSON of another shape: no list at all
             log.info("the models endpoint answered garbage: %s", type(error).__name__)
-            self._tried = (server, self._now())
-            return Refused("the server's models list is not what Anthropic's API sends (a web "
-                           "page, or another kind of server at this address?)")
-        await asyncio.to_thread(self._replace, raw, server)  # it writes the file
-        return None
+            return None, Refused("the server's models list is not what Anthropic's API sends "
+                                 "(a web page, or another kind of server at this address?)")
 
     async def ensure_fresh(self, client: Client, server: str, *, force: bool = False) -> None:
         if not force and self._tried is not None and self._tried[0] == server \

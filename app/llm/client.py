@@ -82,8 +82,11 @@ def usage_of(raw: anthropic.types.Usage) -> Usage:
     )
 
 
-def make_client(settings: Settings) -> anthropic.AsyncAnthropic:
-    key = settings.api_key()
+def make_client(settings: Settings, *, key: str | None = None,
+                base_url: str | None = None) -> anthropic.AsyncAnthropic:
+    """The client for the stored key and base URL, or for *key* and *base_url* when given
+    (Settings' Test tries what was typed, storing nothing)."""
+    key = key or settings.api_key()
     if not key:
         if settings.keychain_problem:
             raise ModelError(f"No API key: {settings.keychain_problem}. Set ANTHROPIC_API_KEY "
@@ -92,8 +95,8 @@ def make_client(settings: Settings) -> anthropic.AsyncAnthropic:
             "No API key is set. Add your Anthropic API key in Settings or with `cairn key set` "
             "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.", kind="no-key")
     # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
-    return CairnClient(api_key=key, base_url=settings.base_url(), max_retries=2,
-                       timeout=timeouts())
+    return CairnClient(api_key=key, base_url=settings.base_url() if base_url is None
+                       else base_url or None, max_retries=2, timeout=timeouts())
 
 
 def timeouts(read: float | None = None) -> anthropic.Timeout:

@@ -92,7 +92,9 @@ def test_saving_a_key_puts_it_in_the_keychain_and_never_shows_it(qtbot, open_dia
     click(qtbot, dialog, "Save")
     qtbot.waitUntil(lambda: stored_key() == NEW_KEY)
     qtbot.waitUntil(lambda: state.text() == "A key is saved in your system keychain.")
-    assert field.text() == "" and message(dialog) == "Saved."
+    # (Save then fetches the saved server's models list.)
+    qtbot.waitUntil(lambda: message(dialog) == "Saved.", timeout=SLOW)
+    assert field.text() == ""
     assert not dialog.has_unsaved_changes()
     shown = " ".join(w.text() for w in dialog.findChildren(QLabel)) + field.placeholderText()
     assert NEW_KEY not in shown and "4d2e" not in shown  # stored, not revealed
@@ -154,14 +156,19 @@ def test_the_test_button_fetches_the_models_list_with_the_key(qtbot, open_dialog
     assert listed and listed[-1].api_key == TEST_KEY
 
 
-def test_a_newly_typed_key_is_saved_then_tested(qtbot, open_dialog, fake):
+def test_a_newly_typed_key_is_tested_and_stored_only_by_save(qtbot, open_dialog, fake):
+    """Issue 20, item 2: Test tries what is typed; only Save stores it."""
     dialog = open_dialog()
     qtbot.keyClicks(named(dialog, QLineEdit, "API key"), NEW_KEY)
     click(qtbot, dialog, "Test")
     result = named(dialog, QLabel, "Test result")
     qtbot.waitUntil(lambda: result.text().startswith("It works"), timeout=SLOW)
-    assert stored_key() == NEW_KEY
+    assert result.text().endswith("(not saved yet: press Save to keep it).")
     assert [r for r in fake.requests if r.path == "/v1/models"][-1].api_key == NEW_KEY
+    assert stored_key() == TEST_KEY  # not stored by Test
+    assert dialog.has_unsaved_changes()
+    click(qtbot, dialog, "Save")
+    qtbot.waitUntil(lambda: stored_key() == NEW_KEY, timeout=SLOW)
 
 
 def test_a_rejected_key_fails_the_test_in_one_sentence(qtbot, open_dialog, fake):
@@ -181,6 +188,7 @@ def test_an_unreachable_server_fails_the_test_in_one_sentence(qtbot, open_dialog
         probe.bind(("127.0.0.1", 0))
         nowhere = f"http://127.0.0.1:{probe.getsockname()[1]}"
     dialog = open_dialog()
+    stored = online.settings.get("api.base_url")
     url = named(dialog, QLineEdit, "Base URL")
     url.clear()
     qtbot.keyClicks(url, nowhere)
@@ -189,7 +197,27 @@ def test_an_unreachable_server_fails_the_test_in_one_sentence(qtbot, open_dialog
     qtbot.waitUntil(lambda: result.text().startswith("Cannot reach"), timeout=SLOW)
     assert result.text() == (f"Cannot reach {nowhere}; check your internet connection and the "
                              "base URL.")
-    assert online.settings.get("api.base_url") == nowhere  # Test saved it first
+    # Issue 20, item 2: nothing was stored, and Esc asks before the typed address goes.
+    assert online.settings.get("api.base_url") == stored
+    asked: list[str] = []
+    import ui.settings as settings_module
+    real = settings_module.message_box
+
+    def recorded(*args, **kwargs):
+        box = real(*args, **kwargs)
+        asked.append(box.text())
+        return box
+
+    settings_module.message_box = recorded
+    try:
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    finally:
+        settings_module.message_box = real
+    assert asked == ["Save your changes before closing?"] and dialog.isVisible()
+    assert online.settings.get("api.base_url") == stored
+    # The Models tab claims no list for the typed server, which never answered.
+    assert "listed by " + nowhere not in named(dialog, QLabel, "Models list status").text()
+
 
 
 def test_no_key_at_all_is_said_by_the_test(qtbot, open_dialog, online):
