@@ -185,9 +185,17 @@ class Operations:
 
     # ----------------------------------------------------------------- chats
 
-    async def new_chat(self, *, folder: str | None = None, title: str = ""
-                       ) -> tuple[Chat, Changes]:
-        return await self.run(lambda: self.cairn.registry.new_chat(folder=folder, title=title))
+    async def new_chat(self, *, folder: str | None = None, title: str = "",
+                       workspace_id: str | None = None) -> tuple[Chat, Changes]:
+        """A chat in *folder* (Ungrouped when it is no workspace's); with *workspace_id*, in
+        that workspace's folder, refused in one sentence when the folder is gone."""
+        registry = self.cairn.registry
+
+        def make() -> Chat:
+            where = registry.chat_folder(workspace_id) if workspace_id is not None else folder
+            return registry.new_chat(folder=where, title=title)
+
+        return await self.run(make)
 
     async def rename_chat(self, chat_id: str, title: str) -> tuple[Chat, Changes]:
         return await self.run(lambda: self.cairn.registry.rename_chat(chat_id, title))

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 QUIT_WAIT_SECONDS = 5.0
 CATCH_UP_MS = 1_000  # how often the window looks for another process's writes
+FOLDERS_EVERY = 3  # catch-ups: every third, the workspaces' folders are looked at (gone?)
 WARM_UP_AFTER_MS = 1_500  # the SDK import starts once the person is looking at the window
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
@@ -216,6 +217,7 @@ class Starter:
         self._timer: QTimer | None = None
         self._warm_timer: QTimer | None = None
         self._busy_catching_up = False
+        self._catch_ups = 0  # how many catch-ups ran (every few, the folders too)
         self._board: Board | None = None
         self.file_open_filter: FileOpenFilter | None = None
         self.server = InstanceServer(folder, self._request, parent=window)
@@ -285,11 +287,15 @@ class Starter:
         if self._busy_catching_up or self.ops is None:
             return
         self._busy_catching_up = True
+        self._catch_ups += 1
+        folders = self._catch_ups % FOLDERS_EVERY == 0
 
         async def sync() -> None:
             assert self.ops is not None and self.cairn is not None  # attached before ops
             try:
                 changed, _ = await self.ops.run(self.cairn.registry.sync)
+                if folders:  # a folder deleted or moved (or back) shows within seconds
+                    await self.ops.check_folders()
             finally:
                 self._busy_catching_up = False
             if changed and self.window.chat_panel is not None:

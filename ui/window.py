@@ -431,19 +431,19 @@ class MainWindow(QMainWindow):
     def new_chat(self) -> None:
         if self.ops is None or self.cairn is None:
             return
-        folder: str | None = None
         ws_id = self._workspace_id
         if ws_id is None and self._chat_id is not None:
             chat = self.cairn.registry.chat(self._chat_id)
             ws_id = chat.workspace_id if chat is not None else None
-        if ws_id is not None:
-            ws = self.cairn.registry.workspace(ws_id)
-            folder = ws.path if ws is not None else None
-        self.run_task(self._new_chat(folder))
+        if ws_id is not None and self.cairn.registry.workspace(ws_id) is None:
+            ws_id = None
+        self.run_task(self._new_chat(ws_id))
 
-    async def _new_chat(self, folder: str | None) -> None:
+    async def _new_chat(self, ws_id: str | None) -> None:
+        """A chat in *ws_id* (refused, said in the banner, when its folder is gone), or an
+        Ungrouped one."""
         assert self.ops is not None and self.sidebar is not None
-        chat, _ = await self.ops.new_chat(folder=folder)
+        chat, _ = await self.ops.new_chat(workspace_id=ws_id)
         self.select_chat(chat.id)
         if self.chat_panel is not None:  # a new chat is for writing in
             self.chat_panel.composer.edit.setFocus()

@@ -367,3 +367,23 @@ def test_lineage_runs_from_the_project_down_to_the_folder(registry, folders):
     assert [w.id for w in registry.lineage(c.id)] == [a.id, b.id, c.id]
     assert [w.id for w in registry.lineage(a.id)] == [a.id]
     assert registry.lineage(None) == [] and registry.lineage("ws_unknown") == []
+
+
+async def test_a_chat_for_a_workspace_whose_folder_is_gone_is_refused(online, folders):
+    """Issue 20, item 4: New chat on a workspace whose folder was deleted says so, marks it
+    missing, and makes no Ungrouped chat instead."""
+    import shutil
+
+    from app.errors import Refused
+    from app.ops import Operations
+    from app.records import MISSING_DIR
+
+    (thesis,) = folders("Thesis")
+    ws, _ = online.registry.add_workspace(thesis)
+    shutil.rmtree(thesis)
+    before = online.registry.chat_count(None)
+    with pytest.raises(Refused) as refused:
+        await Operations(online).new_chat(workspace_id=ws.id)
+    assert str(refused.value).startswith("cannot create a chat in 'Thesis': its folder ")
+    assert online.registry.workspace(ws.id).status == MISSING_DIR
+    assert online.registry.chat_count(None) == before

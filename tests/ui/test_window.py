@@ -248,3 +248,4 @@ def test_closing_the_main_window_closes_the_board_too(opened, loop, qtbot):
     qtbot.waitUntil(board.isVisible)
     opened.window.close()
     qtbot.waitUntil(lambda: not board.isVisible())
+

@@ -51,7 +51,7 @@ class SidebarActions(QObject):
         ws = self._registry.workspace(ws_id)
         if ws is None:
             return
-        self.runner.run(self._ops.new_chat(folder=ws.path),
+        self.runner.run(self._ops.new_chat(workspace_id=ws.id),  # refused if its folder is gone
                         lambda made: self.sig_open_chat_requested.emit(made[0].id))
 
     def rename_workspace(self, ws_id: str) -> None:

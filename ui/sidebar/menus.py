@@ -54,7 +54,8 @@ def _add(menu: QMenu, text: str, run: Callable[[], None]) -> QAction:
 def workspace_menu(actions: Actions, ws: Workspace, parent: QWidget | None = None) -> QMenu:
     menu = QMenu(parent)
     menu.setAccessibleName(f"{ws.title} actions")
-    _add(menu, "New chat", lambda: actions.new_chat(ws.id))
+    if ws.status != MISSING_DIR:  # a chat runs in the folder: none while it is gone
+        _add(menu, "New chat", lambda: actions.new_chat(ws.id))
     _add(menu, "Rename…", lambda: actions.rename_workspace(ws.id)).setShortcut("F2")
     _add(menu, "Description and instructions…", lambda: actions.edit_details(ws.id))
     statuses = menu.addMenu("Build status")

@@ -145,6 +145,7 @@ class ChatList(RegistryState):
 
         The folder must resolve to a directory whose canonical path is a registered
         workspace's; anything else (none, missing, a file, no workspace) stays Ungrouped.
+        (A chat for a given workspace asks ``Registry.chat_folder`` for its folder first.)
         """
         clean = one_line(title)  # NFC, one line, no control or bidi character, capped
         if title.strip() and not visible(clean):

@@ -142,6 +142,21 @@ class Registry(RecentlyRemoved, FirstStart):
             with self._lock:
                 self._nesting.set_identities(self._workspaces.values())
 
+    def chat_folder(self, workspace_id: str) -> str:
+        """The folder a new chat of *workspace_id* runs in (New chat on a workspace), looked
+        at on the disk now: refused when it is gone, and the workspace marked missing at
+        once, never an Ungrouped chat made instead."""
+        ws = self._workspaces.get(workspace_id)
+        if ws is None:
+            raise Refused("cannot create a chat: that workspace no longer exists")
+        if paths.try_resolve_folder(ws.path) is None:
+            self.refresh_status()  # shown as missing now, not at the next look
+            raise Refused(f"cannot create a chat in '{ws.title}': its folder "
+                          f"{paths.shown(ws.path)} is missing. If it moved, point the "
+                          "workspace at its new place with Move to folder… (or "
+                          "`cairn workspace move ID PATH`).")
+        return ws.path
+
     # ================================================================= workspaces: changing
 
     def add_workspace(self, path: str, *, at_end: bool = False) -> tuple[Workspace, bool]:
