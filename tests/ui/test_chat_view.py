@@ -477,3 +477,39 @@ def test_a_rate_limit_wait_is_counted_down_in_the_header_and_stop_ends_it(opened
     assert "rate-limiting" not in panel.header.status.text()
     assert len(fake.message_requests) == 1
     assert opened.cairn.chats.message_count(chat_id) >= 1
+
+
+def test_rows_reflow_when_the_chat_column_changes_width(opened, loop, fake, folders):
+    """Issue 20, item 5: after the column narrows or widens (a splitter drag, the knowledge
+    panel folded, the window resized), every row in sight has the height of its text at the
+    new width: no bubble covers the line above, no gap opens."""
+    (acme,) = folders("Acme Inc")
+    new_chat(loop, opened, acme)
+    panel = opened.window.chat_panel
+    long_text = "A sentence that wraps onto several lines in a narrow column. " * 12
+    for n in range(3):
+        fake.reply_text(f"Reply {n}. {long_text}")
+        send(opened, f"Question {n}: {long_text}")
+        wait_for(lambda n=n: idle(opened) and len(entries(opened)) == 2 * (n + 1))
+    view = panel.view
+
+    def laid_out_at_width() -> bool:
+        width = view.viewport().width()
+        model = view.conversation
+        rects = [view.visualRect(model.index(row, 0)) for row in range(model.rowCount())]
+        shown = [(row, r) for row, r in enumerate(rects) if r.isValid() and r.height() > 0]
+        exact = all(r.height() == view.messages.layout(model.entries[row], width, row).height
+                    for row, r in shown if r.intersects(view.viewport().rect()))
+        stacked = all(a.bottom() < b.top() + 1 for (_, a), (_, b) in zip(shown, shown[1:]))
+        return exact and stacked
+
+    wait_for(laid_out_at_width)
+    window = opened.window
+    for width in (900, 1400, 1000):  # the window resized
+        window.resize(width, window.height())
+        wait_for(lambda w=width: window.width() == w)
+        wait_for(laid_out_at_width)
+    window.knowledge_action.trigger()  # the knowledge panel folded, and back
+    wait_for(laid_out_at_width)
+    window.knowledge_action.trigger()
+    wait_for(laid_out_at_width)

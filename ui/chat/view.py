@@ -428,6 +428,10 @@ class ConversationView(QListView):
             top = max(0, bottom - 10)
         self.messages.exact_rows = range(max(0, top - 5), min(rows, bottom + 6))
         super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            # QListView lays its rows out again only when the size changes along its flow
+            # (the height, here): a narrower or wider column must reflow every row.
+            self.scheduleDelayedItemsLayout()
         self._close_selector()
         self._update_jump()
         if self.jump.isVisible():
