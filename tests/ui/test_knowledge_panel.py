@@ -301,6 +301,38 @@ def test_reload_shows_theirs_and_undo_brings_my_text_back(opened, conflict):
     assert panel.editor.text() == "## Facts\n- a\n- b\n- mine\n" and panel.is_dirty()
 
 
+def test_reload_undo_save_learns_the_chat_again_on_top(opened, conflict, monkeypatch):
+    """Issue 20, item 6: Reload, Ctrl+Z (the person's text back), Save: the save lacks what
+    the chat taught, so it is kept as Keep mine keeps it — the person's text the newest,
+    the chat's version in the history, and the chat's exchanges learned again on top."""
+    ws, panel, theirs = conflict
+    ran: list[str] = []
+    monkeypatch.setattr(opened.cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    click(panel, "Reload")
+    wait_for(lambda: panel.editor.text() == theirs)
+    panel.editor.edit.undo()
+    assert panel.editor.text() == "## Facts\n- a\n- b\n- mine\n"
+    click(panel, "Save")
+    wait_for(lambda: opened.cairn.knowledge.get(ws).version == 3)
+    assert versions(opened, ws)[-1] == (3, "user", "## Facts\n- a\n- b\n- mine\n")
+    (chat,) = opened.cairn.registry.chats_of(ws)
+    wait_for(lambda: ran == [chat.id])  # what the chat taught is learned again
+
+
+def test_reload_then_an_edit_that_keeps_the_chats_entry_is_a_plain_save(opened, conflict,
+                                                                        monkeypatch):
+    ws, panel, theirs = conflict
+    ran: list[str] = []
+    monkeypatch.setattr(opened.cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    click(panel, "Reload")
+    wait_for(lambda: panel.editor.text() == theirs)
+    type_into(panel, "- mine again\n")
+    click(panel, "Save")
+    wait_for(lambda: opened.cairn.knowledge.get(ws).version == 3)
+    assert "- from a chat" in opened.cairn.knowledge.get(ws).text
+    assert ran == []  # nothing the chat taught left: nothing to learn again
+
+
 # ================================================================= history
 
 

@@ -86,6 +86,16 @@ def _tool(text: str, name: str, tip: str) -> QToolButton:
     return button
 
 
+def _drops_what_came(base: str, newer: str, text: str) -> bool:
+    """Whether *text* lacks a line that *newer* brought over *base* (counted, so a repeated
+    line counts each time)."""
+    from collections import Counter
+
+    came = Counter(newer.split("\n")) - Counter(base.split("\n"))
+    kept = Counter(text.split("\n"))
+    return any(kept[line] < count for line, count in came.items() if line.strip())
+
+
 class DocumentEditor(QWidget):
     """Edits one document at a time; :meth:`open` switches (the owner asks first whether
     unsaved changes may go: :meth:`is_dirty`)."""
@@ -103,6 +113,10 @@ class DocumentEditor(QWidget):
         self.owner: str | None = None
         self.opened: Document | None = None  # the version the text is based on
         self.incoming: Document | None = None  # a newer version waiting beside unsaved text
+        # After Reload over unsaved text: (the version that text was based on, the version
+        # reloaded, the first one's text), so that a Save of the text brought back by Ctrl+Z
+        # learns the newer version's chat again instead of dropping what it taught.
+        self._reloaded: tuple[int, int, str] | None = None
         self._loads = 0  # bumped per document opened: an older read is dropped
         self._dirty = False
 
@@ -284,8 +298,19 @@ class DocumentEditor(QWidget):
             return True
         owner, loads, text = self.owner, self._loads, self.text()
         self.save_button.setEnabled(False)
+        reloaded = self._reloaded
         try:
-            result, _ = await self.ops.save_knowledge(owner, text, based_on=self.opened.version)
+            if reloaded is not None and reloaded[1] == self.opened.version and \
+                    _drops_what_came(reloaded[2], self.opened.text, text):
+                # Reload, then Ctrl+Z, then Save: the text lacks what the newer version
+                # brought.  Kept as Keep mine keeps it (the chat learns again on top), never
+                # a silent loss of what a chat taught.
+                result, _ = await self.ops.keep_knowledge(owner, text,
+                                                          based_on=self.opened.version,
+                                                          opened_at=reloaded[0])
+            else:
+                result, _ = await self.ops.save_knowledge(owner, text,
+                                                          based_on=self.opened.version)
         except CairnError as refused:
             self.sig_error.emit(str(refused))
             self._set_dirty(self._dirty)
@@ -322,6 +347,7 @@ class DocumentEditor(QWidget):
         if loads != self._loads:
             return
         self.opened = document
+        self._reloaded = None
         self.edit.blockSignals(True)
         self.edit.setPlainText(document.text)
         self.edit.blockSignals(False)
@@ -338,6 +364,7 @@ class DocumentEditor(QWidget):
 
     def _stored(self, document: Document, text: str) -> None:
         """*text* is stored as *document*: the editor is based on it now."""
+        self._reloaded = None
         self.opened = document
         self.incoming = None
         self.conflict.hide()
@@ -443,6 +470,8 @@ class DocumentEditor(QWidget):
         if loads != self._loads:
             return
         before = self.text()
+        if self.opened is not None and self._dirty:  # what the person's text was based on
+            self._reloaded = (self.opened.version, document.version, self.opened.text)
         self.opened, self.incoming = document, None
         self.conflict.hide()
         self.see_changes.setChecked(False)
