@@ -80,14 +80,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     data_dir, exit_after_first_paint, words = parsed
     if words and words[0] == "open":
         words = words[1:]
+    if words and not _looks_like_a_path(words[0]):
+        # `cairn wokspace`, `cairn worksapce list`: a typo, not a folder to open.
+        import difflib
+
+        close = difflib.get_close_matches(words[0], SUBCOMMANDS, n=1, cutoff=0.6)
+        hint = (f"did you mean '{close[0]}'?" if close else
+                f"the commands are {', '.join(SUBCOMMANDS)}")
+        sys.stderr.write(f"cairn: '{words[0]}' is not a command, and there is no folder of that "
+                         f"name here; {hint} (cairn --help)\n")
+        return 2
     if len(words) > 1:
         sys.stderr.write("usage: cairn [open] [PATH]  (or: cairn COMMAND --help)\n")
-        return 2
-    if words and not _looks_like_a_path(words[0]):
-        # `cairn wokspace`: a typo, not a folder to open.
-        sys.stderr.write(f"cairn: '{words[0]}' is not a command, and there is no folder of that "
-                         f"name here; the commands are {', '.join(SUBCOMMANDS)} "
-                         "(cairn --help)\n")
         return 2
     # `cairn PATH` / `cairn open PATH`: a path typed in a shell means "relative to here".
     open_path = os.path.abspath(os.path.expanduser(words[0])) if words else None

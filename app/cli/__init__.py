@@ -37,7 +37,20 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         usage = " ".join(self.format_usage().split())
-        self.exit(2, f"{self.prog}: {shown(message)} ({usage})\n")
+        self.exit(2, f"{self.prog}: {shown(message)}{_did_you_mean(message)} ({usage})\n")
+
+
+def _did_you_mean(message: str) -> str:
+    """"; did you mean 'workspace'?" for a mistyped command (argparse's invalid choice)."""
+    import difflib
+    import re
+
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if found is None:
+        return ""
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def _folder(text: str) -> Path:
