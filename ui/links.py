@@ -63,22 +63,15 @@ def follow(href: str, parent: QWidget | None = None) -> bool:
     from PySide6.QtGui import QDesktopServices
     from PySide6.QtWidgets import QMessageBox
 
-    from ui.text import message_box
+    from ui.text import confirm
 
     target = target_of(href)
     if not is_web(target):
         return False
     if href.startswith(ASK):
-        box = message_box(
-            QMessageBox.Icon.Warning, "Open this link?",
-            f"This link opens {target}, which is not the address its text shows.",
-            informative="Open it only if you trust where it goes.",
-            buttons=QMessageBox.StandardButton.Cancel, parent=parent)
-        box.setAccessibleName("Open this link?")
-        go = box.addButton("Open", QMessageBox.ButtonRole.AcceptRole)
-        go.setAccessibleName("Open")
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
-        if box.clickedButton() is not go:
+        if not confirm(QMessageBox.Icon.Warning, "Open this link?",
+                       f"This link opens {target}, which is not the address its text shows.",
+                       "Open", informative="Open it only if you trust where it goes.",
+                       parent=parent):
             return False
     return bool(QDesktopServices.openUrl(QUrl(target)))

@@ -80,3 +80,17 @@ def message_box(icon: QMessageBox.Icon, title: str, text: str, *, informative: s
         make_plain(label)
     return box
 
+
+def confirm(icon: QMessageBox.Icon, title: str, text: str, action: str, *,
+            informative: str = "", role: QMessageBox.ButtonRole = QMessageBox.ButtonRole.AcceptRole,
+            parent: QWidget | None = None) -> bool:
+    """Ask before *action* (a button named so, beside Cancel, which is the default):
+    whether the person chose it.  Texts are plain text, as in :func:`message_box`."""
+    box = message_box(icon, title, text, informative=informative,
+                      buttons=QMessageBox.StandardButton.Cancel, parent=parent)
+    box.setAccessibleName(title)
+    go = box.addButton(action, role)
+    go.setAccessibleName(action)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    return box.clickedButton() is go

@@ -12,21 +12,13 @@ import math
 import pytest
 
 from app.chat.turn import RetryWaiting
+from tests.core.test_models import talk
 from tests.helpers import run
-
-LONG = "Our launch date is 2027-04-15 and the accent colour is orange #FF5500, as agreed today."
 
 
 @pytest.fixture
 def cairn(online):
     return online
-
-
-async def talk(cairn, fake, workspace) -> str:
-    chat = cairn.registry.new_chat(folder=workspace.path)
-    fake.reply_text(LONG)
-    assert (await cairn.engine.send(chat.id, "When do we launch?")).status == "complete"
-    return chat.id
 
 
 # ----------------------------------------------------------------- item 7: the rebuild's shape

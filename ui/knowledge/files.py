@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.errors import CairnError
 from app.store.files import KnowledgeFile, human_size
-from ui.text import Label, message_box, tip
+from ui.text import Label, confirm, tip
 
 if TYPE_CHECKING:
     from app.events import FileAdded, FileChanged, FileRemoved
@@ -133,16 +133,10 @@ class FilesView(QWidget):
         return list(paths)
 
     def confirm_remove(self, name: str) -> bool:
-        box = message_box(QMessageBox.Icon.Question, "Remove knowledge file",
-                          f"Remove “{name}” from this workspace's knowledge files? Chats will "
-                          "no longer see it; the file on your disk is not touched.",
-                          buttons=QMessageBox.StandardButton.Cancel, parent=self)
-        box.setAccessibleName("Remove knowledge file")
-        remove = box.addButton("Remove", QMessageBox.ButtonRole.DestructiveRole)
-        remove.setAccessibleName("Remove")
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
-        return box.clickedButton() is remove
+        return confirm(QMessageBox.Icon.Question, "Remove knowledge file",
+                       f"Remove “{name}” from this workspace's knowledge files? Chats will no "
+                       "longer see it; the file on your disk is not touched.", "Remove",
+                       role=QMessageBox.ButtonRole.DestructiveRole, parent=self)
 
     # ----------------------------------------------------------------- public
 

@@ -16,7 +16,7 @@ from app.store.registry.registry import Registry
 from ui.sidebar import menus
 from ui.sidebar.kinds import CHAT, WORKSPACE
 from ui.tasks import TaskRunner
-from ui.text import message_box
+from ui.text import confirm
 
 
 class SidebarActions(QObject):
@@ -176,13 +176,8 @@ class SidebarActions(QObject):
         return value if ok else None
 
     def _confirm(self, title: str, text: str, action: str) -> bool:
-        box = message_box(QMessageBox.Icon.Question, title, title, informative=text,
-                          parent=self._parent)
-        go = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
-        return box.clickedButton() is go
+        return confirm(QMessageBox.Icon.Question, title, title, action, informative=text,
+                       role=QMessageBox.ButtonRole.DestructiveRole, parent=self._parent)
 
     def _ask_folder(self, title: str) -> str | None:
         return QFileDialog.getExistingDirectory(self._parent, title) or None
