@@ -463,26 +463,16 @@ def test_invalid_json(path, isolated, folders, serve, capsys):
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_invalid_event_data(path, isolated, folders, serve, capsys):
-    server = serve(invalid_event_data)
+@pytest.mark.parametrize("answer, said", [
+    (invalid_event_data, "not valid JSON"),
+    (event_for_a_missing_block, "never started"),
+    (ten_megabyte_event, "larger than"),
+], ids=["invalid-event-data", "a-block-never-started", "a-ten-megabyte-event"])
+def test_a_garbled_stream_says_what_came_and_keeps_what_arrived(path, answer, said, isolated,
+                                                                  folders, serve, capsys):
+    server = serve(answer)
     got = outcome(path, isolated, folders, server.url, capsys)
-    assert_one_sentence_and_the_message_kept(got, "not valid JSON")
-    assert kept_text(got) == HALF
-
-
-@pytest.mark.parametrize("path", PATHS)
-def test_an_event_for_a_block_that_does_not_exist(path, isolated, folders, serve, capsys):
-    server = serve(event_for_a_missing_block)
-    got = outcome(path, isolated, folders, server.url, capsys)
-    assert_one_sentence_and_the_message_kept(got, "never started")
-    assert kept_text(got) == HALF
-
-
-@pytest.mark.parametrize("path", PATHS)
-def test_a_ten_megabyte_event(path, isolated, folders, serve, capsys):
-    server = serve(ten_megabyte_event)
-    got = outcome(path, isolated, folders, server.url, capsys)
-    assert_one_sentence_and_the_message_kept(got, "larger than")
+    assert_one_sentence_and_the_message_kept(got, said)
     assert kept_text(got) == HALF
 
 

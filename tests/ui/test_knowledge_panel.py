@@ -247,6 +247,13 @@ def conflict(opened, folders):  # type: ignore[no-untyped-def]
     return ws, panel, theirs
 
 
+def rebuilds_started(opened, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The chats whose rebuild is started from now on (recorded, not run)."""
+    ran: list[str] = []
+    monkeypatch.setattr(opened.cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    return ran
+
+
 def test_while_editing_the_save_offers_the_choice_and_writes_nothing(opened, conflict):
     ws, panel, theirs = conflict
     click(panel, "Save")
@@ -279,8 +286,7 @@ def test_merge_puts_the_incoming_changes_into_my_text(opened, conflict):
 def test_keep_mine_saves_my_text_as_the_newest_and_theirs_stays_in_the_history(opened, conflict,
                                                                               monkeypatch):
     ws, panel, theirs = conflict
-    ran: list[str] = []
-    monkeypatch.setattr(opened.cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    ran = rebuilds_started(opened, monkeypatch)
     click(panel, "Keep mine")
     wait_for(lambda: opened.cairn.knowledge.get(ws).version == 3)
     assert versions(opened, ws) == [(1, "user", "## Facts\n- a\n- b\n"), (2, "rebuild", theirs),
@@ -306,8 +312,7 @@ def test_reload_undo_save_learns_the_chat_again_on_top(opened, conflict, monkeyp
     the chat taught, so it is kept as Keep mine keeps it — the person's text the newest,
     the chat's version in the history, and the chat's exchanges learned again on top."""
     ws, panel, theirs = conflict
-    ran: list[str] = []
-    monkeypatch.setattr(opened.cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    ran = rebuilds_started(opened, monkeypatch)
     click(panel, "Reload")
     wait_for(lambda: panel.editor.text() == theirs)
     panel.editor.edit.undo()
@@ -322,8 +327,7 @@ def test_reload_undo_save_learns_the_chat_again_on_top(opened, conflict, monkeyp
 def test_reload_then_an_edit_that_keeps_the_chats_entry_is_a_plain_save(opened, conflict,
                                                                         monkeypatch):
     ws, panel, theirs = conflict
-    ran: list[str] = []
-    monkeypatch.setattr(opened.cairn.scheduler, "run_now", lambda chat_id: ran.append(chat_id))
+    ran = rebuilds_started(opened, monkeypatch)
     click(panel, "Reload")
     wait_for(lambda: panel.editor.text() == theirs)
     type_into(panel, "- mine again\n")
