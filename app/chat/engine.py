@@ -41,7 +41,7 @@ from app.llm.catalog import Catalog, ModelInfo, estimate_tokens
 from app.records import Chat
 from app.store.files import READ_TOOL, FileStore
 from app.store.knowledge import PERSONAL, KnowledgeStore
-from app.store.messages import COMPLETE, ChatStore, Message
+from app.store.messages import COMPLETE, FAILED, STOPPED, ChatStore, Message
 from app.store.registry.registry import DEFAULT_CHAT_TITLE, Registry
 from app.store.settings import Settings
 
@@ -397,6 +397,11 @@ def _tool_result(block: dict[str, Any], expand: Callable[[dict[str, Any]], dict[
     return {**result, "is_error": True} if block.get("is_error") is True else result
 
 
+_ATTACHED = "\x00attached"  # marks a block made from an attachment, until the turn is ordered
+# Sent after the text of a reply that was stopped or broke off, in the history only.
+CUT_OFF = "[This reply was cut off here and did not finish.]"
+
+
 def _finite(value: Any) -> Any:
     """*value* with NaN and infinities as null: JSON (and so the API) has no such numbers, and
     one in a stored tool input would stop every later request of the chat from encoding."""
@@ -440,7 +445,7 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
                     blocks.append({k: block[k] for k in keys if k in block})
                 continue
             if kind == "attachment":
-                blocks.append(_expanded(block, expand))
+                blocks.append({**_expanded(block, expand), _ATTACHED: True})
             elif kind == "tool_use":
                 following = messages[position + 1] if position + 1 < len(messages) else None
                 answered = following is not None and any(
@@ -458,6 +463,16 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
                 blocks.append({"type": "text", "text": str(block.get("text", ""))})
         if not blocks:
             continue
+        if message.role == "user" and not any(b["type"] == "tool_result" for b in blocks):
+            # The files (documents, images, a text file's contents) before the question, as
+            # Anthropic's guidance has it.
+            blocks.sort(key=lambda b: not b.get(_ATTACHED, False))
+        elif message.role == "assistant" and message.status in (STOPPED, FAILED) and any(
+                b["type"] == "text" for b in blocks):
+            # A reply that did not end is said to be cut off, so the model does not take it
+            # for what it meant to say in full.
+            blocks.append({"type": "text", "text": CUT_OFF})
+        blocks = [{k: v for k, v in b.items() if k != _ATTACHED} for b in blocks]
         if turns and turns[-1]["role"] == message.role:
             turns[-1]["content"].extend(blocks)
         else:

@@ -203,10 +203,12 @@ async def test_attachments_send_the_document_itself(cairn, fake, workspace, tmp_
     fake.reply_text("Got all three.")
     await cairn.engine.send(chat.id, "See attached.", attachments=[text, pdf, png])
     content = fake.message_requests[0].body["messages"][0]["content"]
-    assert [b["type"] for b in content] == ["text", "text", "document", "image"]
-    assert content[1]["text"] == '<file name="brief.md">\n# Brief\nShip in April.\n</file>'
-    assert content[2]["source"]["media_type"] == "application/pdf"
-    assert content[3]["source"]["media_type"] == "image/png"
+    # The files first, in the order attached, the question last (issue 20, item 21).
+    assert [b["type"] for b in content] == ["text", "document", "image", "text"]
+    assert content[0]["text"] == '<file name="brief.md">\n# Brief\nShip in April.\n</file>'
+    assert content[1]["source"]["media_type"] == "application/pdf"
+    assert content[2]["source"]["media_type"] == "image/png"
+    assert content[3]["text"] == "See attached."
     stored = cairn.chats.messages(chat.id)[0].content
     assert stored[1] == {"type": "attachment", "name": "brief.md", "media_type": "text/markdown",
                          "size": 22, "sha256": stored[1]["sha256"]}
@@ -392,7 +394,7 @@ async def test_an_attachment_missing_from_storage_becomes_a_note(cairn, fake, wo
     result = await cairn.engine.send(chat.id, "And?")
     assert result.status == "complete"
     first = fake.message_requests[-1].body["messages"][0]["content"]
-    assert first[1] == {"type": "text", "text": "[The file 'brief.md' is no longer available.]"}
+    assert first[0] == {"type": "text", "text": "[The file 'brief.md' is no longer available.]"}
 
 
 def test_cli_settings_and_key(isolated, capsys, monkeypatch):
@@ -509,3 +511,25 @@ def test_cli_ask_prints_a_replys_control_characters_escaped(cairn, fake, workspa
     out, _ = capsys.readouterr()
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert out == "Done.\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J\\u202eevil\n\tindented\n"
+
+
+async def test_a_stopped_reply_goes_back_marked_as_cut_off(cairn, fake, workspace):
+    """Issue 20, item 21: the model is told a reply in its history did not finish."""
+    from app.chat.engine import CUT_OFF
+
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.hang(text_before="The first half of an")
+    arrived = asyncio.Event()
+    task = asyncio.create_task(cairn.engine.send(chat.id, "Tell me a long story",
+                                                 on_text=lambda _t: arrived.set()))
+    await asyncio.wait_for(arrived.wait(), timeout=10)
+    cairn.registry.live.stop(chat.id)  # the Stop button
+    assert (await asyncio.wait_for(task, timeout=10)).status == "stopped"
+    fake.reply_text("And here is the rest.")
+    result = await cairn.engine.send(chat.id, "Go on")
+    assert (result.status, result.error) == ("complete", None)
+    sent = fake.message_requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    reply = sent[1]["content"]
+    assert reply[-1] == {"type": "text", "text": CUT_OFF}
+    assert reply[0]["text"].startswith("The first half")
