@@ -347,7 +347,8 @@ async def test_edit_keeps_the_attachments_and_refuses_what_is_not_the_persons(
     with pytest.raises(Refused, match=verb.format(person.id) + ": it was already replaced"):
         await cairn.engine.edit_and_resend(chat.id, person.id, "again")
     sent = fake.message_requests[-1].body["messages"][0]["content"]
-    assert sent[1]["text"].startswith('<file name="brief.md">')
+    assert sent[0]["text"].startswith('<file name="brief.md">')  # the file before the question
+    assert sent[1]["text"] == "Read this, please"
 
 
 # ----------------------------------------------------------------------- storage
