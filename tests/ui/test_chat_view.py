@@ -513,3 +513,23 @@ def test_rows_reflow_when_the_chat_column_changes_width(opened, loop, fake, fold
     wait_for(laid_out_at_width)
     window.knowledge_action.trigger()
     wait_for(laid_out_at_width)
+
+
+def test_shift_f10_opens_a_messages_menu_as_the_menu_key_does(opened, loop, fake, folders,
+                                                              monkeypatch):
+    """Issue 20, item 8: the keyboard's way to a message's actions."""
+    (acme,) = folders("Acme Inc")
+    new_chat(loop, opened, acme)
+    fake.reply_text("A short reply.")
+    send(opened, "Hello")
+    wait_for(lambda: idle(opened) and len(entries(opened)) == 2)
+    view = opened.window.chat_panel.view
+    shown: list[list[str]] = []
+    monkeypatch.setattr(view, "run_menu", lambda menu, where: shown.append(
+        [action.text() for action in menu.actions()]))
+    view.setFocus()
+    view.setCurrentIndex(view.conversation.index(1, 0))
+    from PySide6.QtTest import QTest
+
+    QTest.keyClick(view, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
+    assert shown and shown[0][0] == "Copy message as markdown"

@@ -1023,6 +1023,9 @@ def test_a_context_menu_pops_up_from_the_keyboard(qtbot, sidebar, registry, acme
     event = QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, QPoint(0, 0), QPoint(0, 0))
     sidebar.tree.contextMenuEvent(event)
     assert shown and shown[0][0] == "New chat"
+    # Shift+F10 does what the Menu key does (issue 20, item 8).
+    qtbot.keyClick(sidebar.tree, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
+    assert len(shown) == 2 and shown[1][0] == "New chat"
 
 
 # ================================================================= issue 20, item 1

@@ -384,6 +384,12 @@ class ConversationView(QListView):
         if event.key() == Qt.Key.Key_Escape:
             self.sig_escape.emit()  # Stop, as in the composer
             return
+        if event.key() == Qt.Key.Key_F10 and \
+                event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
+            centre = self.visualRect(self.currentIndex()).center()  # as the Menu key does
+            self.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, centre,
+                                                    self.viewport().mapToGlobal(centre)))
+            return
         super().keyPressEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
@@ -413,8 +419,12 @@ class ConversationView(QListView):
         if entry.thinking:
             menu.addAction("Hide thinking" if entry.thinking_open else "Show thinking",
                            lambda: self.sig_anchor.emit(entry, "cairn:thinking", None))
-        menu.exec(event.globalPos() if event.reason() == QContextMenuEvent.Reason.Mouse
-                  else self.viewport().mapToGlobal(self.visualRect(index).center()))
+        self.run_menu(menu, event.globalPos() if event.reason() == QContextMenuEvent.Reason.Mouse
+                      else self.viewport().mapToGlobal(self.visualRect(index).center()))
+
+    def run_menu(self, menu: QMenu, where: QPoint) -> None:
+        """Show a message's menu at *where* until it is closed (a hook tests replace)."""
+        menu.exec(where)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         # Rows in sight (and a few around) are laid out exactly at the new width; the rest

@@ -141,17 +141,22 @@ class SidebarTree(QTreeView):
         elif (event.matches(QKeySequence.StandardKey.Delete) or key == Qt.Key.Key_Backspace) \
                 and index.isValid():
             self.sig_delete_requested.emit(index)
+        elif key == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
+            self._menu_from_keyboard()  # as the Menu key does (Windows' and KDE's habit)
         else:
             super().keyPressEvent(event)
 
+    def _menu_from_keyboard(self) -> None:
+        index = self.currentIndex()
+        where = self.visualRect(index).bottomLeft() if index.isValid() else QPoint(8, 8)
+        self.sig_menu_requested.emit(index, self.viewport().mapToGlobal(where))
+
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         if event.reason() == QContextMenuEvent.Reason.Keyboard:
-            index = self.currentIndex()
-            where = self.visualRect(index).bottomLeft() if index.isValid() else QPoint(8, 8)
-        else:
-            where = event.pos()
-            index = self.indexAt(where)
-        self.sig_menu_requested.emit(index, self.viewport().mapToGlobal(where))
+            self._menu_from_keyboard()
+            return
+        where = event.pos()
+        self.sig_menu_requested.emit(self.indexAt(where), self.viewport().mapToGlobal(where))
 
     def reset(self) -> None:  # noqa: D102 - Qt's slot, called when the model was reset
         # Qt forgets expansion, selection and scroll here, after every other listener of
