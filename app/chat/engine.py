@@ -397,7 +397,6 @@ def _tool_result(block: dict[str, Any], expand: Callable[[dict[str, Any]], dict[
     return {**result, "is_error": True} if block.get("is_error") is True else result
 
 
-_ATTACHED = "\x00attached"  # marks a block made from an attachment, until the turn is ordered
 # Sent after the text of a reply that was stopped or broke off, in the history only.
 CUT_OFF = "[This reply was cut off here and did not finish.]"
 
@@ -434,6 +433,7 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
     turns: list[dict[str, Any]] = []
     for position, message in enumerate(messages):
         blocks: list[dict[str, Any]] = []
+        files: list[dict[str, Any]] = []  # a message's attachments, sent before its text
         for block in message.content:
             kind = block.get("type")
             if kind == "text" and not block.get("text", "").strip():
@@ -445,7 +445,7 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
                     blocks.append({k: block[k] for k in keys if k in block})
                 continue
             if kind == "attachment":
-                blocks.append({**_expanded(block, expand), _ATTACHED: True})
+                files.append(_expanded(block, expand))
             elif kind == "tool_use":
                 following = messages[position + 1] if position + 1 < len(messages) else None
                 answered = following is not None and any(
@@ -461,18 +461,16 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
                 blocks.append(_tool_result(block, expand))
             elif kind == "text":  # only the shapes Cairn writes, never stored keys passed on
                 blocks.append({"type": "text", "text": str(block.get("text", ""))})
+        # The files (documents, images, a text file's contents) before the question, as
+        # Anthropic's guidance has it.
+        blocks = files + blocks
         if not blocks:
             continue
-        if message.role == "user" and not any(b["type"] == "tool_result" for b in blocks):
-            # The files (documents, images, a text file's contents) before the question, as
-            # Anthropic's guidance has it.
-            blocks.sort(key=lambda b: not b.get(_ATTACHED, False))
-        elif message.role == "assistant" and message.status in (STOPPED, FAILED) and any(
+        if message.role == "assistant" and message.status in (STOPPED, FAILED) and any(
                 b["type"] == "text" for b in blocks):
             # A reply that did not end is said to be cut off, so the model does not take it
             # for what it meant to say in full.
             blocks.append({"type": "text", "text": CUT_OFF})
-        blocks = [{k: v for k, v in b.items() if k != _ATTACHED} for b in blocks]
         if turns and turns[-1]["role"] == message.role:
             turns[-1]["content"].extend(blocks)
         else:

@@ -174,18 +174,30 @@ async def test_a_failed_turn_is_left_out_of_the_next_request(cairn, fake, worksp
     assert [b["text"] for b in messages[0]["content"]] == ["first try", "second try"]
 
 
-async def test_cancel_keeps_the_partial_reply_and_ends_the_turn(cairn, fake, workspace):
-    chat = cairn.registry.new_chat(folder=workspace.path)
-    fake.hang(text_before="The first half of a long ")
+async def stopped_partway(cairn, fake, chat_id: str, half: str, meanwhile=None):
+    """A reply that streams *half* and then nothing, stopped as the Stop button does (after
+    *meanwhile*, while it streams): the turn's result."""
+    fake.hang(text_before=half)
     arrived = asyncio.Event()
-    task = asyncio.create_task(cairn.engine.send(chat.id, "Write a long essay.",
+    task = asyncio.create_task(cairn.engine.send(chat_id, "Write a long essay.",
                                                  on_text=lambda _t: arrived.set()))
     await asyncio.wait_for(arrived.wait(), timeout=10)
-    assert cairn.registry.live.kinds(chat.id) == [TURN]
-    with pytest.raises(Refused, match=r"the session is active \(turn\)"):
-        cairn.registry.archive_chat(chat.id)
-    cairn.registry.live.stop(chat.id)  # what the Stop button (and stop-and-archive) does
-    result = await asyncio.wait_for(task, timeout=10)
+    if meanwhile is not None:
+        meanwhile()
+    cairn.registry.live.stop(chat_id)  # what the Stop button (and stop-and-archive) does
+    return await asyncio.wait_for(task, timeout=10)
+
+
+async def test_cancel_keeps_the_partial_reply_and_ends_the_turn(cairn, fake, workspace):
+    chat = cairn.registry.new_chat(folder=workspace.path)
+
+    def while_streaming() -> None:
+        assert cairn.registry.live.kinds(chat.id) == [TURN]
+        with pytest.raises(Refused, match=r"the session is active \(turn\)"):
+            cairn.registry.archive_chat(chat.id)
+
+    result = await stopped_partway(cairn, fake, chat.id, "The first half of a long ",
+                                   while_streaming)
     assert result.status == "stopped" and result.text == "The first half of a long "
     stored = cairn.chats.messages(chat.id)[-1]
     assert (stored.status, stored.text) == ("stopped", "The first half of a long ")
@@ -518,13 +530,8 @@ async def test_a_stopped_reply_goes_back_marked_as_cut_off(cairn, fake, workspac
     from app.chat.engine import CUT_OFF
 
     chat = cairn.registry.new_chat(folder=workspace.path)
-    fake.hang(text_before="The first half of an")
-    arrived = asyncio.Event()
-    task = asyncio.create_task(cairn.engine.send(chat.id, "Tell me a long story",
-                                                 on_text=lambda _t: arrived.set()))
-    await asyncio.wait_for(arrived.wait(), timeout=10)
-    cairn.registry.live.stop(chat.id)  # the Stop button
-    assert (await asyncio.wait_for(task, timeout=10)).status == "stopped"
+    result = await stopped_partway(cairn, fake, chat.id, "The first half of an")
+    assert result.status == "stopped"
     fake.reply_text("And here is the rest.")
     result = await cairn.engine.send(chat.id, "Go on")
     assert (result.status, result.error) == ("complete", None)

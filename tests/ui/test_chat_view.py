@@ -39,6 +39,14 @@ def idle(starter: Starter) -> bool:
     return not panel._live and not panel._sending and not panel.composer.streaming
 
 
+def exchange(loop, starter: Starter, fake, folder: str, question: str, reply: str) -> None:
+    """A new chat in *folder*, *question* sent, *reply* streamed back and shown."""
+    new_chat(loop, starter, folder)
+    fake.reply_text(reply)
+    send(starter, question)
+    wait_for(lambda: idle(starter) and len(entries(starter)) == 2)
+
+
 def send(starter: Starter, text: str) -> None:
     panel = starter.window.chat_panel
     panel.composer.set_text(text)
@@ -192,10 +200,8 @@ def _centre_of(view: Any, entry: Any, block: int) -> QPointF:
 
 def test_a_code_block_has_a_copy_link(opened, loop, fake, folders):
     (acme,) = folders("Acme Inc")
-    new_chat(loop, opened, acme)
-    fake.reply_text("Here:\n\n```css\n.brand { color: #FF5500; }\n```\n\nDone.")
-    send(opened, "CSS please")
-    wait_for(lambda: idle(opened) and len(entries(opened)) == 2)
+    exchange(loop, opened, fake, acme, "CSS please",
+             "Here:\n\n```css\n.brand { color: #FF5500; }\n```\n\nDone.")
     view = opened.window.chat_panel.view
     reply = entries(opened)[1]
     layout = view.messages.layout(reply, view.viewport().width(), 1)
@@ -519,10 +525,7 @@ def test_shift_f10_opens_a_messages_menu_as_the_menu_key_does(opened, loop, fake
                                                               monkeypatch):
     """Issue 20, item 8: the keyboard's way to a message's actions."""
     (acme,) = folders("Acme Inc")
-    new_chat(loop, opened, acme)
-    fake.reply_text("A short reply.")
-    send(opened, "Hello")
-    wait_for(lambda: idle(opened) and len(entries(opened)) == 2)
+    exchange(loop, opened, fake, acme, "Hello", "A short reply.")
     view = opened.window.chat_panel.view
     shown: list[list[str]] = []
     monkeypatch.setattr(view, "run_menu", lambda menu, where: shown.append(

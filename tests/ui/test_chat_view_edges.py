@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.store.messages import COMPLETE, FAILED
 from tests.ui.helpers import run, wait_for
-from tests.ui.test_chat_view import entries, idle, new_chat, send
+from tests.ui.test_chat_view import entries, exchange, idle, new_chat, send
 from ui.chat.markdown import PIECE_CHARS, pieces, streaming_chunks
 
 
@@ -168,10 +168,7 @@ def test_copy_inside_a_selected_long_reply_copies_the_block_clicked(opened, loop
 
 def test_the_selection_overlay_covers_its_message_only(opened, loop, fake, folders):
     (acme,) = folders("Acme Inc")
-    new_chat(loop, opened, acme)
-    fake.reply_text("A short answer.")
-    send(opened, "Short?")
-    wait_for(lambda: idle(opened) and len(entries(opened)) == 2)
+    exchange(loop, opened, fake, acme, "Short?", "A short answer.")
     view = opened.window.chat_panel.view
     browser = view.open_selector(view.conversation.index(1, 0))
     rect = view.visualRect(view.conversation.index(1, 0))
