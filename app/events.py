@@ -203,6 +203,13 @@ class KnowledgeSaved(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class SuggestionsChanged(Event):
+    """Suggestions for *owner*'s document came (a rebuild) or went (accepted, dismissed)."""
+
+    owner: str
+
+
+@dataclass(frozen=True, slots=True)
 class FileAdded(Event):
     workspace: str
     file_id: str

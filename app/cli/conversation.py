@@ -36,6 +36,9 @@ _KNOWLEDGE_VERBS = {
     "diff": "compare knowledge versions of",
     "restore": "restore the knowledge of",
     "status": "show the knowledge status of",
+    "suggestions": "show the knowledge suggestions of",
+    "accept": "accept a knowledge suggestion of",
+    "dismiss": "dismiss a knowledge suggestion of",
 }
 
 
@@ -101,6 +104,17 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("id", metavar="ID")
     p = json_flag(actions.add_parser("rebuild", help="run a chat's pending rebuild now"))
     p.add_argument("id", metavar="CHAT")
+    p = json_flag(actions.add_parser("suggestions", help="changes the knowledge model proposed "
+                                                         "that wait for you to decide"))
+    p.add_argument("id", metavar="ID")
+    p = json_flag(actions.add_parser("accept", help="apply suggestion N to the document"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("number", metavar="N", type=whole_number)
+    p.add_argument("--text", metavar="T", help="your own wording of the entry, instead of the "
+                                                "suggested one")
+    p = json_flag(actions.add_parser("dismiss", help="drop suggestion N, the document unchanged"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("number", metavar="N", type=whole_number)
 
 
 def add_setting_parsers(commands: Commands, json_flag: JsonFlag) -> None:
@@ -179,6 +193,8 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit,
             status = _knowledge_status(cairn, owner)
             emit({"owner": owner, **status}, lambda: _status_text(label, status))
             return 0
+        if args.action in ("suggestions", "accept", "dismiss"):
+            return _suggestions(cairn, owner, args, emit, label=label)
         if args.action == "history":
             versions = [v.to_json() for v in cairn.knowledge.history(owner)]
             emit(versions, lambda: "\n".join(
@@ -216,6 +232,47 @@ def _document(cairn: Cairn, owner: str, args: argparse.Namespace,
         data["enabled"] = cairn.settings.get("memory.enabled")
     emit(data, lambda: doc.text if args.action == "show" else f"{label} saved (version {doc.version}).")
     return 0
+
+
+def _suggestions(cairn: Cairn, owner: str, args: argparse.Namespace, emit: Emit, *,
+                 label: str) -> int:
+    """``knowledge suggestions|accept|dismiss``: the same use cases as the panel's strip."""
+    from app.knowledge import suggestions
+
+    if args.action == "suggestions":
+        waiting = [s.to_json() for s in suggestions.waiting(cairn.knowledge, [owner])]
+        emit(waiting, lambda: "\n\n".join(suggestion_text(s) for s in waiting)
+             or f"{label}: no suggestions wait for you.")
+        return 0
+    found = cairn.knowledge.suggestion(args.number)
+    if found.owner != owner:
+        raise Refused(f"cannot {args.action} suggestion {args.number}: it is not a suggestion "
+                      f"for this document (`cairn knowledge suggestions` lists them)")
+    if args.action == "dismiss":
+        suggestions.dismiss(cairn.knowledge, args.number)
+        emit({"owner": owner, "dismissed": args.number},
+             lambda: f"Suggestion {args.number} dismissed; the document is unchanged.")
+        return 0
+    doc = suggestions.accept(cairn.knowledge, args.number, edited=args.text)
+    emit({"owner": owner, "accepted": args.number, "version": doc.version, "text": doc.text},
+         lambda: f"Suggestion {args.number} accepted: {label} is now version {doc.version}.")
+    return 0
+
+
+def suggestion_text(s: dict[str, Any]) -> str:
+    """One suggestion as the command line lists it (the model wrote it: shown() escapes)."""
+    what = {"add": f"Add to {s['section'] or 'Facts'}",
+            "update": "Change", "merge": f"Merge {len(s['targets'])} entries into"}[s["kind"]]
+    lines = [f"#{s['id']}  {what}:"]
+    lines += [f"    - {shown(t)}" for t in s["targets"]]
+    if s["targets"]:
+        lines.append("  into:")
+    lines.append(f"    + {shown(s['text'])}")
+    lines.append(f"  Not applied by itself: {shown(s['reason'])}")
+    if s["evidence"]:
+        who = {"person": "you", "claude": "Claude"}.get(s["said_by"] or "", "the chat")
+        lines.append(f"  Evidence ({who}): \"{shown(s['evidence'])}\"")
+    return "\n".join(lines)
 
 
 def _knowledge_status(cairn: Cairn, owner: str) -> dict[str, Any]:
@@ -430,7 +487,8 @@ def _models(cairn: Cairn, emit: Emit, stderr: TextIO) -> int:
 def _rebuild_json(report: Report) -> dict[str, Any]:
     return {"status": report.status, "applied": report.applied,
             "refused": [{"op": r.op, "reason": r.reason} for r in report.refused],
-            "unapplied": report.unapplied, "error": report.error}
+            "unapplied": report.unapplied, "suggested": report.suggested,
+            "error": report.error}
 
 
 def _status_text(label: str, status: dict[str, Any]) -> str:
@@ -441,6 +499,11 @@ def _status_text(label: str, status: dict[str, Any]) -> str:
         lines.append(shown(status["unapplied"]))
     waiting = status["pending_exchanges"]
     lines.append(f"{waiting} exchange{'s' if waiting != 1 else ''} waiting for a rebuild.")
+    found = status["suggestions"]
+    if found:
+        lines.append(f"{len(found)} suggestion{'s' if len(found) != 1 else ''} wait for you "
+                     "(accept with `cairn knowledge accept ID N`, or dismiss):")
+        lines += [suggestion_text(s) for s in found]
     return "\n".join(lines)
 
 
@@ -461,6 +524,9 @@ def _report_rebuild(report: Report, stderr: TextIO) -> None:
         stderr.write(f"  - refused: {shown(str(refusal.reason))}\n")
     if report.unapplied:
         stderr.write(f"  {shown(report.unapplied)}\n")
+    if report.suggested:
+        stderr.write(f"  {report.suggested} suggestion{'s' if report.suggested != 1 else ''} "
+                     "kept for you to decide: `cairn knowledge suggestions ID` lists them.\n")
 
 
 def _settings(cairn: Cairn, args: argparse.Namespace,

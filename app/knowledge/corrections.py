@@ -45,12 +45,14 @@ def resubmitted(first: object, outcome: Outcome, again: object) -> dict[str, lis
     return {"ops": kept + (more if isinstance(more, list) else [])}
 
 
-def addressed(refusal: Refusal, again: object) -> bool:
+def addressed(refusal: Refusal, again: object, *, moot: Sequence[object] = ()) -> bool:
     """Whether the second answer holds an op for what *refusal* tried (the same kind of op
-    on the same entries or section, or an add of the same text, wherever it now goes); if
-    not, the first refusal still stands."""
+    on the same entries or section, or an add of the same text, wherever it now goes) that
+    is not one of the *moot* ops (refused as saying nothing new: repeating the unchanged
+    entry answers nothing); if not, the first refusal still stands."""
     more = again.get("ops") if isinstance(again, dict) else None
-    return any(_aim(op) == _aim(refusal.op) or _same_add(op, refusal.op)
+    idle = {id(op) for op in moot}
+    return any((_aim(op) == _aim(refusal.op) or _same_add(op, refusal.op)) and id(op) not in idle
                for op in more or [] if isinstance(op, dict))
 
 

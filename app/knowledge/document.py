@@ -216,6 +216,11 @@ def _split_item(line: str) -> tuple[str, str, str]:
     return found[1], found[2], line[found.end():]
 
 
+def item_text(line: str) -> str:
+    """An entry's text without its list marker (and the spacing after it)."""
+    return _split_item(line)[2]
+
+
 def render_entry(text: str, marker: str = "-") -> str:
     return f"{marker} {text}"
 

@@ -37,7 +37,7 @@ from app.knowledge.corrections import (
     resubmitted,
     unapplied,
 )
-from app.knowledge.meaning import CLAUDE, PERSON, Said
+from app.knowledge.meaning import CLAUDE, PERSON, Said, hear
 from app.knowledge.prompt import (  # noqa: F401 - OPS_SCHEMA, length_guidance re-exported
     OPS_SCHEMA,
     Turn,
@@ -49,10 +49,12 @@ from app.knowledge.prompt import (  # noqa: F401 - OPS_SCHEMA, length_guidance r
 from app.knowledge.prompt import (
     message as prompt_message,
 )
+from app.knowledge.suggestions import proposals
 from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops
 from app.llm.catalog import Catalog
 from app.store import watermarks
 from app.store.knowledge import PERSONAL, Change, KnowledgeStore
+from app.store.suggestions import Proposed
 from app.store.messages import COMPLETE, ChatStore, Message
 from app.store.registry.registry import Registry
 from app.store.settings import Settings
@@ -66,6 +68,7 @@ log = logging.getLogger(__name__)
 QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (README, "Knowledge that maintains itself")
 CHUNK_EXCHANGES = 6  # a backlog goes to the model in chunks of this many, oldest first
 CHUNK_CHARS = 24_000
+SUPERSEDED_RUNS = 2  # a hand edit landed meanwhile: once more on top of it, then queued
 WALK_BACK = 16  # messages read per step when looking for where the pending exchange opened
 MAX_OUTPUT_TOKENS = 8_192  # today's models think within this budget too (low effort keeps it short)
 PROMPT = Path(__file__).resolve().parents[2] / "resources" / "prompts" / "knowledge.md"
@@ -96,6 +99,7 @@ class Report:
     exchanges: int = 0
     notice: str | None = None  # the knowledge model is deprecated: said once
     unapplied: str | None = None  # "2 suggestions could not be applied: …" (still refused)
+    suggested: int = 0  # of those, how many wait for the person as suggestions
 
 
 def exchanges_of(messages: list[Message]) -> list[Exchange]:
@@ -215,6 +219,29 @@ class Rebuilder:
                 if any(e.qualifies for e in self.pending(chat_id))]
 
     async def rebuild(self, chat_id: str) -> Report:
+        """:meth:`rebuild_once`, run once more when a hand edit superseded it (the person's
+        text wins and what the chat taught is learned on top of it), for the window and the
+        command line alike; still ``superseded`` after that, the caller queues it again."""
+        report = await self.rebuild_once(chat_id)
+        for _again in range(SUPERSEDED_RUNS - 1):
+            if report.status != "superseded":
+                break
+            report = await self.rebuild_once(chat_id)
+        return report
+
+    def places(self, chat_id: str, backlog: list[Exchange]) -> list[str | None]:
+        """Where each exchange of *backlog* was said: the workspace whose documents learn it
+        (None: Ungrouped), the chat's own unless it moved since (storage thread)."""
+        said = watermarks.origins(self.registry.db, chat_id)
+        chat = self.registry.chat(chat_id)
+        here = chat.workspace_id if chat is not None else None
+        found: list[str | None] = []
+        for exchange in backlog:
+            place = next((ws for upto, ws in said if exchange.last_message <= upto), here)
+            found.append(place if place is None or self.registry.workspace(place) else None)
+        return found
+
+    async def rebuild_once(self, chat_id: str) -> Report:
         """Process the chat's pending exchanges in bounded chunks, oldest first.
 
         While it needs the model, the chat carries a ``background job`` in the live work, and
@@ -231,6 +258,7 @@ class Rebuilder:
         report = Report(chat_id)
         storage = self._storage
         backlog = await storage.run(self.pending, chat_id)
+        where = await storage.run(self.places, chat_id, backlog)
         if not any(e.qualifies for e in backlog):
             if backlog:  # nothing to learn from: no model call, the watermark moves on
                 await storage.run(self._set_watermark, chat_id, backlog[-1].last_message)
@@ -244,18 +272,19 @@ class Rebuilder:
                 if stopper.stopped:
                     report.status = "stopped"
                     break
-                chunk = _chunk(backlog)
-                backlog = backlog[len(chunk):]
+                chunk = _chunk(backlog, where)
+                backlog, place, where = backlog[len(chunk):], where[0], where[len(chunk):]
                 if not any(e.qualifies for e in chunk):
                     await storage.run(self._set_watermark, chat_id, chunk[-1].last_message)
                     continue
-                step = await self._rebuild_chunk(chat_id, chunk, stopper)
+                step = await self._rebuild_chunk(chat_id, chunk, stopper, place)
                 report.applied += step.applied
                 report.refused += step.refused
                 report.output_tokens += step.output_tokens
                 report.exchanges += step.exchanges
                 report.notice = report.notice or step.notice
                 report.unapplied = _joined(report.unapplied, step.unapplied)
+                report.suggested += step.suggested
                 if step.status in ("failed", "superseded", "stopped"):
                     report.status, report.error = step.status, step.error
                     break  # the watermark stays: the next trigger starts from here
@@ -266,11 +295,12 @@ class Rebuilder:
             hub.emit(WorkEnded(chat_id, BACKGROUND_JOB))
         return report
 
-    async def _rebuild_chunk(self, chat_id: str, chunk: list[Exchange], stopper: Stopper
-                             ) -> Report:
+    async def _rebuild_chunk(self, chat_id: str, chunk: list[Exchange], stopper: Stopper,
+                             place: str | None) -> Report:
         report = Report(chat_id, exchanges=sum(e.qualifies for e in chunk))
         storage = self._storage
-        chat = self.registry.get_chat(chat_id)
+        # Learned where it was said: the chat as it was there (it may have moved since).
+        chat = self.registry.get_chat(chat_id)._replace(workspace_id=place)
         chain, (layers, owners, chain_texts, versions), template = await storage.run(
             self._read_documents, chat)
         if not layers:  # an Ungrouped chat with Memory off: there is nothing it could change
@@ -321,9 +351,14 @@ class Rebuilder:
                 report.output_tokens += tokens
                 first = outcome
                 outcome = await validate(resubmitted(tool_input, first, again))
+                # A first refusal stands unless the second answer really answered it: an op
+                # for the same thing that applied, or was refused for a reason of its own.
+                # One that only says the unchanged entry again (moot) hides nothing.
+                moot_again = [r.op for r in outcome.refused if r.moot]
                 outcome = Outcome(outcome.texts, outcome.applied, [
                     *[r for r in first.refused if r.moot],
-                    *[r for r in sent_back if not addressed(r, again)], *outcome.refused])
+                    *[r for r in sent_back if not addressed(r, again, moot=moot_again)],
+                    *outcome.refused])
         if stopper.stopped:  # stopped while validating: nothing of it is saved
             report.status = "stopped"
             return report
@@ -333,8 +368,11 @@ class Rebuilder:
                    for key, new_text in outcome.texts.items()]
         notes = {owner: unapplied(refusals_of(report.refused, key, layers))
                  for key, owner in owners.items()}
+        # What was not applied and not moot waits for the person, with whose words it quotes.
+        kept = proposals(report.refused, layers=layers, owners=owners, heard=hear(said))
+        report.suggested = len(kept)
         saved = await storage.run(self._save_result, chat_id, changes, notes,
-                                  chunk[-1].last_message)
+                                  chunk[-1].last_message, kept)
         if not saved:
             report.status = "superseded"  # a hand edit landed meanwhile: it wins, run again
             report.applied = []
@@ -451,11 +489,11 @@ class Rebuilder:
         return await self._network.run(lambda: complete(client, {**request, **options}))
 
     def _save_result(self, chat_id: str, changes: list[Change], notes: dict[str, str | None],
-                     watermark: int) -> bool:
-        """The changed documents, the watermark and the owners' last success in one
-        transaction, if no document moved on meanwhile (storage thread)."""
+                     watermark: int, suggestions: list[Proposed]) -> bool:
+        """The changed documents, the watermark, the owners' last success and the
+        suggestions in one transaction, if no document moved on meanwhile (storage thread)."""
         saved = self.knowledge.save_rebuild(changes, chat_id=chat_id, covered=watermark,
-                                            notes=notes)
+                                            notes=notes, suggestions=suggestions)
         if saved:
             self.registry.hub.emit(RebuildApplied(chat_id, tuple(c.owner for c in changes)))
         return saved
@@ -518,12 +556,14 @@ def _joined(first: str | None, second: str | None) -> str | None:
     return " ".join(filter(None, (first, second))) or None
 
 
-def _chunk(backlog: list[Exchange]) -> list[Exchange]:
+def _chunk(backlog: list[Exchange], places: list[str | None]) -> list[Exchange]:
+    """The next exchanges to learn together: bounded, and all said in one place."""
     chunk: list[Exchange] = []
     size = 0
-    for exchange in backlog:
+    for exchange, place in zip(backlog, places, strict=True):
         cost = len(exchange.user) + len(exchange.reply)
-        if chunk and (len(chunk) >= CHUNK_EXCHANGES or size + cost > CHUNK_CHARS):
+        if chunk and (len(chunk) >= CHUNK_EXCHANGES or size + cost > CHUNK_CHARS
+                      or place != places[0]):
             break
         chunk.append(exchange)
         size += cost

@@ -119,9 +119,8 @@ class KnowledgeScheduler:
         # another project could use.
         lock = self._locks.setdefault(self._project_of(chat_id), asyncio.Lock())
         async with lock, self._bound:
+            # (a rebuild a hand edit superseded runs once more on top of it by itself)
             report = await self._rebuilder.rebuild(chat_id)
-            if report.status == "superseded":  # a hand edit won: once more, on top of it
-                report = await self._rebuilder.rebuild(chat_id)
             if report.status == "superseded":
                 # Another hand edit meanwhile: queued again, as a new run (so one edit after
                 # another never drops the rebuild, and each run waits its turn for the lock).

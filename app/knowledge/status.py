@@ -19,6 +19,7 @@ from app.records import Chat
 from app.store import watermarks
 from app.store.knowledge import PERSONAL
 from app.store.registry.registry import Registry
+from app.store.suggestions import Suggestion
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +91,15 @@ class OwnerKnowledge:
     # "2 suggestions could not be applied: …": what the last rebuild's model still suggested
     # wrongly after its corrective round (recorded with no time of its own; the corrective round)
     unapplied: str | None = None
+    # What waits for the person to accept, edit or dismiss, oldest first (no rebuild
+    # erases these: they go only by the person's decision).
+    suggestions: tuple[Suggestion, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """As ``cairn knowledge status --json`` prints it (beside the owner)."""
         return {"last_success": self.learned_at, "last_error": self.failure,
-                "pending_exchanges": self.waiting, "unapplied": self.unapplied}
+                "pending_exchanges": self.waiting, "unapplied": self.unapplied,
+                "suggestions": [s.to_json() for s in self.suggestions]}
 
 
 SOURCE_WORDS = {"rebuild": "Updated from a chat", "user": "Edited by you",
@@ -109,12 +114,25 @@ def owner_knowledge(registry: Registry, rebuilder: Rebuilder, owner: str) -> Own
     """
     waiting: dict[str, int] = {}
     for chat_id in _chats_with_news_for(registry, rebuilder, owner):
-        count = sum(e.qualifies for e in rebuilder.pending(chat_id))
+        backlog = rebuilder.pending(chat_id)
+        places = rebuilder.places(chat_id, backlog)
+        count = sum(e.qualifies for e, place in zip(backlog, places, strict=True)
+                    if _writes(registry, owner, place))
         if count:
             waiting[chat_id] = count
     record = rebuilder.knowledge.last_rebuild(owner)
     return OwnerKnowledge(sum(waiting.values()), tuple(waiting), record.last_success,
-                          record.failure, record.unapplied)
+                          record.failure, record.unapplied,
+                          tuple(rebuilder.knowledge.suggestions([owner])))
+
+
+def _writes(registry: Registry, owner: str, place: str | None) -> bool:
+    """Whether an exchange said in *place* is learned into *owner*'s document: personal
+    memory from anywhere, a project's from itself and its folders, a folder's from itself."""
+    if owner == PERSONAL:
+        return True
+    lineage = registry.lineage(place) if place is not None else []
+    return bool(lineage) and owner in (lineage[0].id, lineage[-1].id)
 
 
 def _chats_with_news_for(registry: Registry, rebuilder: Rebuilder, owner: str) -> list[str]:
@@ -129,14 +147,15 @@ def _chats_with_news_for(registry: Registry, rebuilder: Rebuilder, owner: str) -
         return watermarks.chats_with_long_replies(registry.db, QUALIFYING_REPLY)
     if registry.workspace(owner) is None:
         return []
-    if registry.parent_of(owner) is not None:
-        return watermarks.chats_with_news(registry.db, registry.chat_order(owner))
-    ids: list[str] = []
-    stack = [owner]
-    while stack:
-        ws_id = stack.pop()
-        ids += registry.chat_order(ws_id)
-        stack += [child.id for child in registry.children(ws_id)]
+    places = [owner]
+    if registry.parent_of(owner) is None:  # a project: its folders at any depth too
+        stack = [owner]
+        while stack:
+            stack += [child.id for child in registry.children(stack.pop())]
+            places += [i for i in stack if i not in places]
+    ids = [chat_id for ws_id in places for chat_id in registry.chat_order(ws_id)]
+    # Chats that moved away with exchanges said here still teach this document.
+    ids += [i for i in watermarks.chats_said_in(registry.db, places) if i not in set(ids)]
     return watermarks.chats_with_news(registry.db, ids)
 
 

@@ -18,9 +18,12 @@ Decisions beyond what the README says (README, "Knowledge that maintains itself"
   paragraph cannot be merged.
 - only ops that pass their checks claim their refs and use an add's place: a refused op
   does not block a later one. (One refused at the final re-parse has already used them.)
-- an op text may start with list markers and with the label it was shown (``P3: …``, only a
-  label that exists: "P0: …" is text); both are stripped. A heading is refused only when the
-  text really is one (``#FF5500 …`` is not). Sections are matched like headings.
+- an op text may start with list markers, which are stripped; a label is never stripped (an
+  entry may start with "P1:"), but an update or merge whose text opens with the label of an
+  entry it changes is sent back. A heading is refused only when the text really is one
+  (``#FF5500 …`` is not). Sections are matched like headings.
+- an update of an entry that does not open with a line of text (a code fence, a quote, a
+  nested list) is refused: it would replace the whole entry, sub-items included.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 
 from app.knowledge import document as doc
 from app.knowledge import tokens as tk
+from app.knowledge import words as wd
 from app.knowledge.document import Entry, Parsed, Splice
 from app.knowledge.meaning import (
     Heard,
@@ -119,7 +123,12 @@ class _Batch:
     today: str
     add_cap: int
     seen: dict[str, str]  # normalised entry text -> where it is, for duplicate detection
-    labels: frozenset[str] = frozenset()  # every label shown
+    # An entry's content words in order -> where it is: the same words, in other spacing,
+    # case, punctuation or with other articles, are a duplicate.  Sorted, the same words in
+    # another order: maybe the same fact, maybe its reverse ("Postgres over MySQL"), so the
+    # person decides.
+    near: dict[tuple[str, ...], str] = field(default_factory=dict)
+    bags: dict[tuple[str, ...], str] = field(default_factory=dict)
     claimed: set[str] = field(default_factory=set)
     adds: int = 0
 
@@ -137,7 +146,12 @@ def apply_ops(tool_input: object, *, layers: Sequence[Layer], exchanges: str | S
     batch = _batch(layers, exchanges, today, qualifying_exchanges, chain_texts)
     changes: list[_Change] = []
     refused: list[tuple[int, Refusal]] = []
+    elsewhere = _less_specific(ops)
     for position, op in enumerate(ops):
+        if position in elsewhere:
+            refused.append((position, Refusal(op, "It duplicates an add to the folder document "
+                                                  "in this update, so it was dropped.")))
+            continue
         checked = _check(batch, op, position)
         if isinstance(checked, str):
             refused.append((position, Refusal(op, checked)))
@@ -161,25 +175,60 @@ def _batch(layers: Sequence[Layer], exchanges: str | Sequence[Said], today: str,
     docs: dict[str, _Doc] = {}
     for layer in layers:
         docs.setdefault(layer.key, _Doc(layer, doc.parse(layer.text)))
-    seen: dict[str, str] = {}
+    cap = ADDS_PER_EXCHANGE * max(qualifying, 0) if isinstance(qualifying, int) else 0
+    batch = _Batch(docs, hear(exchanges), today, cap, {})
     for d in docs.values():
         for entry in d.parsed.entries:
-            _remember(seen, d.parsed, entry, f"{d.layer.prefix}{entry.index + 1}")
+            _remember(batch, d.parsed, entry, f"{d.layer.prefix}{entry.index + 1}")
     for text in chain_texts:
         parsed = doc.parse(text)
         for entry in parsed.entries:
-            _remember(seen, parsed, entry, "an entry of another document of this chat")
-    cap = ADDS_PER_EXCHANGE * max(qualifying, 0) if isinstance(qualifying, int) else 0
-    labels = frozenset(f"{d.layer.prefix}{n}" for d in docs.values()
-                       for n in range(1, len(d.parsed.entries) + 1))
-    return _Batch(docs, hear(exchanges), today, cap, seen, labels)
+            _remember(batch, parsed, entry, "an entry of another document of this chat")
+    return batch
 
 
-def _remember(seen: dict[str, str], parsed: Parsed, entry: Entry, where: str) -> None:
-    """An entry is known by its whole text and by its leading paragraph alone."""
+def _remember(batch: _Batch, parsed: Parsed, entry: Entry, where: str) -> None:
+    """An entry is known by its whole text and by its leading paragraph alone, and by the
+    content words of each."""
     head = "".join(parsed.lines[entry.start:entry.head_end]) or entry.text
     for text in (entry.text, head):
-        seen.setdefault(doc.normalise(text), where)
+        _known(batch, text, where)
+
+
+def _known(batch: _Batch, text: str, where: str) -> None:
+    batch.seen.setdefault(doc.normalise(text), where)
+    found = tuple(wd.keys(text))
+    if found:
+        batch.near.setdefault(found, where)
+        batch.bags.setdefault(tuple(sorted(found)), where)
+
+
+def _duplicate(batch: _Batch, text: str) -> str:
+    """Why *text* adds nothing new, or says the same words as an entry in another order
+    ('' when neither)."""
+    key = doc.normalise(text)
+    if key in batch.seen:
+        return f"It duplicates {batch.seen[key]}, so it was dropped."
+    found = tuple(wd.keys(text))
+    if found in batch.near:
+        return f"It duplicates {batch.near[found]} in other words, so it was dropped."
+    if tuple(sorted(found)) in batch.bags:
+        return (f"It has the same words as {batch.bags[tuple(sorted(found))]} in another "
+                "order: the same fact or its reverse, so the person decides.")
+    return ""
+
+
+def _less_specific(ops: Sequence[object]) -> set[int]:
+    """Positions of project adds that say what a folder add of the same batch says: one fact
+    lands once, in the more specific document."""
+    def words_of(op: object, target: str) -> tuple[str, ...] | None:
+        if not (isinstance(op, dict) and op.get("op") == "add" and op.get("target") == target
+                and isinstance(op.get("text"), str)):
+            return None
+        return tuple(wd.keys(_clean(op["text"])[0])) or None
+
+    folder = {w for op in ops if (w := words_of(op, "folder")) is not None}
+    return {n for n, op in enumerate(ops) if (w := words_of(op, "project")) in folder}
 
 
 # =============================================================================== checking
@@ -216,20 +265,20 @@ def _check_add(batch: _Batch, op: dict, position: int) -> _Change | str:
     if canonical is None:
         return f"The section must be one of: {', '.join(doc.SECTIONS)}."
     section = canonical
-    text, problem = _clean(raw, label=batch.labels)
+    text, problem = _clean(raw)
     if problem:
         return problem
     found = quote(batch.heard, evidence, values_of(text))
     if isinstance(found, str):
         return found
-    key = doc.normalise(text)
-    if key in batch.seen:
-        return f"It duplicates {batch.seen[key]}, so it was dropped."
+    duplicate = _duplicate(batch, text)
+    if duplicate:
+        return duplicate
     if batch.adds >= batch.add_cap:  # checked last: an invalid add takes no one's place
         return (f"No more than {ADDS_PER_EXCHANGE} adds per qualifying exchange "
                 f"({batch.add_cap} here).")
     batch.adds += 1
-    batch.seen[key] = "an earlier add of this update"
+    _known(batch, text, "an earlier add of this update")
     applied = {"op": "add", "target": target, "section": section, "text": text,
                "evidence": evidence}
     return _Change(position, target, op, applied, add=(section, text))
@@ -244,10 +293,13 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     if isinstance(found, str):
         return found
     label, d, entry = found
-    text, problem = _clean(raw, label=label)
+    if entry.head_end == entry.start:
+        return (f"{label} does not open with a line of text (it is a block), so it cannot be "
+                "updated; only a person edits it.")
+    old = doc.head(d.parsed, entry)
+    text, problem = _clean(raw, label=label, old=[old])
     if problem:
         return problem
-    old = doc.head(d.parsed, entry)
     new_values = [v for kind, values in tk.gained_by_kind(old, text).items() if kind != "name"
                   for v in values]
     quoted = quote(batch.heard, evidence, new_values)
@@ -263,7 +315,7 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     if problem:
         return problem
     batch.claimed.add(label)
-    batch.seen.setdefault(doc.normalise(text), f"the updated {label}")
+    _known(batch, text, f"the updated {label}")
     applied = {"op": "update", "ref": label, "text": marked, "evidence": evidence}
     if moved:  # an answered open question: out of Open questions, into its section
         applied["section"] = moved
@@ -316,17 +368,17 @@ def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
     bare = [label for label, _, e in resolved if e.head_end == e.start]
     if bare:
         return f"{bare[0]} does not open with a line of text, so it cannot be merged."
-    text, problem = _clean(raw, label=labels)
+    heads = [(label, doc.head(d.parsed, e)) for label, _, e in resolved]
+    text, problem = _clean(raw, label=labels, old=[h for _, h in heads])
     if problem:
         return problem
-    heads = [(label, doc.head(d.parsed, e)) for label, _, e in resolved]
     problem = merge_problem(heads, text)
     if problem:
         return problem
     dates = [m[1] for _, _, e in resolved for m in _MARK_DATE.finditer(e.text)]
     final = f"{text} (updated {max(dates)})" if dates else text
     batch.claimed.update(labels)
-    batch.seen.setdefault(doc.normalise(text), "the merged " + "+".join(labels))
+    _known(batch, text, "the merged " + "+".join(labels))
     # The merged entry takes the first ref's place (all are in one section); an answered
     # open question leaves Open questions by an update that names its section.
     entries = [e for _, _, e in resolved]
@@ -362,16 +414,27 @@ def _resolve(batch: _Batch, ref: str) -> tuple[str, _Doc, Entry] | str:
     return f"{ref[:40]!r} names no entry of the documents shown."
 
 
-def _clean(raw: str, *, label: str | Collection[str] = ()) -> tuple[str, str]:
+def clean_text(raw: str) -> tuple[str, str]:
+    """An entry's text as one line, and why it cannot be one entry ('' when it can): what a
+    suggestion the person accepts must also be."""
+    return _clean(raw)
+
+
+def _clean(raw: str, *, label: str | Collection[str] = (), old: Collection[str] = ()
+           ) -> tuple[str, str]:
     """An op's text as one entry line, and why it cannot be one ('' when it can). Code owns
-    the ``(updated …)`` marks, so any the model wrote go; so does one echoed *label* (only a
-    label it was shown: "P0: …" or a hand-written "P1:" in another entry are text)."""
+    the ``(updated …)`` marks, so any the model wrote go.  Labels are never stripped from a
+    text (an entry may well start with "P1:"): the entries an op changes are named in its
+    own fields, so an update or merge whose text opens with the label of an entry it
+    changes (*label*), where that entry's own text (*old*) did not, is sent back."""
     if not encodable(raw):
         return raw, "The text holds characters that cannot be stored (a lone surrogate)."
     text = _BULLETS.sub("", _BREAKS.sub(" ", raw).strip())
     echoed = _LABEL.match(text)
-    if echoed and echoed[1] in ({label} if isinstance(label, str) else set(label)):
-        text = _BULLETS.sub("", text[echoed.end():])
+    if echoed and echoed[1] in ({label} if isinstance(label, str) else set(label)) and not any(
+            _LABEL.match(doc.item_text(o).lstrip()) for o in old):
+        return text, (f"The text starts with the label {echoed[1]}; write the entry's text "
+                      "alone (labels are not part of it).")
     text = _MARK.sub("", text).strip()
     if _HEADING.match(text):
         return text, "The text is a heading; an op adds entries, never sections."

@@ -23,8 +23,10 @@ from typing import overload
 
 from app.base.db import Database, utc_now
 from app.errors import Refused
-from app.events import Hub, KnowledgeSaved
+from app.events import Hub, KnowledgeSaved, SuggestionsChanged
+from app.store import suggestions as suggestion_rows
 from app.store import watermarks
+from app.store.suggestions import Proposed, Suggestion
 
 PERSONAL = "personal"
 SOURCES = ("user", "rebuild", "import", "restore")
@@ -215,12 +217,16 @@ class KnowledgeStore:
         return self._save_if_unchanged(changes, source=source, chat_id=chat_id)
 
     def save_rebuild(self, changes: Sequence[Change], *, chat_id: str, covered: int,
-                     notes: Mapping[str, str | None]) -> bool:
+                     notes: Mapping[str, str | None],
+                     suggestions: Sequence[Proposed] = ()) -> bool:
         """A rebuild's result, in one transaction, if no document moved on meanwhile (a hand
-        edit wins: False, nothing written): the changed documents, the chat's watermark
-        moved up to *covered* (the last message it learned from), and for each owner of
-        *notes* the time of this success with its note of what could not be applied."""
+        edit wins: False, nothing written): the changed documents, each version with the
+        watermark it started from (what "Keep mine" learns again), the chat's watermark
+        moved up to *covered* (the last message it learned from), for each owner of *notes*
+        the time of this success with its note of what could not be applied, and the
+        *suggestions* it leaves for the person."""
         now = utc_now()
+        got: set[str] = set()
 
         def also(conn: sqlite3.Connection) -> None:
             watermarks.advance_in(conn, chat_id, covered)
@@ -230,21 +236,95 @@ class KnowledgeStore:
                     " last_error_at) VALUES (?, ?, ?, NULL) ON CONFLICT (owner) DO UPDATE SET"
                     " last_success = excluded.last_success, last_error = excluded.last_error,"
                     " last_error_at = NULL", (owner, now, note))
+            for item in suggestions:
+                if suggestion_rows.record(conn, [item], chat_id=chat_id, now=now):
+                    got.add(item.owner)
 
-        return self._save_if_unchanged(changes, source="rebuild", chat_id=chat_id, also=also)
+        with self._db.write() as conn:
+            since = watermarks.watermark_in(conn, chat_id)
+            saved = self._write_unchanged(conn, changes, source="rebuild", chat_id=chat_id,
+                                          covered_from=since)
+            if saved is None:
+                return False
+            also(conn)
+        self._announce(*saved)
+        if got and self._hub is not None:
+            self._hub.emit(*(SuggestionsChanged(owner) for owner in sorted(got)))
+        return True
 
     def _save_if_unchanged(self, changes: Sequence[Change], *, source: str,
-                           chat_id: str | None,
-                           also: Callable[[sqlite3.Connection], None] | None = None) -> bool:
+                           chat_id: str | None) -> bool:
         with self._db.write() as conn:
-            if any(_version(conn, c.owner) != c.based_on for c in changes):
+            saved = self._write_unchanged(conn, changes, source=source, chat_id=chat_id)
+            if saved is None:
                 return False
-            saved = [_write(conn, change.owner, change.text, change.based_on + 1, source,
-                            chat_id) for change in changes]
-            if also is not None:
-                also(conn)
         self._announce(*saved)
         return True
+
+    def _write_unchanged(self, conn: sqlite3.Connection, changes: Sequence[Change], *,
+                         source: str, chat_id: str | None, covered_from: int | None = None
+                         ) -> list[Document] | None:
+        """The changes written, if none of their documents moved on (None: nothing written)."""
+        if any(_version(conn, c.owner) != c.based_on for c in changes):
+            return None
+        saved = [_write(conn, change.owner, change.text, change.based_on + 1, source, chat_id)
+                 for change in changes]
+        if covered_from is not None:
+            for document in saved:
+                conn.execute("UPDATE knowledge_version SET covered_from = ? WHERE owner = ?"
+                             " AND version = ?", (covered_from, document.owner,
+                                                  document.version))
+        return saved
+
+    # ----------------------------------------------------------------- suggestions
+
+    def suggestions(self, owners: Sequence[str]) -> list[Suggestion]:
+        """What waits for the person to decide about *owners*' documents, oldest first."""
+        return suggestion_rows.of(self._db.query, owners)
+
+    def suggestion(self, suggestion_id: int) -> Suggestion:
+        found = suggestion_rows.one(self._db.query, suggestion_id)
+        if found is None:
+            raise Refused(f"there is no suggestion {suggestion_id}: it was accepted or "
+                          "dismissed already, or never made")
+        return found
+
+    def save_accepting(self, suggestion: Suggestion, text: str, *, based_on: int
+                       ) -> Saved | Conflict:
+        """The person accepted *suggestion*: *text* (the document with it applied) saved as
+        their version on top of *based_on*, and the suggestion gone, in one transaction.
+        :class:`Conflict` when the document moved on meanwhile; Refused when the suggestion
+        is gone (decided in another window)."""
+        owner = suggestion.owner
+        with self._db.write() as conn:
+            if suggestion_rows.one(conn.execute, suggestion.id) is None:
+                raise Refused(f"there is no suggestion {suggestion.id}: it was accepted or "
+                              "dismissed already")
+            current = _current(conn, owner)
+            if based_on != current.version:
+                return Conflict(current)
+            if len(text) > MAX_DOCUMENT_BYTES // 4:
+                check_size(owner, len(text.encode("utf-8", "surrogatepass")))
+            suggestion_rows.drop(conn, suggestion.id)
+            saved = (_write(conn, owner, text, current.version + 1, "user", suggestion.chat_id)
+                     if text != current.text else None)
+        if saved is not None:
+            self._announce(saved)
+        if self._hub is not None:
+            self._hub.emit(SuggestionsChanged(owner))
+        return Saved(saved or current)
+
+    def dismiss_suggestion(self, suggestion_id: int) -> Suggestion:
+        """The person decided against it: gone, the document unchanged."""
+        with self._db.write() as conn:
+            found = suggestion_rows.one(conn.execute, suggestion_id)
+            if found is None:
+                raise Refused(f"there is no suggestion {suggestion_id}: it was accepted or "
+                              "dismissed already, or never made")
+            suggestion_rows.drop(conn, suggestion_id)
+        if self._hub is not None:
+            self._hub.emit(SuggestionsChanged(found.owner))
+        return found
 
     def record_failure(self, owners: Iterable[str], sentence: str) -> None:
         """A rebuild of these documents failed, as *sentence*: their last failure, now."""

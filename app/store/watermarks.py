@@ -9,10 +9,14 @@ rebuild wrote while they were editing.  Those versions stay in the history, and 
 chats taught is learned again from the person's text: each such chat's watermark goes back
 to where it was before that rebuild, and the scheduler runs it.
 
-The watermark a rebuild started from is not stored; it is taken as the chat's last message
-stored before the chat's previous saved rebuild result (or the chat's start).  That may
-re-read an exchange or two more than needed, which costs a little and adds nothing twice:
-an add that duplicates an entry is dropped by the validator.
+Each version a rebuild saves records the watermark it started from (``covered_from``), so
+"Keep mine" learns again exactly what the replaced versions covered.  (Versions saved before
+that was recorded fall back to an estimate: the chat's last message stored before its
+previous saved rebuild result.)
+
+A chat moved to another workspace before its waiting exchanges were learned keeps where they
+were said (``knowledge_origin``): they are learned into the documents of that place, and
+the rows go once the watermark passes them.
 """
 
 from __future__ import annotations
@@ -37,11 +41,53 @@ def advance(db: Database, chat_id: str, message_id: int) -> None:
         advance_in(conn, chat_id, message_id)
 
 
+def watermark_in(conn: sqlite3.Connection, chat_id: str) -> int:
+    """:func:`watermark`, inside a transaction the caller holds."""
+    row = conn.execute("SELECT knowledge_watermark FROM chat WHERE id = ?",
+                       (chat_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def advance_in(conn: sqlite3.Connection, chat_id: str, message_id: int) -> None:
     """:func:`advance`, inside a transaction the caller holds (a rebuild's result lands in
-    one transaction with its watermark)."""
+    one transaction with its watermark).  Where exchanges now covered were said is no
+    longer needed."""
     conn.execute("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?)"
                  " WHERE id = ?", (message_id, chat_id))
+    conn.execute("DELETE FROM knowledge_origin WHERE chat_id = ? AND upto <= (SELECT"
+                 " knowledge_watermark FROM chat WHERE id = ?)", (chat_id, chat_id))
+
+
+def remember_origin(conn: sqlite3.Connection, chat_id: str, workspace_id: str | None) -> None:
+    """The chat leaves *workspace_id* (None: Ungrouped): what it said there and no rebuild
+    covered yet is to be learned there (inside the move's transaction)."""
+    row = conn.execute(
+        "SELECT max(m.id), c.knowledge_watermark FROM chat c LEFT JOIN message m ON"
+        " m.chat_id = c.id WHERE c.id = ?", (chat_id,)).fetchone()
+    if row is None or row[0] is None or row[0] <= row[1]:
+        return  # nothing waits: nothing to remember
+    conn.execute("INSERT OR IGNORE INTO knowledge_origin (chat_id, upto, workspace_id)"
+                 " VALUES (?, ?, ?)", (chat_id, row[0], workspace_id))
+
+
+def origins(db: Database, chat_id: str) -> list[tuple[int, str | None]]:
+    """Where the chat's waiting exchanges were said, when it moved since: ``(upto,
+    workspace)`` in message order; messages after the last *upto* belong to where it is."""
+    return [(int(upto), ws) for upto, ws in db.query(
+        "SELECT upto, workspace_id FROM knowledge_origin WHERE chat_id = ? ORDER BY upto",
+        (chat_id,))]
+
+
+def chats_said_in(db: Database, workspace_ids: Sequence[str]) -> list[str]:
+    """Chats elsewhere now with waiting exchanges said in one of *workspace_ids*."""
+    found: list[str] = []
+    for start in range(0, len(workspace_ids), _BATCH):
+        part = list(workspace_ids[start:start + _BATCH])
+        marks = ", ".join("?" * len(part))
+        found += [r[0] for r in db.query(
+            f"SELECT DISTINCT chat_id FROM knowledge_origin WHERE workspace_id IN ({marks})",
+            part)]
+    return found
 
 
 def chats_with_news(db: Database, chat_ids: Sequence[str]) -> list[str]:
@@ -77,11 +123,15 @@ def overwritten(db: Database, owner: str, after: int, upto: int) -> dict[str, in
     """The chats whose rebuild results are versions ``after < v <= upto`` of *owner*'s
     document, each with the watermark to learn them again from."""
     rows = db.query(
-        "SELECT chat_id, min(saved_at) FROM knowledge_version WHERE owner = ? AND version > ?"
+        "SELECT chat_id, min(saved_at), min(covered_from), count(*) - count(covered_from)"
+        " FROM knowledge_version WHERE owner = ? AND version > ?"
         " AND version <= ? AND source = 'rebuild' AND chat_id IS NOT NULL GROUP BY chat_id",
         (owner, after, upto))
     marks: dict[str, int] = {}
-    for chat_id, first in rows:
+    for chat_id, first, covered_from, unrecorded in rows:
+        if not unrecorded:  # what each replaced version covered is recorded: exactly that
+            marks[chat_id] = int(covered_from)
+            continue
         before = db.query(
             "SELECT max(saved_at) FROM knowledge_version WHERE chat_id = ? AND source ="
             " 'rebuild' AND saved_at < ?", (chat_id, first))

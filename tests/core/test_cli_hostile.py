@@ -145,6 +145,10 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("knowledge", "restore"): [[i, "1"] for i in IDS] + [[ws, n] for n in NUMBERS]
         + [[ws, "0"], [ws, "99"]],
         ("knowledge", "rebuild"): [[i] for i in IDS],
+        ("knowledge", "suggestions"): [[i] for i in IDS],
+        **{("knowledge", action): [[i, "1"] for i in IDS] + [[ws, n] for n in NUMBERS]
+           + [[ws, "0"], [ws, "99"], [ws, "1", "--text", "\x1b[2J# heading"]]
+           for action in ("accept", "dismiss")},
         ("settings", "show"): extra,
         ("settings", "set"): [s[1:] for s in settings] + [["model.chat"], []],
         ("models",): extra,

@@ -337,9 +337,13 @@ def test_a_fact_starting_with_a_code_keeps_it():
     said = "Claude: P0: the login bug blocks the launch, fix it first."
     outcome = run("## Facts\n- P1: fix login\n",
                   add("P0: login bug blocks the launch", "P0: the login bug blocks the launch"),
-                  update("P1", "P1: P1: fix login, first", "fix it first"), said=said)
+                  update("P1", "P1: fix login, first", "fix it first"), said=said)
     assert outcome.applied[0]["text"] == "P0: login bug blocks the launch"
     assert "- P1: fix login, first (updated 2027-05-01)\n" in outcome.texts["project"]
+    # Labels are never stripped (issue 25, item 5): a doubled label is not quietly mended.
+    doubled = run("## Facts\n- P1: fix login\n", update("P1", "P1: P1: fix login, first",
+                                                           "fix it first"), said=said)
+    assert doubled.applied == [] and doubled.refused
 
 
 def test_a_lone_surrogate_is_refused_not_a_crash():

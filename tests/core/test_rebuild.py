@@ -352,7 +352,7 @@ def test_cli_history_diff_restore_and_rebuild(cairn, fake, project, tmp_path, ca
     shown = json.loads(capsys.readouterr().out)
     assert shown["text"] == "## Facts\n- a\n" and shown["version"] == 3
     assert shown["rebuild"] == {"last_success": None, "last_error": None, "pending_exchanges": 0,
-                                "unapplied": None}
+                                "unapplied": None, "suggestions": []}
     assert cli.main(["knowledge", "restore", project.id, "99"]) == 1
     assert "cannot find version 99" in capsys.readouterr().err
 

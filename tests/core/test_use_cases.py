@@ -73,7 +73,8 @@ async def test_the_command_line_and_the_window_report_the_same_knowledge_status(
         state = window[owner]
         assert printed == {"owner": owner, "last_success": state.learned_at,
                            "last_error": state.failure, "pending_exchanges": state.waiting,
-                           "unapplied": state.unapplied}
+                           "unapplied": state.unapplied,
+                       "suggestions": [s.to_json() for s in state.suggestions]}
         return printed
 
     await look()

@@ -30,6 +30,7 @@ from app.events import (
     WorkStarted,
 )
 from app.records import Chat, ChatListing, Workspace
+from app.store import watermarks
 from app.store.registry.nesting import Rows
 from app.store.registry.state import RegistryState, attach_at_top
 
@@ -333,6 +334,8 @@ class ChatList(RegistryState):
                                      chat_id)
                 folder = target.path if target is not None else None
                 now = utc_now()
+                # What it said here and was not learned yet is learned here, not where it goes.
+                watermarks.remember_origin(conn, chat_id, chat.workspace_id)
                 conn.execute("UPDATE chat SET folder = ?, updated_at = ? WHERE id = ?",
                              (folder, now, chat_id))
                 if chat.workspace_id is not None:

@@ -328,7 +328,7 @@ class Registry(RecentlyRemoved, FirstStart):
                              (position, fresh.id))  # takes over the old one's place
                 for table, column in (("membership", "workspace_id"), ("knowledge", "owner"),
                                       ("knowledge_version", "owner"),
-                                      ("knowledge_status", "owner"),
+                                      ("knowledge_status", "owner"), ("knowledge_suggestion", "owner"),
                                       ("knowledge_file", "workspace_id")):
                     conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",
                                  (fresh.id, ws_id))  # chats, knowledge and files go along

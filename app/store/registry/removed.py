@@ -183,7 +183,7 @@ class RecentlyRemoved(ChatList):
             shas = sorted({r[0] for r in conn.execute(
                 f"SELECT sha256 FROM knowledge_file WHERE workspace_id IN ({marks})", ids)})
             for table, column in (("knowledge", "owner"), ("knowledge_version", "owner"),
-                                  ("knowledge_status", "owner"),
+                                  ("knowledge_status", "owner"), ("knowledge_suggestion", "owner"),
                                   ("knowledge_file", "workspace_id"),
                                   ("removed_workspace", "id")):
                 conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", ids)
