@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from app.store.knowledge import Conflict, Document, Saved, Version
     from app.store.messages import Message
     from app.store.registry.removed import RemovedWorkspace
+    from app.store.suggestions import Suggestion
 
 log = logging.getLogger(__name__)
 
@@ -370,6 +371,24 @@ class Operations:
 
         return await self.read(
             lambda: owner_knowledge(self.cairn.registry, self.cairn.rebuilder, owner))
+
+    async def suggestions(self, owner: str) -> list[Suggestion]:
+        """What waits for the person to decide about *owner*'s document
+        (``app.knowledge.suggestions``)."""
+        return await self.read(lambda: self.cairn.knowledge.suggestions([owner]))
+
+    async def accept_suggestion(self, suggestion_id: int, *, edited: str | None = None
+                                ) -> tuple[Document, Changes]:
+        """Apply a suggestion as the person's save (in their words when *edited*)."""
+        from app.knowledge import suggestions
+
+        return await self.run(lambda: suggestions.accept(self.cairn.knowledge, suggestion_id,
+                                                         edited=edited))
+
+    async def dismiss_suggestion(self, suggestion_id: int) -> tuple[Suggestion, Changes]:
+        from app.knowledge import suggestions
+
+        return await self.run(lambda: suggestions.dismiss(self.cairn.knowledge, suggestion_id))
 
     async def retry_knowledge(self, owner: str) -> int:
         """"Retry now" (``KnowledgeScheduler.retry``): how many chats' rebuilds started."""

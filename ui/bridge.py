@@ -49,6 +49,7 @@ class EventBridge(QObject):
 
     # ----------------------------------------------------------------- the other stores
     sig_knowledge_saved = Signal(object)  # KnowledgeSaved(owner, version, source)
+    sig_suggestions_changed = Signal(object)  # SuggestionsChanged(owner)
     sig_file_added = Signal(object)  # FileAdded(workspace, file_id)
     sig_file_changed = Signal(object)  # FileChanged(workspace, file_id)
     sig_file_removed = Signal(object)  # FileRemoved(workspace, file_id)
@@ -110,6 +111,7 @@ _SIGNALS: dict[type[ev.Event], str] = {
     ev.ChatChanged: "sig_chat_changed",
     ev.ChatsRegrouped: "sig_chats_regrouped",
     ev.KnowledgeSaved: "sig_knowledge_saved",
+    ev.SuggestionsChanged: "sig_suggestions_changed",
     ev.FileAdded: "sig_file_added",
     ev.FileChanged: "sig_file_changed",
     ev.FileRemoved: "sig_file_removed",

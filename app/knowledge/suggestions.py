@@ -74,15 +74,12 @@ def _proposal(refusal: Refusal, parsed: dict[str, tuple[Layer, doc.Parsed]],
     refs = [op.get("ref")] if kind == "update" else op.get("refs")
     if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
         return None
-    located = [_locate(parsed, ref) for ref in refs]
-    if any(place is None for place in located):
+    located = [place for ref in refs if (place := _locate(parsed, ref)) is not None]
+    if len(located) != len(refs) or len({key for key, _ in located}) != 1:
         return None
-    keys = {key for key, _ in located if key is not None}
-    if len(keys) != 1:
-        return None
-    key = next(iter(keys))
+    key = located[0][0]
     layer, document = parsed[key]
-    entries = [document.entries[index] for _, index in located if index is not None]
+    entries = [document.entries[index] for _, index in located]
     targets = tuple(_head_text(document, entry) for entry in entries)
     if len(set(targets)) != len(targets):
         return None
@@ -91,8 +88,7 @@ def _proposal(refusal: Refusal, parsed: dict[str, tuple[Layer, doc.Parsed]],
                     evidence or "", said_by)
 
 
-def _locate(parsed: dict[str, tuple[Layer, doc.Parsed]], ref: str
-            ) -> tuple[str | None, int | None] | None:
+def _locate(parsed: dict[str, tuple[Layer, doc.Parsed]], ref: str) -> tuple[str, int] | None:
     found = _REF.fullmatch(ref)
     if not found:
         return None

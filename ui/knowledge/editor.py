@@ -38,6 +38,7 @@ from ui.knowledge.diffview import DiffColours, inline_html, summary
 from ui.knowledge.highlight import KnowledgeEdit, KnowledgeHighlighter
 from ui.knowledge.history import HistoryView
 from ui.knowledge.status import StatusLine
+from ui.knowledge.suggestions import SuggestionsStrip
 from ui.links import follow, is_web, target_of
 from ui.text import Label, tip
 
@@ -121,6 +122,8 @@ class DocumentEditor(QWidget):
         self._dirty = False
 
         self.status_line = StatusLine(ops, bridge, registry, run_task)
+        self.suggestions = SuggestionsStrip(ops, bridge, run_task)
+        self.suggestions.sig_error.connect(self.sig_error.emit)
 
         # ------------------------------------------------ the choice when a newer version came
         self.conflict = QFrame()
@@ -249,6 +252,7 @@ class DocumentEditor(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         layout.addWidget(self.status_line)
+        layout.addWidget(self.suggestions)
         layout.addWidget(self.views, 1)
 
         if bridge is not None:
@@ -273,6 +277,7 @@ class DocumentEditor(QWidget):
         self.edit.blockSignals(False)
         self._set_dirty(False)
         self.status_line.show_for(owner)
+        self.suggestions.show_for(owner)
         if owner is None:
             return None
         self.edit.setPlaceholderText("Loading…")

@@ -1,0 +1,144 @@
+"""The Suggestions strip in the knowledge panel of the real window, offscreen (issue 25, item
+3): what a rebuild would not apply waits there with its diff, reason and evidence; Accept
+applies it as the person's version, Edit… in their own words, Dismiss drops it; a refusal is
+one sentence; hostile text stays text.  Suggestions are stored through the core, as a
+rebuild stores them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QLabel
+
+from app.store.knowledge import Change
+from app.store.suggestions import Proposed
+from tests.ui.helpers import wait_for
+from tests.ui.test_knowledge_panel import click, named, opened, show, workspace  # noqa: F401
+from ui.app import Starter
+from ui.knowledge.suggestions import SuggestionsStrip
+
+PREFERENCES = ("## Working style & preferences\n- Write in a warm, friendly tone.\n"
+               "- Keep answers short.\n- Use metric units only.\n")
+
+
+def suggest(starter: Starter, owner: str, *items: Proposed) -> None:
+    """What a rebuild leaves: its suggestions, written in its own transaction."""
+    cairn = starter.ops.cairn
+    chat = cairn.registry.new_chat(title="Style talk")
+    assert cairn.knowledge.save_rebuild([], chat_id=chat.id, covered=0, notes={},
+                                        suggestions=list(items))
+
+
+def merge(owner: str) -> Proposed:
+    return Proposed(owner, "merge", "Working style & preferences",
+                    ("Write in a warm, friendly tone.", "Keep answers short.",
+                     "Use metric units only."), "Keep answers short.",
+                    "The merge was refused: it drops words of P1 and P3.",
+                    "short answers, please", "person")
+
+
+def strip_of(starter: Starter, ws_id: str) -> SuggestionsStrip:
+    panel = show(starter, ws_id)
+    return panel.editor.suggestions
+
+
+def with_document(starter: Starter, folder: Path, text: str) -> str:
+    ws_id = workspace(starter, str(folder))
+    starter.ops.cairn.knowledge.save(ws_id, text, source="user")
+    return ws_id
+
+
+def test_a_suggestion_shows_its_diff_reason_and_evidence(opened, tmp_path):
+    ws_id = with_document(opened, tmp_path, PREFERENCES)
+    strip = strip_of(opened, ws_id)
+    assert not strip.isVisible()  # nothing waits: no strip
+    suggest(opened, ws_id, merge(ws_id))
+    wait_for(lambda: strip.isVisible() and len(strip.shown) == 1)
+    assert strip.toggle.text() == "Suggestions (1) ▾"
+    texts = [w.text() for w in strip.findChildren(QLabel) if w.isVisible()]
+    assert "− Use metric units only." in texts and "+ Keep answers short." in texts
+    assert "Waits for you: The merge was refused: it drops words of P1 and P3." in texts
+    assert "“short answers, please” — you said" in texts
+    opened.window.grab().save(str(tmp_path / "suggestions.png"))
+
+
+def test_accept_applies_it_as_the_person_s_version(opened, tmp_path):
+    ws_id = with_document(opened, tmp_path, PREFERENCES)
+    strip = strip_of(opened, ws_id)
+    suggest(opened, ws_id, merge(ws_id))
+    wait_for(lambda: len(strip.shown) == 1)
+    editor = show(opened, ws_id).editor
+    click(strip, "Accept suggestion")
+    wait_for(lambda: not strip.isVisible() and editor.text().endswith("- Keep answers short.\n"))
+    document = opened.ops.cairn.knowledge.get(ws_id)
+    assert document.text == "## Working style & preferences\n- Keep answers short.\n"
+    assert document.source == "user"
+    assert opened.ops.cairn.knowledge.suggestions([ws_id]) == []
+
+
+def test_edit_accepts_it_in_the_person_s_words(opened, tmp_path):
+    ws_id = with_document(opened, tmp_path, PREFERENCES)
+    strip = strip_of(opened, ws_id)
+    suggest(opened, ws_id, merge(ws_id))
+    wait_for(lambda: len(strip.shown) == 1)
+    asked: list[str] = []
+    strip.ask_edit = lambda text: (asked.append(text), "Warm tone, short answers, metric")[1]
+    click(strip, "Edit suggestion")
+    wait_for(lambda: not strip.isVisible())
+    assert asked == ["Keep answers short."]
+    assert opened.ops.cairn.knowledge.get(ws_id).text == (
+        "## Working style & preferences\n- Warm tone, short answers, metric\n")
+
+
+def test_dismiss_drops_it_and_leaves_the_document(opened, tmp_path):
+    ws_id = with_document(opened, tmp_path, PREFERENCES)
+    strip = strip_of(opened, ws_id)
+    suggest(opened, ws_id, merge(ws_id), Proposed(
+        ws_id, "add", "Facts", (), "Office in Lyon", "No more than 3 adds per exchange.",
+        "our office is in Lyon", "person"))
+    wait_for(lambda: len(strip.shown) == 2)
+    assert named(strip, QLabel, "Suggestion number").text() == "1 of 2"
+    click(strip, "Next suggestion")  # one card at a time, stepped through
+    assert named(strip, QLabel, "Suggestion number").text() == "2 of 2"
+    assert strip.card(strip.shown[1].id) is not None and strip.card(strip.shown[0].id) is None
+    click(strip, "Previous suggestion")
+    version = opened.ops.cairn.knowledge.get(ws_id).version
+    first = strip.card(strip.shown[0].id)
+    assert first is not None
+    click(first, "Dismiss suggestion")
+    wait_for(lambda: len(strip.shown) == 1 and strip.toggle.text() == "Suggestions (1) ▾")
+    assert opened.ops.cairn.knowledge.get(ws_id).version == version
+    assert strip.shown[0].text == "Office in Lyon"
+
+
+def test_a_suggestion_that_no_longer_fits_is_refused_in_one_sentence(opened, tmp_path):
+    ws_id = with_document(opened, tmp_path, PREFERENCES)
+    strip = strip_of(opened, ws_id)
+    suggest(opened, ws_id, merge(ws_id))
+    wait_for(lambda: len(strip.shown) == 1)
+    cairn = opened.ops.cairn
+    edited = PREFERENCES.replace("Keep answers short.", "Keep answers very short.")
+    current = cairn.knowledge.get(ws_id)
+    assert cairn.knowledge.save_if_unchanged([Change(ws_id, edited, current.version)],
+                                             source="user")
+    errors: list[str] = []
+    strip.sig_error.connect(errors.append)
+    click(strip, "Accept suggestion")
+    wait_for(lambda: bool(errors))
+    assert errors == ["cannot accept this suggestion: the entry it changes no longer reads as "
+                      "it did when it was suggested; edit the document instead, or dismiss "
+                      "the suggestion"]
+    assert cairn.knowledge.get(ws_id).text == edited and len(strip.shown) == 1
+
+
+def test_hostile_suggestion_text_is_shown_as_text(opened, tmp_path):
+    ws_id = with_document(opened, tmp_path, "## Facts\n- Office in Lyon\n")
+    strip = strip_of(opened, ws_id)
+    hostile = "<img src=//host/t.png>Office <b>moved</b>"
+    suggest(opened, ws_id, Proposed(ws_id, "update", "Facts", ("Office in Lyon",), hostile,
+                                    "<a href='file:///x'>reason</a>", "<i>quote</i>", "claude"))
+    wait_for(lambda: len(strip.shown) == 1)
+    labels = [w for w in strip.findChildren(QLabel) if hostile in w.text()]
+    assert labels and all(w.textFormat().name == "PlainText" for w in labels)
+    assert named(strip, QLabel, "Why it waits").textFormat().name == "PlainText"
+    assert "— Claude said" in named(strip, QLabel, "Evidence").text()
