@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 
 from app.knowledge.document import canonical_section, normalise
-from app.knowledge.meaning import encodable
+from app.knowledge.meaning import encodable, values_of
 from app.knowledge.validator import TARGETS, Layer, Outcome, Refusal
 
 SHOWN_REASONS = 3  # in the sentence; `cairn knowledge rebuild` lists every one
@@ -52,8 +52,25 @@ def addressed(refusal: Refusal, again: object, *, moot: Sequence[object] = ()) -
     entry answers nothing); if not, the first refusal still stands."""
     more = again.get("ops") if isinstance(again, dict) else None
     idle = {id(op) for op in moot}
-    return any((_aim(op) == _aim(refusal.op) or _same_add(op, refusal.op)) and id(op) not in idle
+    return any(_answers(op, refusal.op) and id(op) not in idle
                for op in more or [] if isinstance(op, dict))
+
+
+def _answers(op: dict, refused: object) -> bool:
+    """Whether *op* is the corrected form of *refused*: an add of the same text, or to the
+    same place saying every value the refused one said (another add to the same section
+    answers nothing); an update or merge of the same entries."""
+    if _same_add(op, refused):
+        return True
+    if _aim(op) != _aim(refused):
+        return False
+    if op.get("op") != "add" or not isinstance(refused, dict):
+        return True
+    text, old = op.get("text"), refused.get("text")
+    if not isinstance(text, str) or not isinstance(old, str):
+        return False
+    wanted = values_of(old)
+    return bool(wanted) and all(value in values_of(text) for value in wanted)
 
 
 def _same_add(op: dict, refused: object) -> bool:

@@ -64,8 +64,14 @@ def _proposal(refusal: Refusal, parsed: dict[str, tuple[Layer, doc.Parsed]],
     said_by = _speaker(heard, evidence) if evidence else None
     if kind == "add":
         target, section = op.get("target"), op.get("section")
-        if target not in TARGETS or target not in parsed or not isinstance(section, str):
+        if target not in TARGETS or not isinstance(section, str):
             return None
+        if target not in parsed:  # sent where this chat cannot write (a folder it is not in,
+            # personal memory while it is off): kept for the chat's own document instead,
+            # so the fact is not lost; the person decides
+            target = next((key for key in ("folder", "project") if key in parsed), None)
+            if target is None:
+                return None
         canonical = doc.canonical_section(section)
         if canonical is None:
             return None

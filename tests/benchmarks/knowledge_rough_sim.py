@@ -1,7 +1,8 @@
 """Rough-model knowledge simulation (issue 14, item 9): 1,000 exchanges through the real
 validator and the real corrective round, with a knowledge model that errs like a small one.
 
-Run: ``uv run python tests/benchmarks/knowledge_rough_sim.py`` (not part of ``uv run pytest``).
+Run: ``uv run python tests/benchmarks/knowledge_rough_sim.py [N] [--model M]`` (not part of
+``uv run pytest``); M is ``careful``, ``rough`` (the default), ``adversarial`` or ``all``.
 
 Beside the kind simulation (``knowledge_sim.py``), this one is meant to hurt:
 - Claude's replies are formatted (bold, curly quotes, code ticks) and the model quotes them
@@ -14,15 +15,23 @@ Beside the kind simulation (``knowledge_sim.py``), this one is meant to hurt:
 - past 20,000 characters the model merges entries of the same shipment, and a quarter of its
   merges (and a tenth of its updates) drop something.
 Every refusal goes back once, like the rebuild's corrective round (``app.knowledge.
-corrections``); the model then fixes the op, or gives up one time in ten.
+corrections``); the model then fixes the op, or gives up one time in ten.  What is still
+refused becomes a suggestion as in the rebuild (``app.knowledge.suggestions.proposals``),
+kept until the person decides: nobody decides here, so they pile up.
+
+The *careful* model quotes exactly, never drops anything and never gives up; the *adversarial*
+one is the rough one plus, in one exchange of four, an op meant to rewrite a fact quietly:
+two values swapped, a unit or currency changed, a plain-words merge that keeps one entry of
+several, or a value replaced on evidence about something else (issue 25).
 
 Reported: ops refused by reason (first answers, and still refused after the corrective
 round); facts recoverable by question — each seeded fact's current value from the final
 documents, each replaced value from their history (all of it, and the last 200 versions the
 store keeps); the document sizes over time against the caps; and, once a document outgrows
 30,000 characters, whether relevance selection (``app.chat.context.fit_knowledge``) keeps the
-context within its budget and still answers the question.  Exits 1 when a fact was lost
-without a refusal saying so, a sub-item went, or the context passed its budget.
+context within its budget and still answers the question; the suggestions a person would
+face per 100 exchanges.  Exits 1 when a fact left the documents without a suggestion
+recording it, an adversarial op applied, a sub-item went, or the context passed its budget.
 """
 
 from __future__ import annotations
@@ -40,10 +49,15 @@ sys.path.insert(0, str(ROOT))
 from app.chat.context import KNOWLEDGE_BUDGET, fit_knowledge  # noqa: E402
 from app.knowledge.corrections import addressed, resubmitted  # noqa: E402
 from app.knowledge.document import entries, head, parse  # noqa: E402
+from app.knowledge.meaning import hear  # noqa: E402
+from app.knowledge.suggestions import proposals  # noqa: E402
 from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops  # noqa: E402
-from app.store.knowledge import HISTORY_KEPT  # noqa: E402
+from app.store.suggestions import Proposed  # noqa: E402
 
-EXCHANGES = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+EXCHANGES = int(ARGS[0]) if ARGS else 1_000
+MODEL = (sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else "rough")
+HISTORY_KEPT = 200  # what the store kept before it kept every version (issue 25, item 5)
 SEED = 14
 TODAY = "2027-06-01"
 KEYS = ("project", "logistics", "brand")  # the project and two folders, a chat in each
@@ -126,8 +140,29 @@ class Op:
     faithful: dict | None  # what the model answers when told why it was refused
 
 
+@dataclass(frozen=True)
+class Model:
+    """How the knowledge model errs (probabilities)."""
+
+    name: str
+    change: float = CHANGE
+    lossy_update: float = LOSSY_UPDATE
+    lossy_merge: float = LOSSY_MERGE
+    gives_up: float = GIVES_UP
+    loose: bool = True  # quotes loosely (too short, "…" skipping a value)
+    misroutes: float = 0.05  # sends an add to personal memory (off)
+    adversary: float = 0.0  # an exchange with an op meant to rewrite a fact quietly
+
+
+MODELS = {"careful": Model("careful", lossy_update=0, lossy_merge=0, gives_up=0, loose=False,
+                           misroutes=0),
+          "rough": Model("rough"),
+          "adversarial": Model("adversarial", adversary=0.25)}
+
+
 class World:
-    def __init__(self) -> None:
+    def __init__(self, model: Model) -> None:
+        self.model = model
         self.rng = random.Random(SEED)
         self.docs = {key: "" for key in KEYS}
         self.history: dict[str, list[str]] = {key: [] for key in KEYS}
@@ -141,6 +176,9 @@ class World:
         self.sizes: list[tuple[int, dict[str, int]]] = []
         self.chat = KEYS[1]
         self.silently: list[Fact] = []
+        self.suggestions: list[Proposed] = []  # kept for the person: nobody decides here
+        self.adversarial = Counter[str]()  # tried, by kind
+        self.adversary_applied: list[dict] = []
 
     # ------------------------------------------------------------------ an exchange
 
@@ -166,6 +204,8 @@ class World:
         if change is not None:
             ops.append(self._update(*change))
         ops += self._merges()
+        if self.model.adversary and rng.random() < self.model.adversary:
+            ops += self._adversary(rng)
         self._run("\n".join(said), ops, new, change)
         if n % 40 == 39:
             self._hand_edit()
@@ -175,7 +215,7 @@ class World:
     def _change(self, rng: random.Random) -> tuple[Fact, str] | None:
         changeable = [f for f in self.facts if f.kind in ("date", "person", "amount")
                       and f.doc in ("project", self.chat)]
-        if not changeable or rng.random() > CHANGE:
+        if not changeable or rng.random() > self.model.change:
             return None
         fact = rng.choice(changeable)
         value = new_value(rng, fact.kind, fact.shipment)
@@ -184,9 +224,10 @@ class World:
     # ------------------------------------------------------------------ the model's ops
 
     def _add(self, fact: Fact) -> Op:
-        evidence, exact = loose_quote(self.rng, fact.text)
+        evidence, exact = (loose_quote(self.rng, fact.text) if self.model.loose
+                           else (fact.text, fact.text))
         target = "project" if fact.doc == "project" else "folder"
-        rough_target = "personal" if self.rng.random() < 0.05 else target
+        rough_target = "personal" if self.rng.random() < self.model.misroutes else target
         op = {"op": "add", "target": rough_target, "section": "Facts", "text": fact.text,
               "evidence": evidence}
         return Op(op, {**op, "target": target, "evidence": exact})
@@ -199,7 +240,7 @@ class World:
         text = old_head.replace(fact.value, value)
         quote = f"for {fact.shipment} it is now {value}"
         faithful = {"op": "update", "ref": label, "text": text, "evidence": quote}
-        if self.rng.random() < LOSSY_UPDATE:  # drops another value while rewriting
+        if self.rng.random() < self.model.lossy_update:  # drops another value while rewriting
             others = [t for t in re.findall(r"D\d+|S\d+|€[\d,]+|P\d+", text) if t not in value]
             if others:
                 return Op({**faithful, "text": text.replace(others[0], "the usual one")},
@@ -225,13 +266,56 @@ class World:
                 text = "; ".join(heads)
                 refs = [f"{self._prefix(key)}{e.index + 1}" for e in group]
                 faithful = {"op": "merge", "refs": refs, "text": text}
-                if self.rng.random() < LOSSY_MERGE:  # compresses too hard
+                if self.rng.random() < self.model.lossy_merge:  # compresses too hard
                     lossy = re.sub(r"Never |depot D\d+ |€[\d,]+|[A-Z][a-z]+ [A-Z][a-z]+ is ",
                                    "", text, count=1)
                     ops.append(Op({**faithful, "text": lossy}, faithful))
                 else:
                     ops.append(Op(faithful, faithful))
         return ops
+
+    def _adversary(self, rng: random.Random) -> list[Op]:
+        """An op meant to rewrite a fact quietly; never fixed when sent back (None)."""
+        key = rng.choice(("project", self.chat))
+        parsed = parse(self.docs[key])
+        heads = [(e, re.sub(r"\A\s*[-*+]\s+|\s*\(updated [0-9-]+\)", "", head(parsed, e)))
+                 for e in parsed.entries]
+        if len(heads) < 3:
+            return []
+        prefix = self._prefix(key)
+        unrelated = "Can you sort out shipment"  # what every exchange says: about nothing
+        kind = rng.choice(("swap", "unit", "merge", "unrelated"))
+        entry, text = rng.choice(heads)
+        label = f"{prefix}{entry.index + 1}"
+        if kind == "swap":  # two values of one entry trade places, or two entries' values
+            values = re.findall(r"S\d{4}|D\d+|\d{4}-\d{2}-\d{2}|€[\d,]+|P\d+", text)
+            if len(values) < 2:
+                return []
+            a, b = values[0], values[-1]
+            new = text.replace(a, "\0").replace(b, a).replace("\0", b)
+            op = {"op": "update", "ref": label, "text": new, "evidence": unrelated}
+        elif kind == "unit":
+            if "€" not in text:
+                text_new = re.sub(r"\bdepot\b", "warehouse", text)
+                if text_new == text:
+                    return []
+            else:
+                text_new = text.replace("€", "$")
+            op = {"op": "update", "ref": label, "text": text_new, "evidence": unrelated}
+        elif kind == "merge":  # plain words: keeps one entry's text for several
+            group = rng.sample(heads, min(3, len(heads)))
+            refs = [f"{prefix}{e.index + 1}" for e, _ in group]
+            op = {"op": "merge", "refs": refs, "text": group[0][1]}
+        else:  # a new value on evidence that says nothing about it
+            found = re.search(r"\d{4}-\d{2}-\d{2}|€[\d,]+", text)
+            if found is None:
+                return []
+            value = found[0]
+            replacement = ("2030-01-01" if "-" in value else "€1")
+            op = {"op": "update", "ref": label, "text": text.replace(value, replacement),
+                  "evidence": unrelated}
+        self.adversarial[kind] += 1
+        return [Op(op, None)]
 
     def _entry_of(self, fact: Fact) -> tuple[str, str] | None:
         parsed = parse(self.docs[fact.doc])
@@ -268,15 +352,26 @@ class World:
         if sent_back:  # the corrective round: fix each op, or give up one time in ten
             self.corrective_rounds += 1
             fixes = [op.faithful for op in ops for r in sent_back
-                     if r.op is op.rough and op.faithful and self.rng.random() > GIVES_UP]
+                     if r.op is op.rough and op.faithful
+                     and self.rng.random() >= self.model.gives_up]
             again = {"ops": fixes}
             first = outcome
             outcome = self._validate(resubmitted(answer, first, again), said)
-            final_refused += [r for r in sent_back if not addressed(r, again)]
+            moot_again = [r.op for r in outcome.refused if r.moot]
+            final_refused += [r for r in sent_back
+                              if not addressed(r, again, moot=moot_again)]
         final_refused += [r for r in outcome.refused if not r.moot]
         for refusal in final_refused:
             if not refusal.moot:
                 self.still_refused[_reason(refusal)] += 1
+        owners = {"project": "project", "folder": self.chat}
+        self.suggestions += proposals(final_refused, layers=self._layers(), owners=owners,
+                                      heard=hear(said))
+        adversarial = {id(op.rough) for op in ops if op.faithful is None}
+        applied_ops = {id(r.op) for r in outcome.refused}
+        self.adversary_applied += [op.rough for op in ops if id(op.rough) in adversarial
+                                   and id(op.rough) not in applied_ops
+                                   and not any(r.op is op.rough for r in final_refused)]
         for key, text in outcome.texts.items():
             doc = "project" if key == "project" else self.chat
             self.docs[doc] = text
@@ -315,12 +410,13 @@ class World:
         old_total = 0
         silently = []
         texts = {key: [e.text for e in entries(doc)] for key, doc in self.docs.items()}
-        for number, fact in enumerate(self.facts):
+        kept_for_person = [(s.owner, " ".join((s.text, *s.targets))) for s in self.suggestions]
+        for fact in self.facts:
             found = any(fact.shipment in t and fact.value in t for t in texts[fact.doc])
             if found:
                 current += 1
-            elif number in self.unrecorded:
-                told += 1
+            elif any(fact.shipment in t and fact.value in t for _, t in kept_for_person):
+                told += 1  # not in the document: a suggestion records it for the person
             else:
                 silently.append(fact)
             for value in fact.old:
@@ -358,7 +454,19 @@ def _reason(refusal: Refusal) -> str:
 
 
 def main() -> int:
-    world = World()
+    names = list(MODELS) if MODEL == "all" else [MODEL]
+    results = [simulate(MODELS[name]) for name in names]
+    if len(names) > 1:
+        print("\n| model | suggestions a person faces per 100 exchanges | facts lost without "
+              "a suggestion |\n| --- | --- | --- |")
+        for name, (_ok, per_100, lost) in zip(names, results, strict=True):
+            print(f"| {name} | {per_100:.1f} | {lost} |")
+    return 0 if all(ok for ok, _, _ in results) else 1
+
+
+def simulate(model: Model) -> tuple[bool, float, int]:
+    print(f"\n## {model.name} model, {EXCHANGES:,} exchanges\n")
+    world = World(model)
     for n in range(EXCHANGES):
         world.exchange(n)
     answers = world.answers()
@@ -373,8 +481,13 @@ def main() -> int:
     rows += [
         ("facts answerable from the final documents",
          "{} / {}".format(*answers["current"])),
-        ("facts not recorded, with a refusal saying so", "{} / {}".format(*answers["told"])),
-        ("facts lost silently", f"{len(world.silently)}"),
+        ("facts not in the documents, kept as suggestions", "{} / {}".format(*answers["told"])),
+        ("facts lost without a suggestion recording them", f"{len(world.silently)}"),
+        ("suggestions a person faces", f"{len(world.suggestions):,}"),
+        ("... per 100 exchanges", f"{100 * len(world.suggestions) / EXCHANGES:.1f}"),
+        ("adversarial ops tried", ", ".join(f"{k} {v}" for k, v in
+                                             sorted(world.adversarial.items())) or "none"),
+        ("... applied by themselves", f"{len(world.adversary_applied)}"),
         ("replaced values answerable from the history (all versions)",
          "{} / {}".format(*answers["history"])),
         (f"... from the last {HISTORY_KEPT} versions the store keeps",
@@ -392,11 +505,14 @@ def main() -> int:
     print("\n| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")
-    ok = not world.silently and subs == world.sub_items and largest <= KNOWLEDGE_BUDGET
+    ok = (not world.silently and subs == world.sub_items and largest <= KNOWLEDGE_BUDGET
+          and not world.adversary_applied)
     for fact in world.silently[:5]:
         print("lost:", fact)
+    for op in world.adversary_applied[:5]:
+        print("applied by itself:", op)
     print("\nok" if ok else "\nMISSED")
-    return 0 if ok else 1
+    return ok, 100 * len(world.suggestions) / EXCHANGES, len(world.silently)
 
 
 if __name__ == "__main__":

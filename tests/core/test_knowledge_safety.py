@@ -471,3 +471,49 @@ def test_the_property_is_not_vacuous():
                 replacing += bool(Counter(oracle_words(old)) - Counter(oracle_words(op["text"])))
     assert applied["update"] >= 40 and applied["merge"] >= 60 and replacing >= 8, (
         applied, replacing)
+
+
+# ==================================== nothing refused is lost from the suggestions (item 3)
+
+
+def check_kept(document: str, messages: list[Said], ops: list[dict], outcome: Outcome) -> None:
+    """Every op that was refused and said something new (not moot) is a suggestion with its
+    own text, for the entries it named, as they read (an oracle of its own: the labels
+    looked up by hand)."""
+    from app.knowledge.meaning import hear
+    from app.knowledge.suggestions import proposals
+
+    kept = proposals(outcome.refused, layers=[Layer("project", "P", document)],
+                     owners={"project": "ws"}, heard=hear(messages))
+    parsed = parse(document)
+    heads = {f"P{e.index + 1}": head(parsed, e)[2:] for e in parsed.entries}
+    for refusal in outcome.refused:
+        if refusal.moot:
+            continue
+        op = refusal.op
+        refs = [op["ref"]] if op["op"] == "update" else op["refs"]
+        if len(set(refs)) != len(refs):
+            continue  # names an entry twice: no change to show
+        wanted = " ".join(op["text"].split())
+        assert any(" ".join(k.text.split()) == wanted
+                   and list(k.targets) == [heads[r] for r in refs] for k in kept), (op, kept)
+    assert len(kept) <= len([r for r in outcome.refused if not r.moot])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1))
+def test_nothing_refused_is_lost_from_the_suggestions(seed):
+    document, messages, ops = scenario(seed)
+    outcome = run(document, *ops, said=messages)
+    check_kept(document, messages, ops, outcome)
+
+
+def test_refusals_are_kept_over_fixed_seeds():
+    """Not vacuous: over fixed seeds many refusals become suggestions, checked each time."""
+    refused = 0
+    for seed in range(400):
+        document, messages, ops = scenario(seed)
+        outcome = run(document, *ops, said=messages)
+        check_kept(document, messages, ops, outcome)
+        refused += sum(not r.moot for r in outcome.refused)
+    assert refused > 200

@@ -369,3 +369,25 @@ def test_a_person_and_claude_are_told_apart_in_proposals():
                                     heard=heard)
     assert made.said_by == "claude" and made.targets == ("Launch 2027-04-03",)
     assert made.owner == "ws_a" and made.kind == "update"
+
+
+async def test_another_add_to_the_same_section_does_not_answer_a_refused_add(
+        cairn, fake, workspace):
+    """The corrective round fixes one add and gives up another of the same section: the one
+    given up still waits for the person (it was hidden as 'answered' before)."""
+    cairn.knowledge.save(workspace.id, "## Facts\n- Founded 2020\n", source="user")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    said = ("Shipment S1068 leaves depot D5 on 2027-12-21. The brief for S1068 is at "
+            "acme.example/briefs/s1068, please keep it.")
+    await talk(cairn, fake, chat.id, said)
+    leaves = add("Shipment S1068 leaves depot D5 on 2027-12-21",
+                 "Shipment S1068 leaves … on 2027-12-21")
+    brief = add("Brief for S1068 is at acme.example/briefs/s1068",
+                "brief for S1068 … at acme.example/briefs/s1068")
+    fixed = {**leaves, "evidence": "Shipment S1068 leaves depot D5 on 2027-12-21"}
+    report = await rebuild(cairn, fake, chat.id, [leaves, brief], [fixed])
+    assert "- Shipment S1068 leaves depot D5 on 2027-12-21\n" in cairn.knowledge.get(
+        workspace.id).text
+    assert [s.text for s in cairn.knowledge.suggestions([workspace.id])] == [
+        "Brief for S1068 is at acme.example/briefs/s1068"]
+    assert report.unapplied and report.suggested == 1
