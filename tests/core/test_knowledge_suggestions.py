@@ -391,3 +391,44 @@ async def test_another_add_to_the_same_section_does_not_answer_a_refused_add(
     assert [s.text for s in cairn.knowledge.suggestions([workspace.id])] == [
         "Brief for S1068 is at acme.example/briefs/s1068"]
     assert report.unapplied and report.suggested == 1
+
+
+# ====================================== the smaller reproductions, end to end (fake server)
+
+
+@pytest.mark.parametrize("document, said, op, expect", [
+    ("## Facts\n- Founded 2020\n",
+     "Priority list: P1: fix the login bug before the launch, everything else later on.",
+     add("P1: fix the login bug before the launch", "P1: fix the login bug before the launch"),
+     "## Facts\n- Founded 2020\n- P1: fix the login bug before the launch\n"),
+    ("## Facts\n- Office in Lyon\n",
+     "Just so you know: the office is in Lyon, it has been there since March of last year.",
+     add("The office is in Lyon.", "the office is in Lyon"), None),
+    ("## Facts\n- ```\n  deploy.sh --prod\n  ```\n",
+     "The deploy script is now release.sh, run it with care on Fridays and never at night.",
+     {"op": "update", "ref": "P1", "text": "Deploy with release.sh",
+      "evidence": "The deploy script is now release.sh"}, None),
+])
+async def test_end_to_end_labels_near_duplicates_and_blocks(cairn, fake, workspace, document,
+                                                           said, op, expect):
+    cairn.knowledge.save(workspace.id, document, source="user")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    await talk(cairn, fake, chat.id, said)
+    await rebuild(cairn, fake, chat.id, [op], [op])
+    assert cairn.knowledge.get(workspace.id).text == (expect or document)
+
+
+async def test_end_to_end_one_fact_to_folder_and_project_lands_in_the_folder(cairn, fake,
+                                                                            folders):
+    root, brand = folders("Acme", "Acme/Brand")
+    project, _ = cairn.registry.add_workspace(root)
+    folder, _ = cairn.registry.add_workspace(brand)
+    chat = cairn.registry.new_chat(folder=folder.path)
+    await talk(cairn, fake, chat.id, "The brand kit uses the Inter typeface everywhere, from "
+                                     "now on, in print and on the web.")
+    fact = "The brand kit uses the Inter typeface"
+    await rebuild(cairn, fake, chat.id, [add("Brand kit uses Inter", fact),
+                                         add("Brand kit uses Inter", fact, target="folder")])
+    assert cairn.knowledge.get(folder.id).text == "## Facts\n\n- Brand kit uses Inter\n" or \
+        "- Brand kit uses Inter" in cairn.knowledge.get(folder.id).text
+    assert "Inter" not in cairn.knowledge.get(project.id).text
