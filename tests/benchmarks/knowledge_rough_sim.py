@@ -18,10 +18,10 @@ corrections``); the model then fixes the op, or gives up one time in ten.
 
 Reported: ops refused by reason (first answers, and still refused after the corrective
 round); facts recoverable by question — each seeded fact's current value from the final
-documents, each replaced value from their history (all of it, and the last 200 versions the
-store keeps); the document sizes over time against the caps; and, once a document outgrows
-30,000 characters, whether relevance selection (``app.chat.context.fit_knowledge``) keeps the
-context within its budget and still answers the question.  Exits 1 when a fact was lost
+documents, each replaced value from their history (the store keeps every version); the
+document sizes over time against the caps; and, once a document outgrows 30,000 characters,
+whether relevance selection (``app.chat.context.fit_knowledge``) keeps the context within its
+budget and still answers the question.  Exits 1 when a fact was lost
 without a refusal saying so, a sub-item went, or the context passed its budget.
 """
 
@@ -41,7 +41,6 @@ from app.chat.context import KNOWLEDGE_BUDGET, fit_knowledge  # noqa: E402
 from app.knowledge.corrections import addressed, resubmitted  # noqa: E402
 from app.knowledge.document import entries, head, parse  # noqa: E402
 from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops  # noqa: E402
-from app.store.knowledge import HISTORY_KEPT  # noqa: E402
 
 EXCHANGES = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000
 SEED = 14
@@ -311,7 +310,7 @@ class World:
     # ------------------------------------------------------------------ the questions
 
     def answers(self) -> dict[str, tuple[int, int]]:
-        current = history = kept = told = 0
+        current = history = told = 0
         old_total = 0
         silently = []
         texts = {key: [e.text for e in entries(doc)] for key, doc in self.docs.items()}
@@ -327,10 +326,9 @@ class World:
                 old_total += 1
                 versions = self.history[fact.doc]
                 history += any(value in v and fact.shipment in v for v in versions)
-                kept += any(value in v and fact.shipment in v for v in versions[-HISTORY_KEPT:])
         self.silently = silently
         return {"current": (current, len(self.facts)), "told": (told, len(self.facts)),
-                "history": (history, old_total), "kept history": (kept, old_total)}
+                "history": (history, old_total)}
 
     def context(self) -> tuple[int, int, int]:
         """Over 30,000 characters: (questions asked, answered from the selection, the
@@ -377,8 +375,6 @@ def main() -> int:
         ("facts lost silently", f"{len(world.silently)}"),
         ("replaced values answerable from the history (all versions)",
          "{} / {}".format(*answers["history"])),
-        (f"... from the last {HISTORY_KEPT} versions the store keeps",
-         "{} / {}".format(*answers["kept history"])),
         ("hand-written sub-items kept", f"{subs} / {world.sub_items}"),
     ]
     rows += [(f"sizes after {n:,} exchanges (project / Logistics / Brand)",
