@@ -24,22 +24,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.base.lines import split_lines
+
 KEYFRAME_EVERY = 25
 
 # A delta: [[start, end, replacement], ...] against the previous version's lines, in order;
 # lines start..end (end excluded) are replaced by the replacement text (its lines joined).
 _Op = tuple[int, int, str]
-
-
-def split_lines(text: str) -> list[str]:
-    """*text* in lines, each with its own ``"\\n"``; only ``"\\n"`` ends a line, and
-    ``"".join(split_lines(text)) == text`` always."""
-    lines = text.split("\n")
-    last = lines.pop()
-    out = [line + "\n" for line in lines]
-    if last:
-        out.append(last)
-    return out
 
 
 def line_ops(old: Sequence[str], new: Sequence[str]) -> list[_Op]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import overload
 
 from app.base.db import Database, utc_now
+from app.base.lines import split_lines
 from app.errors import Refused
 from app.events import Hub, KnowledgeSaved
 from app.store import history as versions
@@ -170,8 +171,8 @@ class KnowledgeStore:
 
     def diff(self, owner: str, old: int, new: int) -> str:
         """A unified diff between two saved versions."""
-        before = versions.split_lines(self.version_text(owner, old))
-        after = versions.split_lines(self.version_text(owner, new))
+        before = split_lines(self.version_text(owner, old))
+        after = split_lines(self.version_text(owner, new))
         return "".join(difflib.unified_diff(before, after, f"version {old}", f"version {new}"))
 
     # ----------------------------------------------------------------- writing

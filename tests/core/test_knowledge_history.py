@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from app.base import db as dbmod
 from app.base.db import DB_NAME, Database
+from app.base.lines import split_lines
 from app.sharing.export import export_workspace
 from app.sharing.importing import import_bundle
 from app.store import history
@@ -183,9 +184,9 @@ _texts = st.lists(_pieces, max_size=40).map("".join)
 @settings(max_examples=300, deadline=None)
 @given(_texts, _texts)
 def test_a_delta_always_gives_back_the_exact_text(old: str, new: str):
-    assert "".join(history.split_lines(new)) == new
+    assert "".join(split_lines(new)) == new
     assert all(line.count("\n") == (1 if line.endswith("\n") else 0)
-               for line in history.split_lines(new))
+               for line in split_lines(new))
     assert history.apply(old, history.encode(old, new)) == new
 
 
