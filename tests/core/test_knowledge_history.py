@@ -195,3 +195,47 @@ def test_size_is_counted_in_characters(registry):
     store.save(OWNER, "é\u2028€\r\n", source="user")  # 5 characters, 10 bytes of UTF-8
     store.save(OWNER, "é\u2028€\r\n- more", source="user")
     assert [v.size for v in store.history(OWNER)] == [11, 5]
+
+
+def test_a_document_of_repeated_lines_and_its_history_export_and_import(registry, folders,
+                                                                       tmp_path):
+    # Deflated, such a manifest packs tighter than the 100-to-1 an import takes for a zip
+    # bomb: it is written as it is instead, and comes back.
+    (acme,) = folders("Acme")
+    ws, _ = registry.add_workspace(acme)
+    store = KnowledgeStore(registry.db)
+    texts = ["- the same line\r\n" * (1_500 + n) for n in range(40)]
+    for text in texts:
+        store.save(ws.id, text, source="user")
+    target = tmp_path / "acme.cairn"
+    export_workspace(registry, ws.id, target, with_history=True)
+    fresh = Registry.open(tmp_path / "elsewhere" / "cairn-data")
+    try:
+        (tmp_path / "receiver").mkdir()
+        imported = import_bundle(fresh, target, str(tmp_path / "receiver" / "Acme"))
+        other = KnowledgeStore(fresh.db)
+        assert [other.version_text(imported.workspace.id, n) for n in range(1, 41)] == texts
+    finally:
+        fresh.close()
+
+
+def test_a_history_too_long_for_a_bundle_is_refused_at_export(registry, folders, tmp_path,
+                                                               monkeypatch):
+    import pytest
+
+    from app.errors import Refused
+    from app.sharing import bundle
+
+    (acme,) = folders("Acme")
+    ws, _ = registry.add_workspace(acme)
+    store = KnowledgeStore(registry.db)
+    for text in _versions(30, 3_000, seed=5):
+        store.save(ws.id, text, source="user")
+    monkeypatch.setattr(bundle, "MAX_MEMBER_BYTES", 50_000)
+    target = tmp_path / "acme.cairn"
+    with pytest.raises(Refused, match=r"cannot export workspace '.*': its manifest would be "
+                                      r"[\d,]+ bytes, and an import reads at most 50,000 "
+                                      r"\(export it without the history\)"):
+        export_workspace(registry, ws.id, target, with_history=True)
+    assert not target.exists() and list(tmp_path.glob(".acme.cairn*")) == []
+    export_workspace(registry, ws.id, target)  # the current text alone fits
