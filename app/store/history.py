@@ -98,8 +98,8 @@ def text_of(query: Query | sqlite3.Connection, owner: str, version: int) -> str 
     run = query.execute if isinstance(query, sqlite3.Connection) else query
     rows = list(run(
         "SELECT version, text, delta FROM knowledge_version WHERE owner = ? AND version <= ?"
-        " AND version >= (SELECT max(version) FROM knowledge_version WHERE owner = ?"
-        " AND version <= ? AND delta IS NULL) ORDER BY version",
+        " AND version >= (SELECT version FROM knowledge_version WHERE owner = ?"
+        " AND version <= ? AND delta IS NULL ORDER BY version DESC LIMIT 1) ORDER BY version",
         (owner, version, owner, version)))
     if not rows or rows[-1][0] != version:
         return None
@@ -150,8 +150,9 @@ def _chain(conn: sqlite3.Connection, owner: str, version: int) -> int:
     """How many deltas lead from the last keyframe to *version* (0 on a keyframe)."""
     row = conn.execute(
         "SELECT count(*) FROM knowledge_version WHERE owner = ? AND version <= ? AND version >"
-        " (SELECT max(version) FROM knowledge_version WHERE owner = ? AND version <= ?"
-        " AND delta IS NULL)", (owner, version, owner, version)).fetchone()
+        " (SELECT version FROM knowledge_version WHERE owner = ? AND version <= ?"
+        " AND delta IS NULL ORDER BY version DESC LIMIT 1)",
+        (owner, version, owner, version)).fetchone()
     return int(row[0])
 
 
