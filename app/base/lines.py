@@ -23,9 +23,7 @@ def split_lines(text: str) -> list[str]:
 
 def body(line: str) -> str:
     """*line* without its ending (``"\\r\\n"`` or ``"\\n"``)."""
-    if line.endswith("\r\n"):
-        return line[:-2]
-    return line[:-1] if line.endswith("\n") else line
+    return line.removesuffix("\n").removesuffix("\r") if line.endswith("\n") else line
 
 
 def ending(line: str) -> str:

@@ -62,9 +62,9 @@ def test_the_note_counts_every_part_left_out():
     doc = "## Facts\n" + FILLER + paragraphs + table
     for message in ("shipping", "logistics", "paragraph 7", "nothing matches"):
         fitted = fit_knowledge(doc, message, budget=4_000)
-        sent_entries = len(re.findall(r"^- Routine note", fitted, re.M))
-        sent_paragraphs = len(re.findall(r"^Paragraph \d+", fitted, re.M))
-        sent_rows = len(re.findall(r"^\| \d+ \| shipping \|$", fitted, re.M))
+        sent_entries = len(re.findall(r"^- Routine note", fitted, re.MULTILINE))
+        sent_paragraphs = len(re.findall(r"^Paragraph \d+", fitted, re.MULTILINE))
+        sent_rows = len(re.findall(r"^\| \d+ \| shipping \|$", fitted, re.MULTILINE))
         assert sent_entries + sent_paragraphs + sent_rows > 0
         assert _note(fitted) == 700 + 50 + 40 - sent_entries - sent_paragraphs - sent_rows
         if sent_paragraphs < 50:  # not only entries were left out
