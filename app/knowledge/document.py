@@ -169,6 +169,26 @@ def entries(text: str) -> list[Entry]:
     return list(parse(text).entries)
 
 
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A top-level block outside the lists (a paragraph, a table, a code block, a quote, an
+    HTML block, a heading, a rule) and its source lines ``start:end``."""
+
+    kind: str  # markdown-it's token type: paragraph_open, table_open, fence, heading_open…
+    start: int
+    end: int
+
+
+def top_blocks(text: str) -> list[Block]:
+    """The document's top-level blocks other than lists (whose items are :func:`entries`),
+    in order; front matter is not among them.  Line numbers are :func:`parse`'s."""
+    lines = tuple(_LINE.findall(text))
+    tokens = markdown().parse(_markdown_source(lines, _front_lines(text)))
+    return [Block(token.type, *token.map) for token in tokens
+            if token.level == 0 and token.map and token.nesting >= 0
+            and token.type not in _CONTAINERS]
+
+
 def _blank(line: str) -> bool:
     return line.strip(" \t\r\n") == ""
 

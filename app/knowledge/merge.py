@@ -11,7 +11,10 @@ thread for long documents.
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass
+
+from app.base.lines import body, ending, split_lines
 
 EQUAL, INSERT, DELETE, REPLACE = "equal", "insert", "delete", "replace"
 
@@ -34,13 +37,14 @@ class Merged:
     conflicts: int  # stretches both sides changed, kept as both
 
 
-def _lines(text: str) -> list[str]:
-    return text.splitlines()
+def _keys(lines: list[str]) -> list[str]:
+    return [body(line) for line in lines]
 
 
 def compare(old: str, new: str) -> list[Hunk]:
-    """The two texts as a list of hunks, lines without their endings."""
-    a, b = _lines(old), _lines(new)
+    """The two texts as a list of hunks, lines without their endings (only ``"\n"`` ends a
+    line: a U+2028 or a form feed inside a line is part of it)."""
+    a, b = _keys(split_lines(old)), _keys(split_lines(new))
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return [Hunk(tag, tuple(a[i1:i2]), tuple(b[j1:j2]), i1, j1)
             for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
@@ -56,11 +60,22 @@ def changed_lines(old: str, new: str) -> list[int]:
     return found
 
 
-def _edits(base: list[str], other: list[str]) -> list[tuple[int, int, list[str]]]:
-    """*other* as replacements of stretches of *base*: (start, end, lines)."""
-    matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
-    return [(i1, i2, other[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-            if tag != EQUAL]
+_Edit = tuple[int, int, list[str], str]  # base start, end, the side's lines, the side
+
+
+def _align(base: list[str], other: list[str], side: str) -> tuple[list[_Edit], dict[int, str]]:
+    """*other* against *base*, matched by the lines' text without their endings: the
+    stretches of *base* it replaced (start, end, its lines), and for each base line it
+    kept, its own copy of that line (which may end differently)."""
+    matcher = difflib.SequenceMatcher(None, _keys(base), _keys(other), autojunk=False)
+    edits: list[_Edit] = []
+    kept: dict[int, str] = {}
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == EQUAL:
+            kept.update(zip(range(i1, i2), other[j1:j2]))
+        else:
+            edits.append((i1, i2, other[j1:j2], side))
+    return edits, kept
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -77,17 +92,27 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
 def merge3(base: str, mine: str, theirs: str) -> Merged:
     """*theirs*' changes since *base*, put into *mine*.
 
+    Only ``"\n"`` ends a line, and every line keeps its own ending: CRLF stays CRLF, a
+    last line without a newline stays without, and ``merge3(base, mine, base) == mine``,
+    ``merge3(base, base, theirs) == theirs``, byte for byte.  Lines are matched by their
+    text; an ending only one side changed takes that side's ending.
+
     Stretches only one side changed take that side's lines.  A stretch both changed, the
     same way, is taken once; differently, it becomes the person's lines followed by the
-    incoming lines the person's do not already have.  The result ends with a line break
-    when either side does.
+    incoming lines the person's do not already have (counted: a line the incoming side has
+    twice and the person once comes once more, so no repeated line either side wrote is
+    dropped).
     """
-    b, m, t = _lines(base), _lines(mine), _lines(theirs)
-    edits = [(s, e, lines, "mine") for s, e, lines in _edits(b, m)]
-    edits += [(s, e, lines, "theirs") for s, e, lines in _edits(b, t)]
+    b, m, t = split_lines(base), split_lines(mine), split_lines(theirs)
+    mine_edits, in_mine = _align(b, m, "mine")
+    their_edits, in_theirs = _align(b, t, "theirs")
+    # A base line both sides kept: the copy whose ending changed, if one did (mine first).
+    kept = [in_mine.get(i, line) if in_mine.get(i, line) != line
+            else in_theirs.get(i, line) for i, line in enumerate(b)]
+    edits = mine_edits + their_edits
     # By where they start; at one place an insertion goes before a replacement.
     edits.sort(key=lambda x: (x[0], x[1] != x[0], x[3]))
-    groups: list[list[tuple[int, int, list[str], str]]] = []
+    groups: list[list[_Edit]] = []
     for edit in edits:
         if groups and any(_overlap((edit[0], edit[1]), (g[0], g[1])) for g in groups[-1]):
             groups[-1].append(edit)
@@ -100,34 +125,46 @@ def merge3(base: str, mine: str, theirs: str) -> Merged:
     for group in groups:
         start = min(g[0] for g in group)
         end = max(g[1] for g in group)
-        out.extend(b[at:start])
+        out.extend(kept[at:start])
         sides = {g[3] for g in group}
         if sides == {"mine"}:
-            out.extend(_apply(b, start, end, group))
+            out.extend(_apply(kept, start, end, group))
         elif sides == {"theirs"}:
-            lines = _apply(b, start, end, group)
+            lines = _apply(kept, start, end, group)
             incoming.extend(range(len(out), len(out) + len(lines)))
             out.extend(lines)
         else:
-            ours = _apply(b, start, end, [g for g in group if g[3] == "mine"])
-            others = _apply(b, start, end, [g for g in group if g[3] == "theirs"])
+            ours = _apply(kept, start, end, [g for g in group if g[3] == "mine"])
+            others = _apply(kept, start, end, [g for g in group if g[3] == "theirs"])
             out.extend(ours)
-            if ours != others:
+            if _keys(ours) != _keys(others):
                 conflicts += 1
-                have = set(ours)
-                extra = [line for line in others if line not in have]
+                have = Counter(_keys(ours))
+                extra: list[str] = []
+                for line in others:
+                    if have[body(line)] > 0:
+                        have[body(line)] -= 1
+                    else:
+                        extra.append(line)
                 incoming.extend(range(len(out), len(out) + len(extra)))
                 out.extend(extra)
         at = end
-    out.extend(b[at:])
-    text = "\n".join(out)
-    if out and (mine.endswith(("\n", "\r")) or theirs.endswith(("\n", "\r"))):
-        text += "\n"
-    return Merged(text, tuple(incoming), conflicts)
+    out.extend(kept[at:])
+    return Merged("".join(_ended(out)), tuple(incoming), conflicts)
 
 
-def _apply(base: list[str], start: int, end: int,
-           edits: list[tuple[int, int, list[str], str]]) -> list[str]:
+def _ended(lines: list[str]) -> list[str]:
+    """*lines* with an ending on every line but the last: a side's last line (which may have
+    none) followed by lines of the other side gets the ending of the lines around it."""
+    out = list(lines)
+    for i, line in enumerate(out[:-1]):
+        if not line.endswith("\n"):
+            near = [ending(x) for x in (out[i + 1], out[i - 1] if i else "") if ending(x)]
+            out[i] = line + (near[0] if near else "\n")
+    return out
+
+
+def _apply(base: list[str], start: int, end: int, edits: list[_Edit]) -> list[str]:
     """``base[start:end]`` with *edits* (non-overlapping, of one side) applied."""
     out: list[str] = []
     at = start

@@ -48,7 +48,9 @@ import os
 import re
 import stat
 import tempfile
+import time
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -342,13 +344,19 @@ def write_bundle(target: Path, manifest: dict[str, Any], chats: dict[int, dict[s
     never overwritten.
     """
     folder = target.parent
+    listed = json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8")
+    if len(listed) > MAX_MEMBER_BYTES:
+        raise TooLarge(f"its manifest would be {len(listed):,} bytes, and an import reads at "
+                       f"most {MAX_MEMBER_BYTES:,}")
     fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".partial")
     try:
         with os.fdopen(fd, "wb") as out:
             with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                zf.writestr(MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1))
+                _write_member(zf, MANIFEST, listed)
+                del listed
                 for number, chat in sorted(chats.items()):
-                    zf.writestr(f"chats/{number}.json", json.dumps(chat, ensure_ascii=False))
+                    _write_member(zf, f"chats/{number}.json",
+                                  json.dumps(chat, ensure_ascii=False).encode("utf-8"))
                 for sha, path in sorted(blobs.items()):
                     zf.write(path, f"files/{sha}")
             out.flush()
@@ -362,6 +370,25 @@ def write_bundle(target: Path, manifest: dict[str, Any], chats: dict[int, dict[s
         Path(temp).unlink(missing_ok=True)
         raise
     return size
+
+
+class TooLarge(ValueError):
+    """The bundle would pass a limit its import checks: it could never be read back."""
+
+
+def _write_member(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    """*data* as the member *name*, deflated, or stored as it is when deflating would pack
+    it tighter than an import accepts (a long knowledge history of small edits, a document
+    of repeated lines): such a member is honest, not a zip bomb, and must import."""
+    info = zipfile.ZipInfo(name, date_time=time.localtime(time.time())[:6])
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o600 << 16
+    if len(data) > RATIO_FLOOR:
+        packer = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+        packed = len(packer.compress(data)) + len(packer.flush())
+        if len(data) > MAX_RATIO * max(packed, 1):
+            info.compress_type = zipfile.ZIP_STORED
+    zf.writestr(info, data)
 
 
 def _link_new(temp: str, target: Path) -> None:

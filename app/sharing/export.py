@@ -23,6 +23,7 @@ from app.records import Workspace
 from app.sharing.bundle import (
     FORMAT,
     FORMAT_VERSION,
+    TooLarge,
     attachments,
     folder_problem,
     write_bundle,
@@ -91,6 +92,9 @@ def export_workspace(registry: Registry, ws_id: str, target: Path, *, with_chats
                 "cairn_version": version(), "created_at": utc_now(), "workspaces": entries}
     try:
         size = write_bundle(target, manifest, chats, needed, replace=replace)
+    except TooLarge as error:
+        hint = " (export it without the history)" if with_history else ""
+        raise Refused(f"cannot export workspace '{ws_id}': {error}{hint}") from None
     except FileExistsError:
         raise Refused(f"{refuse}: a file is already there") from None
     except (OSError, ValueError) as error:

@@ -32,7 +32,7 @@ from app.records import (
     WorkspaceEntry,
 )
 from app.store.files import MAX_FILE_BYTES
-from app.store.knowledge import HISTORY_KEPT, MAX_DOCUMENT_BYTES, SOURCES
+from app.store.knowledge import MAX_DOCUMENT_BYTES, SOURCES
 from app.store.messages import ContentProblem, checked_content, kind_of
 
 FORMAT = "cairn-bundle"
@@ -322,8 +322,6 @@ def _knowledge(value: Any, where: str, refuse: Refuse) -> KnowledgeEntry:
     history = None
     items = f.items("history", nullable=True)
     if items is not None:
-        if len(items) > HISTORY_KEPT:
-            f.fail(f"{where}.history", f"holds more than {HISTORY_KEPT} versions")
         versions = []
         for i, item in enumerate(items):
             v = _Fields(item, f"{where}.history[{i}]", "its manifest", refuse)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from app.base.paths import shown
 from app.errors import Refused
 from app.records import Workspace
+from app.store import history as versions
 from app.store.blobs import BlobStore
 
 if TYPE_CHECKING:
@@ -80,11 +81,10 @@ def _knowledge_json(conn: sqlite3.Connection, owner: str, chat_number: dict[str,
     text, version, updated_at, source, chat_id = row
     history = None
     if with_history:
-        history = [{"version": v, "text": t, "source": s, "saved_at": at,
-                    "chat": chat_number.get(c) if c else None}
-                   for v, t, s, c, at in conn.execute(
-                       "SELECT version, text, source, chat_id, saved_at FROM knowledge_version"
-                       " WHERE owner = ? ORDER BY version", (owner,))]
+        history = [{"version": v.version, "text": v.text, "source": v.source,
+                    "saved_at": v.saved_at,
+                    "chat": chat_number.get(v.chat_id) if v.chat_id else None}
+                   for v in versions.all_versions(conn, owner)]
         if not history or history[-1]["version"] != version:  # a history older than itself
             history.append({"version": version, "text": text, "source": source,
                             "saved_at": updated_at, "chat": chat_number.get(chat_id)})

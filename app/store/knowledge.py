@@ -1,6 +1,7 @@
 """Where knowledge documents live: one per workspace, and ``personal`` for personal memory.
 
-Every save bumps a version and goes into the history in the same transaction.  A save can
+Every save bumps a version and goes into the history in the same transaction.  The history
+keeps every version for good, stored compactly (:mod:`app.store.history`).  A save can
 require the version it started from (compare-and-swap), so a background rebuild never
 overwrites a hand edit made meanwhile, and an editor opened on an older version never
 overwrites what a rebuild wrote since.  Saving the text already stored adds no version.
@@ -22,15 +23,16 @@ from dataclasses import dataclass
 from typing import overload
 
 from app.base.db import Database, utc_now
+from app.base.lines import split_lines
 from app.errors import Refused
 from app.events import Hub, KnowledgeSaved, SuggestionsChanged
+from app.store import history as versions
 from app.store import suggestions as suggestion_rows
 from app.store import watermarks
 from app.store.suggestions import Proposed, Suggestion
 
 PERSONAL = "personal"
 SOURCES = ("user", "rebuild", "import", "restore")
-HISTORY_KEPT = 200
 MAX_DOCUMENT_BYTES = 1_000_000  # 1 MB of UTF-8, about 250,000 tokens
 
 
@@ -140,17 +142,19 @@ class KnowledgeStore:
     def history(self, owner: str) -> list[Version]:
         """Saved versions, newest first."""
         rows = self._db.query(
-            "SELECT version, source, chat_id, saved_at, length(text) FROM knowledge_version"
+            "SELECT version, source, chat_id, saved_at, size FROM knowledge_version"
             " WHERE owner = ? ORDER BY version DESC", (owner,))
         return [Version(*row) for row in rows]
 
     def version_text(self, owner: str, version: int) -> str:
-        rows = self._db.query(
-            "SELECT text FROM knowledge_version WHERE owner = ? AND version = ?", (owner, version))
-        if not rows:
-            raise Refused(f"cannot find version {version} of this knowledge document: the "
-                          f"history keeps the last {HISTORY_KEPT} versions")
-        return str(rows[0][0])
+        """The text of *version*, byte for byte as it was saved."""
+        text = versions.text_of(self._db.query, owner, version)
+        if text is None:
+            newest = self._db.query("SELECT max(version) FROM knowledge_version WHERE owner = ?",
+                                    (owner,))[0][0]
+            raise Refused(f"cannot find version {version} of this knowledge document: its "
+                          + (f"versions run from 1 to {newest}" if newest else "history is empty"))
+        return text
 
     def last_rebuild(self, owner: str) -> RebuildRecord:
         """What the last rebuilds of *owner*'s document left (nothing yet: all None)."""
@@ -169,8 +173,8 @@ class KnowledgeStore:
 
     def diff(self, owner: str, old: int, new: int) -> str:
         """A unified diff between two saved versions."""
-        before = self.version_text(owner, old).splitlines(keepends=True)
-        after = self.version_text(owner, new).splitlines(keepends=True)
+        before = split_lines(self.version_text(owner, old))
+        after = split_lines(self.version_text(owner, new))
         return "".join(difflib.unified_diff(before, after, f"version {old}", f"version {new}"))
 
     # ----------------------------------------------------------------- writing
@@ -381,6 +385,10 @@ def _write(conn: sqlite3.Connection, owner: str, text: str, version: int, source
     if source not in SOURCES:
         raise ValueError(source)
     now = utc_now()
+    stored = conn.execute("SELECT version, text FROM knowledge WHERE owner = ?",
+                          (owner,)).fetchone()
+    versions.add(conn, owner, version, text, source, chat_id, now,
+                 previous=(int(stored[0]), str(stored[1])) if stored else None)
     conn.execute(
         "INSERT INTO knowledge (owner, text, version, updated_at, source, chat_id)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET text = excluded.text,"
@@ -388,9 +396,4 @@ def _write(conn: sqlite3.Connection, owner: str, text: str, version: int, source
         " source = excluded.source, chat_id = excluded.chat_id",
         (owner, text, version, now, source, chat_id),
     )
-    conn.execute(
-        "INSERT INTO knowledge_version (owner, version, text, source, chat_id, saved_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)", (owner, version, text, source, chat_id, now))
-    conn.execute("DELETE FROM knowledge_version WHERE owner = ? AND version <= ?",
-                 (owner, version - HISTORY_KEPT))
     return Document(owner, text, version, now, source, chat_id)

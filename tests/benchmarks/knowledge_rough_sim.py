@@ -26,12 +26,12 @@ several, or a value replaced on evidence about something else (issue 25).
 
 Reported: ops refused by reason (first answers, and still refused after the corrective
 round); facts recoverable by question — each seeded fact's current value from the final
-documents, each replaced value from their history (all of it, and the last 200 versions the
-store keeps); the document sizes over time against the caps; and, once a document outgrows
-30,000 characters, whether relevance selection (``app.chat.context.fit_knowledge``) keeps the
-context within its budget and still answers the question; the suggestions a person would
-face per 100 exchanges.  Exits 1 when a fact left the documents without a suggestion
-recording it, an adversarial op applied, a sub-item went, or the context passed its budget.
+documents, each replaced value from their history (the store keeps every version); the
+document sizes over time against the caps; and, once a document outgrows 30,000 characters,
+whether relevance selection (``app.chat.context.fit_knowledge``) keeps the context within its
+budget and still answers the question; the suggestions a person would face per 100
+exchanges.  Exits 1 when a fact left the documents without a suggestion recording it, an
+adversarial op applied, a sub-item went, or the context passed its budget.
 """
 
 from __future__ import annotations
@@ -57,7 +57,6 @@ from app.store.suggestions import Proposed  # noqa: E402
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 EXCHANGES = int(ARGS[0]) if ARGS else 1_000
 MODEL = (sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else "rough")
-HISTORY_KEPT = 200  # what the store kept before it kept every version (issue 25, item 5)
 SEED = 14
 TODAY = "2027-06-01"
 KEYS = ("project", "logistics", "brand")  # the project and two folders, a chat in each
@@ -406,7 +405,7 @@ class World:
     # ------------------------------------------------------------------ the questions
 
     def answers(self) -> dict[str, tuple[int, int]]:
-        current = history = kept = told = 0
+        current = history = told = 0
         old_total = 0
         silently = []
         texts = {key: [e.text for e in entries(doc)] for key, doc in self.docs.items()}
@@ -423,10 +422,9 @@ class World:
                 old_total += 1
                 versions = self.history[fact.doc]
                 history += any(value in v and fact.shipment in v for v in versions)
-                kept += any(value in v and fact.shipment in v for v in versions[-HISTORY_KEPT:])
         self.silently = silently
         return {"current": (current, len(self.facts)), "told": (told, len(self.facts)),
-                "history": (history, old_total), "kept history": (kept, old_total)}
+                "history": (history, old_total)}
 
     def context(self) -> tuple[int, int, int]:
         """Over 30,000 characters: (questions asked, answered from the selection, the
@@ -490,8 +488,6 @@ def simulate(model: Model) -> tuple[bool, float, int]:
         ("... applied by themselves", f"{len(world.adversary_applied)}"),
         ("replaced values answerable from the history (all versions)",
          "{} / {}".format(*answers["history"])),
-        (f"... from the last {HISTORY_KEPT} versions the store keeps",
-         "{} / {}".format(*answers["kept history"])),
         ("hand-written sub-items kept", f"{subs} / {world.sub_items}"),
     ]
     rows += [(f"sizes after {n:,} exchanges (project / Logistics / Brand)",

@@ -396,11 +396,12 @@ async def test_quit_waits_a_bounded_time_and_the_rest_resumes_next_start(cairn, 
     assert cairn.rebuilder.waiting() == [chat.id]  # picked up again at the next start
 
 
-def test_history_keeps_the_last_200_versions(cairn, project):
+def test_history_keeps_every_version(cairn, project):
     for n in range(205):
         cairn.knowledge.save(project.id, f"- version {n}\n", source="user")
     versions = cairn.knowledge.history(project.id)
-    assert len(versions) == 200 and versions[0].version == 205 and versions[-1].version == 6
+    assert len(versions) == 205 and versions[0].version == 205 and versions[-1].version == 1
+    assert cairn.knowledge.version_text(project.id, 1) == "- version 0\n"
 
 
 async def test_a_short_turn_after_a_long_one_keeps_the_rebuild_waiting(cairn, fake, project):

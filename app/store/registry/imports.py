@@ -15,6 +15,7 @@ from app.base.ids import new_id
 from app.base.paths import shown
 from app.errors import Refused
 from app.records import ChatEntry, KnowledgeEntry, Workspace, WorkspaceEntry
+from app.store import history as versions
 from app.store.blobs import BlobStore
 
 if TYPE_CHECKING:
@@ -108,18 +109,15 @@ def _insert_knowledge(conn: sqlite3.Connection, owner: str, knowledge: Knowledge
     chat: str | None
     if knowledge.history is None:  # the current text only: version 1 of this document
         version, source, chat, saved_at = 1, "import", None, utc_now()
-        conn.execute("INSERT INTO knowledge_version (owner, version, text, source, chat_id,"
-                     " saved_at) VALUES (?, ?, ?, ?, ?, ?)",
-                     (owner, version, knowledge.text, source, chat, saved_at))
+        versions.add(conn, owner, version, knowledge.text, source, chat, saved_at)
     else:
         version, source = knowledge.version, knowledge.source
         chat = chat_ids.get(knowledge.chat) if knowledge.chat is not None else None
         saved_at = knowledge.updated_at
-        conn.executemany(
-            "INSERT INTO knowledge_version (owner, version, text, source, chat_id, saved_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            [(owner, v.version, v.text, v.source, chat_ids.get(v.chat) if v.chat is not None
-              else None, v.saved_at) for v in knowledge.history])
+        versions.add_all(conn, owner, (
+            versions.StoredVersion(v.version, v.text, v.source,
+                                   chat_ids.get(v.chat) if v.chat is not None else None,
+                                   v.saved_at) for v in knowledge.history))
     conn.execute("INSERT INTO knowledge (owner, text, version, updated_at, source, chat_id)"
                  " VALUES (?, ?, ?, ?, ?, ?)",
                  (owner, knowledge.text, version, saved_at, source, chat))
