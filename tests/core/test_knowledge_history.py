@@ -4,6 +4,9 @@ undone from the history."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import random
 import sqlite3
 
@@ -97,11 +100,13 @@ def test_a_missing_version_is_refused_in_a_sentence(registry):
         store.version_text(OWNER, 9)
 
 
-def test_export_and_import_carry_the_whole_history(registry, folders, tmp_path):
+@contextmanager
+def carried(registry, folders, tmp_path, texts: list[str]) -> Iterator[tuple[Registry, str]]:
+    """*texts* saved as a workspace's versions, exported with their history and imported into
+    another data folder: that registry (closed after) and the imported document's owner."""
     (acme,) = folders("Acme")
     ws, _ = registry.add_workspace(acme)
     store = KnowledgeStore(registry.db)
-    texts = _versions(260, 3_000, seed=7)
     for text in texts:
         store.save(ws.id, text, source="user")
     target = tmp_path / "acme.cairn"
@@ -110,8 +115,15 @@ def test_export_and_import_carry_the_whole_history(registry, folders, tmp_path):
     try:
         (tmp_path / "receiver").mkdir()
         imported = import_bundle(fresh, target, str(tmp_path / "receiver" / "Acme"))
+        yield fresh, imported.workspace.id
+    finally:
+        fresh.close()
+
+
+def test_export_and_import_carry_the_whole_history(registry, folders, tmp_path):
+    texts = _versions(260, 3_000, seed=7)
+    with carried(registry, folders, tmp_path, texts) as (fresh, owner):
         other = KnowledgeStore(fresh.db)
-        owner = imported.workspace.id
         assert [v.version for v in other.history(owner)] == list(range(260, 0, -1))
         assert [other.version_text(owner, n) for n in range(1, 261)] == texts
         assert [v.size for v in reversed(other.history(owner))] == [len(t) for t in texts]
@@ -121,8 +133,6 @@ def test_export_and_import_carry_the_whole_history(registry, folders, tmp_path):
         other.save(owner, "- after the import\r\n", source="user")
         assert other.version_text(owner, 261) == "- after the import\r\n"
         assert other.version_text(owner, 260) == texts[-1]
-    finally:
-        fresh.close()
 
 
 def _migration() -> int:
@@ -201,22 +211,10 @@ def test_a_document_of_repeated_lines_and_its_history_export_and_import(registry
                                                                        tmp_path):
     # Deflated, such a manifest packs tighter than the 100-to-1 an import takes for a zip
     # bomb: it is written as it is instead, and comes back.
-    (acme,) = folders("Acme")
-    ws, _ = registry.add_workspace(acme)
-    store = KnowledgeStore(registry.db)
     texts = ["- the same line\r\n" * (1_500 + n) for n in range(40)]
-    for text in texts:
-        store.save(ws.id, text, source="user")
-    target = tmp_path / "acme.cairn"
-    export_workspace(registry, ws.id, target, with_history=True)
-    fresh = Registry.open(tmp_path / "elsewhere" / "cairn-data")
-    try:
-        (tmp_path / "receiver").mkdir()
-        imported = import_bundle(fresh, target, str(tmp_path / "receiver" / "Acme"))
+    with carried(registry, folders, tmp_path, texts) as (fresh, owner):
         other = KnowledgeStore(fresh.db)
-        assert [other.version_text(imported.workspace.id, n) for n in range(1, 41)] == texts
-    finally:
-        fresh.close()
+        assert [other.version_text(owner, n) for n in range(1, 41)] == texts
 
 
 def test_a_history_too_long_for_a_bundle_is_refused_at_export(registry, folders, tmp_path,
