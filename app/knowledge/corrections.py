@@ -14,7 +14,8 @@ import json
 from collections.abc import Sequence
 
 from app.knowledge.document import canonical_section, normalise
-from app.knowledge.meaning import encodable, values_of
+from app.knowledge import tokens as tk
+from app.knowledge.meaning import encodable
 from app.knowledge.validator import TARGETS, Layer, Outcome, Refusal
 
 SHOWN_REASONS = 3  # in the sentence; `cairn knowledge rebuild` lists every one
@@ -69,8 +70,9 @@ def _answers(op: dict, refused: object) -> bool:
     text, old = op.get("text"), refused.get("text")
     if not isinstance(text, str) or not isinstance(old, str):
         return False
-    wanted = values_of(old)
-    return bool(wanted) and all(value in values_of(text) for value in wanted)
+    wanted = [t.value for t in tk.tokens(old)]  # values and names
+    found = {t.value for t in tk.tokens(text)}
+    return bool(wanted) and all(value in found for value in wanted)
 
 
 def _same_add(op: dict, refused: object) -> bool:

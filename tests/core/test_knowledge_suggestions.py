@@ -432,3 +432,15 @@ async def test_end_to_end_one_fact_to_folder_and_project_lands_in_the_folder(cai
     assert cairn.knowledge.get(folder.id).text == "## Facts\n\n- Brand kit uses Inter\n" or \
         "- Brand kit uses Inter" in cairn.knowledge.get(folder.id).text
     assert "Inter" not in cairn.knowledge.get(project.id).text
+
+
+def test_a_corrected_add_must_say_the_names_of_the_one_it_answers():
+    from app.knowledge.corrections import addressed
+    from app.knowledge.validator import Refusal
+
+    priya = add("Priya Ruiz is the carrier contact for S1296", "Priya Ruiz is … for S1296")
+    refusal = Refusal(priya, "Each part of an elided quote must be at least 3 words.")
+    other = add("Never route S1296 through port P19", "Never route S1296 through port P19")
+    assert not addressed(refusal, {"ops": [other]})  # shares S1296, not the names
+    fixed = {**priya, "evidence": "Priya Ruiz is the carrier contact for S1296"}
+    assert addressed(refusal, {"ops": [fixed]})
