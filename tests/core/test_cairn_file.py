@@ -355,3 +355,41 @@ def test_outside_edits_hand_saves_and_rebuilds_interleaved_lose_nothing(
     for fact in facts:
         assert fact in doc.text
     assert path.read_text(encoding="utf-8") == doc.text
+
+
+# ----------------------------------------------------------------- export and import
+
+
+def test_export_and_import_carry_the_switch_and_ask_over_a_folders_own_cairn_md(
+        cairn, project, folders, tmp_path, capsys):
+    from app.sharing.export import export_workspace
+
+    cairn.knowledge_files.switch(project.id, True)
+    cairn.knowledge.save(project.id, "## Facts\n- Shared\n", source="user")
+    bundle = tmp_path / "acme.cairn"
+    export_workspace(cairn.registry, project.id, bundle)
+    cairn.close()
+
+    # Into an empty folder: on, and written.
+    target = tmp_path / "disk" / "Imported"
+    assert main(["import", str(bundle), str(target), "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert made["knowledge_file"]["on"] == [made["workspace"]["id"]]
+    assert (target / "CAIRN.md").read_text(encoding="utf-8") == "## Facts\n- Shared\n"
+
+    # Into a folder with its own CAIRN.md: without the flag it stays off, the file untouched.
+    (other,) = folders("Other")
+    (Path(other) / "CAIRN.md").write_text("# Their own\n", encoding="utf-8")
+    assert main(["import", str(bundle), other]) == 0
+    said = capsys.readouterr().out
+    assert "has its own CAIRN.md, left as it is" in said and "--keep document" in said
+    assert (Path(other) / "CAIRN.md").read_text(encoding="utf-8") == "# Their own\n"
+
+    # With the flag: the folder's file is kept, as the document's newest version.
+    (third,) = folders("Third")
+    (Path(third) / "CAIRN.md").write_text("# Theirs wins\n", encoding="utf-8")
+    assert main(["import", str(bundle), third, "--keep-cairn-md", "file", "--json"]) == 0
+    ws_id = json.loads(capsys.readouterr().out)["workspace"]["id"]
+    assert main(["knowledge", "show", ws_id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["text"] == "# Theirs wins\n" and shown["knowledge_file"]["on"] is True

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QCheckBox, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QMessageBox,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.errors import CairnError
 from ui.text import Label, message_box
@@ -24,9 +32,8 @@ if TYPE_CHECKING:
     from ui.tasks import RunTask
 
 WATCH_MS = 1000
-ACCESS_SAYS = ("Claude can list and read the files in this project's folder when it needs "
-               "them (never hidden files, likely secrets or what .gitignore leaves out); it "
-               "cannot change or add anything.")
+ACCESS_SAYS = ("Claude may list and read this project's files, never hidden ones, likely "
+               "secrets or what .gitignore leaves out; it changes nothing.")
 
 
 class FolderSwitches(QWidget):
@@ -39,7 +46,7 @@ class FolderSwitches(QWidget):
         self.ops, self.registry, self.run_task = ops, registry, run_task
         self.owner: str | None = None  # the document shown
         self.project: str | None = None  # its project (folder access is project-wide)
-        self.file_switch = QCheckBox("Keep this document as CAIRN.md in the folder")
+        self.file_switch, file_row = _switch("Keep this document as CAIRN.md in the folder")
         self.file_switch.setAccessibleName("Keep this document as CAIRN.md in the folder")
         self.file_switch.setToolTip("Cairn writes each new version to CAIRN.md, and takes in "
                                     "what you change there with another editor")
@@ -48,7 +55,7 @@ class FolderSwitches(QWidget):
         self.file_state.setAccessibleName("CAIRN.md state")
         self.file_state.setWordWrap(True)
         self.file_state.hide()
-        self.access_switch = QCheckBox("Let Claude read this project's folder")
+        self.access_switch, access_row = _switch("Let Claude read this project's folder")
         self.access_switch.setAccessibleName("Let Claude read this project's folder")
         self.access_switch.clicked.connect(self._access_clicked)
         self.access_says = Label(ACCESS_SAYS)
@@ -58,8 +65,11 @@ class FolderSwitches(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(4)
-        for widget in (self.file_switch, self.file_state, self.access_switch, self.access_says):
-            layout.addWidget(widget)
+        layout.addLayout(file_row)
+        layout.addWidget(self.file_state)
+        layout.addLayout(access_row)
+        layout.addWidget(self.access_says)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         bridge.sig_knowledge_saved.connect(self._saved)
         self._watching = False
         self.watcher = QTimer(self)
@@ -162,3 +172,28 @@ class FolderSwitches(QWidget):
             self._watching = False
         if self.owner is not None and self.owner in checked:
             self.run_task(self._load(self.owner))
+
+
+class _Words(Label):
+    """A switch's words, wrapped to the panel's width; a click on them toggles the switch."""
+
+    def __init__(self, text: str, switch: QCheckBox) -> None:
+        super().__init__(text)
+        self._switch = switch
+        self.setWordWrap(True)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if self._switch.isEnabled():
+            self._switch.click()
+        event.accept()
+
+
+def _switch(text: str) -> tuple[QCheckBox, QHBoxLayout]:
+    """A check box whose words wrap (a QCheckBox's own text never does)."""
+    box = QCheckBox()
+    box.setToolTip(text)
+    row = QHBoxLayout()
+    row.setSpacing(6)
+    row.addWidget(box, 0, Qt.AlignmentFlag.AlignTop)
+    row.addWidget(_Words(text, box), 1)
+    return box, row

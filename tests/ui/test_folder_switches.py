@@ -1,0 +1,92 @@
+"""The knowledge panel's folder switches in the real window, offscreen (issue 23): CAIRN.md on
+writes the file, an edit made outside Cairn shows in the editor within two seconds (the
+watcher) and in the history, a refused edit and a deleted file are said under the switch,
+and the folder-access switch with its sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QCheckBox, QLabel
+
+from tests.ui.helpers import close_window, open_window, run, wait_for
+from tests.ui.test_knowledge_panel import named, show, workspace
+from ui.app import Starter
+from ui.knowledge.folder import ACCESS_SAYS
+from ui.knowledge.panel import DISCARD
+
+
+@pytest.fixture
+def opened(qapp, loop, isolated) -> Iterator[Starter]:
+    starter = open_window(qapp, isolated, size=(1200, 800))
+    yield starter
+    panel = starter.window.knowledge
+    if panel is not None:
+        panel.ask_unsaved = lambda: DISCARD
+    close_window(starter)
+
+
+def test_cairn_md_switch_writes_the_file_and_an_outside_edit_shows_within_two_seconds(
+        opened, folders, qtbot):
+    (root,) = folders("Acme")
+    ws_id = workspace(opened, root)
+    cairn = opened.cairn
+    cairn.knowledge.save(ws_id, "## Facts\n- Budget 40000 EUR\n", source="user")
+    panel = show(opened, ws_id)
+    switch = named(panel, QCheckBox, "Keep this document as CAIRN.md in the folder")
+    wait_for(lambda: not switch.isChecked() and switch.isVisible())
+    switch.click()
+    path = Path(root) / "CAIRN.md"
+    wait_for(lambda: path.exists())
+    assert path.read_text(encoding="utf-8") == "## Facts\n- Budget 40000 EUR\n"
+    assert switch.isChecked()
+
+    path.write_text("## Facts\n- Budget 52000 EUR (from my editor)\n", encoding="utf-8")
+    # The watcher looks about once a second: within two seconds the editor shows it.
+    qtbot.waitUntil(lambda: "52000" in panel.editor.text(), timeout=2000)
+    assert cairn.knowledge.history(ws_id)[0].source == "file"
+    opened.window.grab().save("/tmp/cairn-md-switch.png")
+
+    # A binary written over it: refused under the switch, the document unchanged.
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    state = named(panel, QLabel, "CAIRN.md state")
+    qtbot.waitUntil(lambda: state.isVisible() and "was not taken in" in state.text(),
+                    timeout=3000)
+    assert "it is a binary file, not text" in state.text()
+    assert "52000" in cairn.knowledge.get(ws_id, outside=False).text
+
+    # Deleted: said so, and the document is not emptied.
+    path.unlink()
+    run(opened.ops.knowledge_file(ws_id))
+    qtbot.waitUntil(lambda: "not in the folder any more" in state.text(), timeout=3000)
+    assert "52000" in cairn.knowledge.get(ws_id).text
+
+
+def test_turning_cairn_md_on_over_the_folders_own_file_asks_which_to_keep(opened, folders):
+    (root,) = folders("Acme")
+    (Path(root) / "CAIRN.md").write_text("# Mine, by hand\n", encoding="utf-8")
+    ws_id = workspace(opened, root)
+    opened.cairn.knowledge.save(ws_id, "## Facts\n- In Cairn\n", source="user")
+    panel = show(opened, ws_id)
+    asked: list[str] = []
+    panel.folder.ask_keep = lambda path: (asked.append(path), "file")[1]
+    switch = named(panel, QCheckBox, "Keep this document as CAIRN.md in the folder")
+    wait_for(lambda: switch.isVisible())
+    switch.click()
+    wait_for(lambda: opened.cairn.knowledge.get(ws_id, outside=False).source == "file")
+    assert asked == [f"{root}/CAIRN.md"]
+    assert opened.cairn.knowledge.get(ws_id).text == "# Mine, by hand\n"
+
+
+def test_the_folder_access_switch_says_what_it_allows(opened, folders):
+    (root,) = folders("Acme")
+    ws_id = workspace(opened, root)
+    panel = show(opened, ws_id)
+    switch = named(panel, QCheckBox, "Let Claude read this project's folder")
+    says = named(panel, QLabel, "What folder access allows")
+    assert says.text() == ACCESS_SAYS
+    wait_for(lambda: switch.isVisible() and not switch.isChecked())
+    switch.click()
+    wait_for(lambda: opened.cairn.folders.get(ws_id).folder_access)
