@@ -90,3 +90,28 @@ def test_the_folder_access_switch_says_what_it_allows(opened, folders):
     wait_for(lambda: switch.isVisible() and not switch.isChecked())
     switch.click()
     wait_for(lambda: opened.cairn.folders.get(ws_id).folder_access)
+
+
+def test_folder_reads_show_as_quiet_lines_in_the_chat(qapp, loop, isolated, fake, folders):
+    from tests.ui.helpers import configure
+    from tests.ui.test_chat_view import entries, idle, new_chat, send
+
+    configure(isolated, fake)
+    starter = open_window(qapp, isolated)
+    try:
+        (acme,) = folders("Acme Inc")
+        (Path(acme) / "notes").mkdir()
+        (Path(acme) / "notes" / "plan.md").write_text("# Plan\nApril.\n", encoding="utf-8")
+        new_chat(loop, starter, acme)
+        ws = next(w for w in starter.cairn.registry.top_level() if w.path == acme)
+        run(starter.ops.switch_folder_access(ws.id, True))
+        fake.reply_tool_use("listFolder", {"path": "notes"}, text_before="Looking.")
+        fake.reply_tool_use("readFolderFile", {"path": "notes/plan.md"})
+        fake.reply_text("The plan says April.")
+        send(starter, "What does the plan say?")
+        wait_for(lambda: idle(starter) and len(entries(starter)) == 2)
+        parts = [(p.kind, p.text) for p in entries(starter)[1].parts]
+        assert parts == [("text", "Looking."), ("tool", "Listed notes/ — 1 entry"),
+                         ("tool", "Read notes/plan.md"), ("text", "The plan says April.")]
+    finally:
+        close_window(starter)
