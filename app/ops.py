@@ -395,6 +395,20 @@ class Operations:
         (a file is read only when its size, time or identity moved)."""
         return (await self.run(self.cairn.knowledge_files.sync_all))[0]
 
+    async def reveal_folder(self, ws_id: str) -> None:
+        """Show the workspace's folder in the file manager (``app.base.desktop``)."""
+        from app.base import desktop
+
+        folder = self.cairn.registry.get_workspace(ws_id, verb="show").path
+        await self.read(lambda: desktop.reveal(folder))
+
+    async def open_terminal(self, ws_id: str) -> None:
+        """Open a terminal in the workspace's folder (``app.base.desktop``)."""
+        from app.base import desktop
+
+        folder = self.cairn.registry.get_workspace(ws_id, verb="open a terminal in").path
+        await self.read(lambda: desktop.open_terminal(folder))
+
     async def folder_access(self, ws_id: str) -> tuple[bool, tuple[str, ...]]:
         """May Claude read the folder of *ws_id*'s project (and what was allowed)?"""
         from app.chat.folder import access

@@ -115,3 +115,33 @@ def test_folder_reads_show_as_quiet_lines_in_the_chat(qapp, loop, isolated, fake
                          ("tool", "Read notes/plan.md"), ("text", "The plan says April.")]
     finally:
         close_window(starter)
+
+
+def test_copy_path_from_the_workspace_menu_puts_the_folder_on_the_clipboard(
+        opened, folders, qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    from tests.ui.test_sidebar import trigger
+
+    (root,) = folders("Acme")
+    ws_id = workspace(opened, root)
+    sidebar = opened.window.sidebar
+    wait_for(lambda: sidebar.model.workspace_index(ws_id).isValid())
+    QGuiApplication.clipboard().setText("before")
+    trigger(sidebar.context_menu(sidebar.model.workspace_index(ws_id)), "Copy path")
+    assert QGuiApplication.clipboard().text() == root
+    # The path is the sidebar's tooltip too.
+    from PySide6.QtCore import Qt
+
+    assert root in sidebar.model.workspace_index(ws_id).data(Qt.ItemDataRole.ToolTipRole)
+
+
+def test_the_chat_header_shows_the_workspace_folder(opened, folders):
+    (root,) = folders("Acme")
+    ws_id = workspace(opened, root)
+    chat, _ = run(opened.ops.new_chat(workspace_id=ws_id))
+    opened.window.select_chat(chat.id)
+    header = opened.window.chat_panel.header
+    wait_for(lambda: opened.window.chat_panel.chat_id == chat.id and header.path.isVisible())
+    assert header.path.accessibleDescription() == root
+    opened.window.grab().save("/tmp/cairn-header-path.png")
