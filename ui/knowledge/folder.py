@@ -7,6 +7,7 @@ thread, through an operation): an outside edit becomes a version within a second
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
     from ui.tasks import RunTask
+
+log = logging.getLogger(__name__)
 
 WATCH_MS = 1000
 ACCESS_SAYS = ("Claude may list and read this project's files, never hidden ones, likely "
@@ -168,6 +171,9 @@ class FolderSwitches(QWidget):
     async def _tick(self) -> None:
         try:
             checked = await self.ops.watch_knowledge_files()
+        except Exception:  # noqa: BLE001 - a busy database: the next tick looks again
+            log.debug("the CAIRN.md watcher could not look this time", exc_info=True)
+            return
         finally:
             self._watching = False
         if self.owner is not None and self.owner in checked:
