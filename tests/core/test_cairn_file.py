@@ -393,3 +393,32 @@ def test_export_and_import_carry_the_switch_and_ask_over_a_folders_own_cairn_md(
     assert main(["knowledge", "show", ws_id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["text"] == "# Theirs wins\n" and shown["knowledge_file"]["on"] is True
+
+
+async def test_an_outside_edit_unseen_until_after_a_rebuild_saved_is_learned_on_top(
+        cairn, fake, project, monkeypatch):
+    """The edit lands between the rebuild's last look at the file and its commit: the file's
+    text wins at the next read, and the chat's exchanges are learned again on top of it."""
+    cairn.knowledge_files.switch(project.id, True)
+    cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
+    chat = cairn.registry.new_chat(folder=project.path)
+    await talk(cairn, fake, chat.id, "When?")
+    edited = "## Facts\n- Budget 45000 EUR (from my editor)\n"
+    real_save = cairn.knowledge.save_rebuild
+
+    def edit_then_save(*args, **kwargs):
+        cairn_md(project).write_text(edited, encoding="utf-8")  # too late to be seen
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(cairn.knowledge, "save_rebuild", edit_then_save)
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15",
+                                                       "launch date is 2027-04-15")]})
+    assert (await cairn.rebuilder.rebuild(chat.id)).status == "applied"
+    monkeypatch.setattr(cairn.knowledge, "save_rebuild", real_save)
+    assert cairn.knowledge.get(project.id).text == edited  # the person's text wins
+    assert sources(cairn, project.id) == ["file", "rebuild", "user"]
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15",
+                                                       "launch date is 2027-04-15")]})
+    assert (await cairn.rebuilder.rebuild(chat.id)).status == "applied"  # learned again
+    assert cairn.knowledge.get(project.id).text == edited + "- Launch 2027-04-15\n"
+    assert cairn_md(project).read_text(encoding="utf-8") == edited + "- Launch 2027-04-15\n"

@@ -145,3 +145,28 @@ def test_the_chat_header_shows_the_workspace_folder(opened, folders):
     wait_for(lambda: opened.window.chat_panel.chat_id == chat.id and header.path.isVisible())
     assert header.path.accessibleDescription() == root
     opened.window.grab().save("/tmp/cairn-header-path.png")
+
+
+def test_importing_into_a_folder_with_its_own_cairn_md_asks_which_to_keep(
+        opened, folders, tmp_path):
+    from app.sharing.export import export_workspace
+
+    (root,) = folders("Acme")
+    ws_id = workspace(opened, root)
+    cairn = opened.cairn
+    cairn.knowledge.save(ws_id, "## Facts\n- From the bundle\n", source="user")
+    run(opened.ops.switch_knowledge_file(ws_id, True))
+    bundle = tmp_path / "acme.cairn"
+    export_workspace(cairn.registry, ws_id, bundle)
+    (target,) = folders("Elsewhere")
+    (Path(target) / "CAIRN.md").write_text("# The folder's own\n", encoding="utf-8")
+    sharing = opened.window.sharing
+    asked: list[str] = []
+    sharing.ask_import_folder = lambda name: target
+    sharing.ask_keep_cairn_md = lambda path: (asked.append(path), "document")[1]
+    sharing.import_bundle(str(bundle))
+    wait_for(lambda: asked and (Path(target) / "CAIRN.md").read_text(encoding="utf-8")
+             == "## Facts\n- From the bundle\n")
+    assert asked == [f"{target}/CAIRN.md"]
+    made = cairn.registry.workspace_for_folder(target)
+    assert made is not None and cairn.folders.get(made.id).knowledge_file
