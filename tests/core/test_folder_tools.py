@@ -140,6 +140,30 @@ async def test_listing_shows_names_kinds_and_sizes_and_hides_what_it_must(cairn,
     assert "API_KEY=sk-secret" in text_of(result)
 
 
+async def test_an_image_and_a_pdf_are_sent_as_the_model_reads_them(cairn, fake, project):
+    import base64
+    import struct
+    import zlib
+
+    def png() -> bytes:
+        def chunk(kind: bytes, data: bytes) -> bytes:
+            return (struct.pack(">I", len(data)) + kind + data
+                    + struct.pack(">I", zlib.crc32(kind + data)))
+        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(b"\0\0")) + chunk(b"IEND", b""))
+
+    image = png()
+    (Path(project.path) / "notes" / "logo.png").write_bytes(image)
+    (Path(project.path) / "notes" / "brief.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    allow(cairn, project)
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": "notes/logo.png"})
+    (block,) = result["content"]
+    assert block["type"] == "image" and block["source"]["media_type"] == "image/png"
+    assert base64.b64decode(block["source"]["data"]) == image
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": "notes/brief.pdf"})
+    assert result["content"][0]["type"] == "document"
+
+
 @pytest.mark.parametrize("path, sentence", [
     ("../outside.txt", "Cannot read '../outside.txt': it leaves the folder with '..'."),
     ("/etc/passwd", "Cannot read '/etc/passwd': it is an absolute path; give a path relative "
