@@ -415,12 +415,14 @@ class Operations:
 
         return await self.read(lambda: access(self.cairn.registry, self.cairn.folders, ws_id))
 
-    async def switch_folder_access(self, ws_id: str, on: bool) -> tuple[None, Changes]:
-        """The window's folder-access switch (``app.chat.folder.switch_access``)."""
+    async def switch_folder_access(self, ws_id: str, on: bool, *,
+                                   allow: list[str] | None = None) -> tuple[None, Changes]:
+        """The window's folder-access switch and its allow list
+        (``app.chat.folder.switch_access``)."""
         from app.chat.folder import switch_access
 
         return await self.run(lambda: switch_access(self.cairn.registry, self.cairn.folders,
-                                                    ws_id, on))
+                                                    ws_id, on, allow=allow))
 
     async def knowledge_status(self, owner: str) -> OwnerKnowledge:
         """What the knowledge panel says about *owner*'s document (``app.knowledge.status``)."""

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from app.base.inside import Inside, parts_of, resolve_inside, within
+from app.base.paths import shown
 from app.errors import Refused
 from app.store.files import (
     MAX_IMAGE_BYTES,
@@ -105,7 +106,7 @@ def switch_access(registry: Registry, folders: FolderStore, ws_id: str, on: bool
         for entry in allow:
             problem = parts_of(entry)
             if isinstance(problem, str) or not problem:
-                raise Refused(f"cannot allow '{entry}': "
+                raise Refused(f"cannot allow '{shown(entry)}': "
                               f"{problem if isinstance(problem, str) else 'name a path in the folder'}")
         folders.set_allow(ws.id, ["/".join(p) for p in (parts_of(a) for a in allow)
                                   if isinstance(p, tuple)])

@@ -90,6 +90,19 @@ def test_the_folder_access_switch_says_what_it_allows(opened, folders):
     wait_for(lambda: switch.isVisible() and not switch.isChecked())
     switch.click()
     wait_for(lambda: opened.cairn.folders.get(ws_id).folder_access)
+    # The allow list: hidden paths the person lets Claude read too.
+    panel.folder.ask_allow = lambda allowed: [".github", "../outside"]
+    allow = panel.folder.allow_button
+    wait_for(lambda: allow.isVisible())
+    errors: list[str] = []
+    panel.folder.sig_error.connect(errors.append)
+    allow.click()
+    wait_for(lambda: errors)
+    assert errors == ["cannot allow '../outside': it leaves the folder with '..'"]
+    assert opened.cairn.folders.get(ws_id).allow == ()  # refused: nothing stored
+    panel.folder.ask_allow = lambda allowed: [".github"]
+    allow.click()
+    wait_for(lambda: opened.cairn.folders.get(ws_id).allow == (".github",))
 
 
 def test_folder_reads_show_as_quiet_lines_in_the_chat(qapp, loop, isolated, fake, folders):

@@ -15,8 +15,10 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
+    QInputDialog,
     QMessageBox,
     QSizePolicy,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -61,6 +63,15 @@ class FolderSwitches(QWidget):
         self.access_switch, access_row = _switch("Let Claude read this project's folder")
         self.access_switch.setAccessibleName("Let Claude read this project's folder")
         self.access_switch.clicked.connect(self._access_clicked)
+        self.allow_button = QToolButton()
+        self.allow_button.setText("Allow hidden files…")
+        self.allow_button.setAccessibleName("Allow hidden files")
+        self.allow_button.setToolTip("Hidden files and likely secrets Claude may read too "
+                                     "(paths relative to the project's folder)")
+        self.allow_button.setAutoRaise(True)
+        self.allow_button.clicked.connect(self._allow_clicked)
+        self.allow_button.hide()
+        self.allowed: tuple[str, ...] = ()
         self.access_says = Label(ACCESS_SAYS)
         self.access_says.setAccessibleName("What folder access allows")
         self.access_says.setWordWrap(True)
@@ -72,6 +83,7 @@ class FolderSwitches(QWidget):
         layout.addWidget(self.file_state)
         layout.addLayout(access_row)
         layout.addWidget(self.access_says)
+        layout.addWidget(self.allow_button)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         bridge.sig_knowledge_saved.connect(self._saved)
         self._watching = False
@@ -96,6 +108,14 @@ class FolderSwitches(QWidget):
         clicked = box.clickedButton()
         return "document" if clicked is document else "file" if clicked is the_file else None
 
+    def ask_allow(self, allowed: tuple[str, ...]) -> list[str] | None:
+        """The hidden or secret-looking paths Claude may read, one per line (None: cancel)."""
+        text, ok = QInputDialog.getMultiLineText(
+            self, "Allow hidden files",
+            "Paths in the project's folder Claude may read although they are hidden or may "
+            "hold secrets, one per line (e.g. .github):", "\n".join(allowed))
+        return [line.strip() for line in text.splitlines() if line.strip()] if ok else None
+
     # ----------------------------------------------------------------- public
 
     def open(self, owner: str | None) -> None:
@@ -117,8 +137,9 @@ class FolderSwitches(QWidget):
             return
         self._show(state)
         if self.project is not None:
-            on, _allow = await self.ops.folder_access(self.project)
+            on, self.allowed = await self.ops.folder_access(self.project)
             self.access_switch.setChecked(on)
+            self.allow_button.setVisible(on)
 
     def _show(self, state: FileState) -> None:
         self.file_switch.setChecked(state.on)
@@ -157,6 +178,23 @@ class FolderSwitches(QWidget):
         except CairnError as refused:
             self.access_switch.setChecked(not on)
             self.sig_error.emit(str(refused))
+            return
+        self.allow_button.setVisible(on)
+
+    def _allow_clicked(self) -> None:
+        if self.project is None:
+            return
+        chosen = self.ask_allow(self.allowed)
+        if chosen is not None:
+            self.run_task(self._set_allowed(self.project, chosen))
+
+    async def _set_allowed(self, project: str, allow: list[str]) -> None:
+        try:
+            await self.ops.switch_folder_access(project, True, allow=allow)
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+            return
+        _on, self.allowed = await self.ops.folder_access(project)
 
     def _saved(self, event: KnowledgeSaved) -> None:
         if event.owner == self.owner:
