@@ -76,7 +76,10 @@ class Cairn:
         it now (from any thread; the command line's next trigger does it otherwise)."""
         if self._scheduler is not None and self._loop is not None:
             scheduler = self._scheduler
-            self._loop.call_soon_threadsafe(scheduler.rebuild_now, chat_ids)
+            try:
+                self._loop.call_soon_threadsafe(scheduler.rebuild_now, chat_ids)
+            except RuntimeError:  # the loop is closed (quitting): the next trigger learns it
+                pass
 
     def _turn_starting(self, chat_id: str) -> None:
         if self._scheduler is not None:
