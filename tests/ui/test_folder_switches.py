@@ -55,6 +55,7 @@ def test_cairn_md_switch_writes_the_file_and_an_outside_edit_shows_within_two_se
     qtbot.waitUntil(lambda: state.isVisible() and "was not taken in" in state.text(),
                     timeout=3000)
     assert "it is a binary file, not text" in state.text()
+    panel.grab().save("/tmp/cairn-md-refused.png")
     assert "52000" in cairn.knowledge.get(ws_id, outside=False).text
 
     # Deleted: said so, and the document is not emptied.
