@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from app.base.live import NetworkThread, StorageThread
 from app.chat.engine import ChatEngine
+from app.chat.folder import FolderReader
 from app.chat.turn import TurnResult
 from app.knowledge.rebuild import Rebuilder
 from app.knowledge.scheduler import KnowledgeScheduler
 from app.llm.catalog import Catalog
 from app.store.blobs import BlobStore
+from app.knowledge.cairn_file import KnowledgeFiles
 from app.store.files import FileStore
+from app.store.folder import FolderStore
 from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore
 from app.store.registry.registry import Registry
@@ -28,6 +32,12 @@ class Cairn:
         self.settings = Settings(db, hub=hub)
         self.chats = ChatStore(db, hub=hub)
         self.knowledge = KnowledgeStore(db, hub=hub)
+        # CAIRN.md in the workspaces that asked for it: written after each version's commit,
+        # its outside edits taken in by every read of the document.
+        self.folders = FolderStore(db)
+        self.knowledge_files = KnowledgeFiles(registry=registry, knowledge=self.knowledge,
+                                              folders=self.folders, hub=hub)
+        self.knowledge_files.relearn = self._relearn
         self.files = FileStore(db, BlobStore(db.path.parent / "files"), hub=hub)
         self.catalog = Catalog(db.path.parent)
         # One storage thread for turns, rebuilds and the window's operations (``ops`` takes
@@ -40,12 +50,14 @@ class Cairn:
         self.engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                  files=self.files, settings=self.settings, catalog=self.catalog,
                                  storage=self.storage, network=self.network)
+        self.engine.folder = FolderReader(registry, self.folders, self.files)
         self.rebuilder = Rebuilder(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                    settings=self.settings, client=self.engine.client,
                                    chain=self.engine.chain, catalog=self.catalog,
                                    models_ready=self.engine.models_ready, storage=self.storage,
                                    network=self.network)
         self._scheduler: KnowledgeScheduler | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         if background_rebuilds:  # the window; the command line rebuilds before it exits
             self.engine.knowledge_waiting = self._knowledge_waiting
             self.engine.turn_listeners.append(self._after_turn)
@@ -56,7 +68,18 @@ class Cairn:
         """The rebuild's timers; made on first use, inside the running event loop."""
         if self._scheduler is None:
             self._scheduler = KnowledgeScheduler(self.rebuilder, self.registry, self.settings)
+            self._loop = asyncio.get_running_loop()
         return self._scheduler
+
+    def _relearn(self, chat_ids: tuple[str, ...]) -> None:
+        """An outside edit of CAIRN.md replaced these chats' rebuilds: learned again on top of
+        it now (from any thread; the command line's next trigger does it otherwise)."""
+        if self._scheduler is not None and self._loop is not None:
+            scheduler = self._scheduler
+            try:
+                self._loop.call_soon_threadsafe(scheduler.rebuild_now, chat_ids)
+            except RuntimeError:  # the loop is closed (quitting): the next trigger learns it
+                pass
 
     def _turn_starting(self, chat_id: str) -> None:
         if self._scheduler is not None:

@@ -27,6 +27,7 @@ from app.events import Event
 if TYPE_CHECKING:
     from app.cairn import Cairn
     from app.chat.turn import EngineListener, Subscription, Turn
+    from app.knowledge.cairn_file import FileState
     from app.knowledge.merge import Hunk, Merged
     from app.knowledge.status import ChatKnowledge, OwnerKnowledge
     from app.records import Chat, Workspace
@@ -364,6 +365,64 @@ class Operations:
             return merge3(before, mine, current.text), current
 
         return await self.read(work)
+
+    async def knowledge_file(self, ws_id: str) -> FileState:
+        """CAIRN.md for *ws_id*: on or off, and what the panel says about it (the read
+        takes in an outside edit first)."""
+        def work() -> FileState:
+            self.cairn.knowledge_files.sync(ws_id)
+            return self.cairn.knowledge_files.state(ws_id)
+
+        return await self.read(work)
+
+    async def switch_knowledge_file(self, ws_id: str, on: bool, *, keep: str | None = None
+                                    ) -> tuple[FileState, Changes]:
+        """The knowledge panel's switch (``KnowledgeFiles.switch``)."""
+        return await self.run(lambda: self.cairn.knowledge_files.switch(ws_id, on, keep=keep))
+
+    async def knowledge_file_conflict(self, ws_id: str) -> bool:
+        """Would turning CAIRN.md on meet a file of the folder that is not the document?"""
+        return await self.read(lambda: self.cairn.knowledge_files.conflict(ws_id))
+
+    async def adopt_knowledge_files(self, ws_ids: tuple[str, ...], *, keep: str | None = None
+                                    ) -> tuple[list[str], Changes]:
+        """After an import: CAIRN.md on where the bundle had it on; the ids whose folder has
+        its own CAIRN.md are returned, to ask which to keep."""
+        return await self.run(lambda: self.cairn.knowledge_files.adopt(ws_ids, keep=keep))
+
+    async def watch_knowledge_files(self) -> list[str]:
+        """The window's watcher, about once a second: outside edits of every CAIRN.md taken in
+        (a file is read only when its size, time or identity moved)."""
+        return (await self.run(self.cairn.knowledge_files.sync_all))[0]
+
+    async def reveal_folder(self, ws_id: str) -> None:
+        """Show the workspace's folder in the file manager (``app.base.desktop``)."""
+        from app.base import desktop
+
+        folder = self.cairn.registry.get_workspace(ws_id, verb="show").path
+        await self.read(lambda: desktop.reveal(folder))
+
+    async def open_terminal(self, ws_id: str) -> None:
+        """Open a terminal in the workspace's folder (``app.base.desktop``)."""
+        from app.base import desktop
+
+        folder = self.cairn.registry.get_workspace(ws_id, verb="open a terminal in").path
+        await self.read(lambda: desktop.open_terminal(folder))
+
+    async def folder_access(self, ws_id: str) -> tuple[bool, tuple[str, ...]]:
+        """May Claude read the folder of *ws_id*'s project (and what was allowed)?"""
+        from app.chat.folder import access
+
+        return await self.read(lambda: access(self.cairn.registry, self.cairn.folders, ws_id))
+
+    async def switch_folder_access(self, ws_id: str, on: bool, *,
+                                   allow: list[str] | None = None) -> tuple[None, Changes]:
+        """The window's folder-access switch and its allow list
+        (``app.chat.folder.switch_access``)."""
+        from app.chat.folder import switch_access
+
+        return await self.run(lambda: switch_access(self.cairn.registry, self.cairn.folders,
+                                                    ws_id, on, allow=allow))
 
     async def knowledge_status(self, owner: str) -> OwnerKnowledge:
         """What the knowledge panel says about *owner*'s document (``app.knowledge.status``)."""

@@ -165,3 +165,4 @@ class WorkspaceEntry:
     knowledge: KnowledgeEntry | None
     files: tuple[FileEntry, ...]
     chats: tuple[int, ...]  # chat numbers, in manual order
+    knowledge_file: bool = False  # its document was kept as CAIRN.md where it came from

@@ -192,10 +192,37 @@ class SharingFlows:
             self.window.notice.say(str(refused))
             return
         self.window.select_workspace(imported.workspace.id)
+        if imported.knowledge_files:  # the bundle kept its knowledge as CAIRN.md (issue 23)
+            await self._adopt_cairn_md(imported.knowledge_files)
         self.window.notice.say(
             f"Imported “{imported.workspace.title}” into {imported.workspace.path} "
             f"({imported.files} file{'s' if imported.files != 1 else ''}, {imported.chats} "
             f"chat{'s' if imported.chats != 1 else ''}).")
+
+    def ask_keep_cairn_md(self, path: str) -> str | None:
+        """The bundle keeps its knowledge as CAIRN.md and the folder has its own: keep the
+        bundle's document or the folder's file (None: leave CAIRN.md off there)."""
+        box = message_box(QMessageBox.Icon.Question, "CAIRN.md already exists",
+                          f"{path} already exists and is not the imported document. Which one "
+                          "should Cairn keep as CAIRN.md?", parent=self.window)
+        box.setAccessibleName("CAIRN.md already exists")
+        document = box.addButton("Keep the imported document", QMessageBox.ButtonRole.AcceptRole)
+        the_file = box.addButton("Keep the folder's file", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        clicked = box.clickedButton()
+        return "document" if clicked is document else "file" if clicked is the_file else None
+
+    async def _adopt_cairn_md(self, ws_ids: tuple[str, ...]) -> None:
+        try:
+            asked, _ = await self.ops.adopt_knowledge_files(ws_ids)
+            for ws_id in asked:
+                ws = self.registry.workspace(ws_id)
+                keep = self.ask_keep_cairn_md(f"{ws.path}/CAIRN.md" if ws else "CAIRN.md")
+                if keep is not None:
+                    await self.ops.switch_knowledge_file(ws_id, True, keep=keep)
+        except CairnError as refused:
+            self.window.notice.say(str(refused))
 
     # ----------------------------------------------------------------- recently removed
 

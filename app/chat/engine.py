@@ -39,6 +39,7 @@ from app.chat.turn import (
 from app.errors import CairnError, Refused
 from app.llm.catalog import Catalog, ModelInfo, estimate_tokens
 from app.records import Chat
+from app.chat.folder import FolderReader
 from app.store.files import READ_TOOL, FileStore
 from app.store.knowledge import PERSONAL, KnowledgeStore
 from app.store.messages import COMPLETE, FAILED, STOPPED, ChatStore, Message
@@ -81,6 +82,8 @@ class ChatEngine:
         self.start_listeners: list[Callable[[str], None]] = []  # a chat is busy again
         # Asked on the storage thread as a turn ends: does the chat wait for a rebuild?
         self.knowledge_waiting: Callable[[str], bool] | None = None
+        # The project's folder, read by the folder tools when the person allowed it (issue 23).
+        self.folder: FolderReader | None = None
 
     def client(self) -> Client:
         """One client per key and base URL: its connection pool is reused across turns.
@@ -163,6 +166,8 @@ class ChatEngine:
         chain_ids = [layer.workspace.id for layer in chain]
         files = self.files.of_workspaces(chain_ids)
         tools = [READ_TOOL] if files else []  # nothing to read: no tool to offer
+        if self.folder is not None:  # the project's folder, when the person allowed it
+            tools += self.folder.tools(chat.workspace_id)
         system = place_breakpoints(self.system(chat, message, chain=chain, files=files),
                                    tools=tools, info=info)
         options = request_options(info, effort=self.settings.get("model.chat_effort"),

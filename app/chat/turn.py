@@ -581,6 +581,10 @@ class TurnRun:
                                              "object, e.g. {\"file_id\": \"wf_…\"}."}], True
         if call.get("name") == READ_TOOL["name"]:
             return self.engine.files.read_for_model(chain_ids, tool_input)
+        folder = getattr(self.engine, "folder", None)  # issue 23: the project's folder
+        if folder is not None and call.get("name") in ("listFolder", "readFolderFile"):
+            return folder.answer(chain_ids[-1] if chain_ids else None, str(call["name"]),
+                                 tool_input)
         return [{"type": "text", "text": f"No tool named {call.get('name')}."}], True
 
 

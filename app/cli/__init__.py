@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     if args.data_dir is not None:
         os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
     setup_logging()
-    conversation = args.command in cli_conversation.COMMANDS
+    conversation = args.command in cli_conversation.COMMANDS or (
+        args.command == "workspace" and args.action in ("knowledge-file", "folder-access"))
     registry: Registry | None = None
     try:
         # Imported here so --help and --version stay instant, and the registry's commands
@@ -120,6 +121,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
 
             registry = Registry.open(args.data_dir)
         out = Out(stdout, getattr(args, "json", False))
+        if conversation and args.command == "workspace":
+            from app.cli import folder as cli_folder
+
+            return cli_folder.run(cairn, args, out.emit)
         if conversation:
             return cli_conversation.run(cairn, args, out.emit, stdout, stderr)
         if args.command in cli_sharing.COMMANDS:

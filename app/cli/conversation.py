@@ -210,12 +210,12 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit,
             emit({"owner": owner, "version": doc.version, "text": doc.text},
                  lambda: f"{label}: version {args.version} restored as version {doc.version}.")
             return 0
-        return _document(cairn, owner, args, emit, label=label)
+        return _document(cairn, owner, args, emit, label=label, stderr=stderr)
     raise AssertionError(command)
 
 
 def _document(cairn: Cairn, owner: str, args: argparse.Namespace,
-              emit: Emit, *, label: str) -> int:
+              emit: Emit, *, label: str, stderr: TextIO | None = None) -> int:
     if args.action in ("on", "off"):
         cairn.settings.set("memory.enabled", args.action == "on")
         emit({"memory": args.action}, lambda: f"Personal memory is {args.action}.")
@@ -230,6 +230,11 @@ def _document(cairn: Cairn, owner: str, args: argparse.Namespace,
             "rebuild": _knowledge_status(cairn, owner)}
     if owner == "personal":
         data["enabled"] = cairn.settings.get("memory.enabled")
+    else:  # the read above took in an outside edit of CAIRN.md, or says why it could not
+        kept = cairn.knowledge_files.state(owner)
+        data["knowledge_file"] = kept.to_json()
+        if kept.sentence and stderr is not None and not getattr(args, "json", False):
+            stderr.write(shown(kept.sentence) + "\n")
     emit(data, lambda: doc.text if args.action == "show" else f"{label} saved (version {doc.version}).")
     return 0
 

@@ -38,6 +38,9 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
                     "new workspace, its folders as nested workspaces."))
     p.add_argument("file", metavar="FILE", help="the bundle (relative to the current folder)")
     p.add_argument("path", metavar="PATH", help="the folder, fully qualified")
+    p.add_argument("--keep-cairn-md", choices=("document", "file"), dest="keep_cairn_md",
+                   help="when the bundle keeps its knowledge as CAIRN.md and the folder has "
+                        "its own: keep the bundle's document or the folder's file")
 
 
 def run(registry: Registry, args: argparse.Namespace, emit: Emit) -> int:
@@ -60,12 +63,27 @@ def run(registry: Registry, args: argparse.Namespace, emit: Emit) -> int:
         else Path(args.file)
     imported = importing.import_bundle(registry, source, args.path)
     ws = imported.workspace
+    asked: list[str] = []
+    if imported.knowledge_files:  # the bundle kept its knowledge as CAIRN.md: so does this
+        from app.knowledge.cairn_file import KnowledgeFiles
+        from app.store.folder import FolderStore
+        from app.store.knowledge import KnowledgeStore
+
+        files = KnowledgeFiles(registry=registry, knowledge=KnowledgeStore(
+            registry.db, hub=registry.hub), folders=FolderStore(registry.db), hub=registry.hub)
+        asked = files.adopt(imported.knowledge_files, keep=args.keep_cairn_md)
     data = {"workspace": registry.workspace_json(ws),
             "folders": [registry.workspace_json(f) for f in imported.folders],
-            "files": imported.files, "chats": imported.chats}
+            "files": imported.files, "chats": imported.chats,
+            "knowledge_file": {"on": [i for i in imported.knowledge_files if i not in asked],
+                               "not_turned_on": asked}}
+    note = "".join(
+        f" {shown(registry.get_workspace(i).path)} has its own CAIRN.md, left as it is: "
+        "CAIRN.md stays off there until you say which to keep (`cairn workspace "
+        f"knowledge-file {i} on --keep document` or `--keep file`)." for i in asked)
     emit(data, lambda: (
         f"Imported {shown(ws.title)} as {ws.id} at {shown(ws.path)}: "
         f"{len(imported.folders)} folder{'s' if len(imported.folders) != 1 else ''}, "
         f"{imported.files} file{'s' if imported.files != 1 else ''}, "
-        f"{imported.chats} chat{'s' if imported.chats != 1 else ''}."))
+        f"{imported.chats} chat{'s' if imported.chats != 1 else ''}." + note))
     return 0

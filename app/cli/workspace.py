@@ -40,6 +40,19 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
                                                     "is untouched; restorable for 30 days)"))
     p.add_argument("id", metavar="ID")
     json_flag(ws_cmds.add_parser("removed", help="the recently removed workspaces"))
+    # Issue 23: what a workspace may do in its own folder (app/cli/folder.py runs them).
+    p = json_flag(ws_cmds.add_parser("knowledge-file", help="keep the knowledge document as "
+                                                            "CAIRN.md in the folder (on|off)"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("switch", choices=("on", "off", "status"))
+    p.add_argument("--keep", choices=("document", "file"),
+                   help="when the folder has its own CAIRN.md: which one to keep")
+    p = json_flag(ws_cmds.add_parser("folder-access", help="let Claude list and read the "
+                                                           "project's folder (on|off)"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("switch", choices=("on", "off", "status"))
+    p.add_argument("--allow", metavar="PATH", action="append", default=None,
+                   help="a hidden or secret-looking path Claude may read (repeatable)")
     p = json_flag(ws_cmds.add_parser("restore", help="bring a recently removed workspace back"))
     p.add_argument("id", metavar="ID")
 

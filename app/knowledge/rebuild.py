@@ -492,6 +492,8 @@ class Rebuilder:
                      watermark: int, suggestions: list[Proposed]) -> bool:
         """The changed documents, the watermark, the owners' last success and the
         suggestions in one transaction, if no document moved on meanwhile (storage thread)."""
+        for change in changes:  # an edit of CAIRN.md made meanwhile is a hand save: it wins
+            self.knowledge.get(change.owner)
         saved = self.knowledge.save_rebuild(changes, chat_id=chat_id, covered=watermark,
                                             notes=notes, suggestions=suggestions)
         if saved:

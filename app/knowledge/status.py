@@ -103,7 +103,8 @@ class OwnerKnowledge:
 
 
 SOURCE_WORDS = {"rebuild": "Updated from a chat", "user": "Edited by you",
-                "restore": "Restored from the history", "import": "Imported"}
+                "restore": "Restored from the history", "import": "Imported",
+                "file": "Edited by you (CAIRN.md)"}
 
 
 def owner_knowledge(registry: Registry, rebuilder: Rebuilder, owner: str) -> OwnerKnowledge:

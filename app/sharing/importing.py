@@ -41,6 +41,9 @@ class Imported:
     folders: tuple[Workspace, ...]
     files: int
     chats: int
+    # The new workspaces whose document the bundle kept as CAIRN.md: the caller turns that on
+    # (app.knowledge.cairn_file.KnowledgeFiles.adopt), asking first over a CAIRN.md of the folder.
+    knowledge_files: tuple[str, ...] = ()
 
 
 def import_bundle(registry: Registry, source: Path, folder: str) -> Imported:
@@ -140,4 +143,6 @@ def _commit(registry: Registry, reader: BundleReader, plan: _Plan, pending: int,
     made, files, chats = commit_import(
         registry, resolved, bundle.workspaces, reader.chat, bundle.blobs, reader.blob, pending,
         refuse=refuse, root=plan.root)
-    return Imported(workspace=made[0], folders=tuple(made[1:]), files=files, chats=chats)
+    kept = tuple(ws.id for ws, entry in zip(made, bundle.workspaces) if entry.knowledge_file)
+    return Imported(workspace=made[0], folders=tuple(made[1:]), files=files, chats=chats,
+                    knowledge_files=kept)

@@ -126,9 +126,9 @@ class _Fields:
             self.refuse(f"the field '{shown(field)}' in {self.what} {why}")
         self.refuse(f"{self.what} {why}")
 
-    def expect(self, *names: str) -> None:
+    def expect(self, *names: str, optional: tuple[str, ...] = ()) -> None:
         for name in self.value:
-            if name not in names:
+            if name not in names and name not in optional:
                 self.fail(self._at(name), "is not a field Cairn knows")
         for name in names:
             if name not in self.value:
@@ -278,7 +278,10 @@ def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
                chats: set[int]) -> WorkspaceEntry:
     f = _Fields(value, where, "its manifest", refuse)
     f.expect("folder", "title", "description", "instructions", "build_status", "created_at",
-             "updated_at", "knowledge", "files", "chats")
+             "updated_at", "knowledge", "files", "chats", optional=("knowledge_file",))
+    kept_as_file = f.value.get("knowledge_file", False)
+    if not isinstance(kept_as_file, bool):
+        f.fail(f"{where}.knowledge_file", f"should be true or false, not {_kind(kept_as_file)}")
     title = one_line(f.text("title"))  # NFC, one line, no control or bidi character, capped
     if not title or not visible(title):
         f.fail(f"{where}.title", "should be a visible title")
@@ -309,7 +312,7 @@ def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
         instructions=f.text("instructions"),
         build_status=f.text("build_status", choices=BUILD_STATUSES),
         created_at=f.text("created_at", stamp=True), updated_at=f.text("updated_at", stamp=True),
-        knowledge=knowledge, files=files, chats=tuple(numbers))
+        knowledge=knowledge, files=files, chats=tuple(numbers), knowledge_file=kept_as_file)
 
 
 def _knowledge(value: Any, where: str, refuse: Refuse) -> KnowledgeEntry:

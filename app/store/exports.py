@@ -59,7 +59,11 @@ def read_for_export(registry: Registry, folders: list[tuple[Workspace, str]], *,
                 files.append({"name": name, "media_type": media_type, "size": size,
                               "sha256": sha, "description": description, "created_at": created})
             file_count += len(files)
+            kept = conn.execute("SELECT knowledge_file FROM workspace_folder WHERE"
+                                " workspace_id = ?", (w.id,)).fetchone()
             entries.append({
+                # Only when on: a bundle without it reads as before, in any Cairn.
+                **({"knowledge_file": True} if kept and kept[0] else {}),
                 "folder": rel, "title": w.title, "description": w.description,
                 "instructions": w.instructions, "build_status": w.build_status,
                 "created_at": w.created_at, "updated_at": w.updated_at,

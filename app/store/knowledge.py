@@ -32,7 +32,8 @@ from app.store import watermarks
 from app.store.suggestions import Proposed, Suggestion
 
 PERSONAL = "personal"
-SOURCES = ("user", "rebuild", "import", "restore")
+# "file": an edit of <folder>/CAIRN.md made outside Cairn, taken in (app/knowledge/cairn_file.py).
+SOURCES = ("user", "rebuild", "import", "restore", "file")
 MAX_DOCUMENT_BYTES = 1_000_000  # 1 MB of UTF-8, about 250,000 tokens
 
 
@@ -127,10 +128,18 @@ class KnowledgeStore:
     def __init__(self, db: Database, *, hub: Hub | None = None) -> None:
         self._db = db
         self._hub = hub
+        # Called with the owner before every read of a document (off the GUI thread, outside
+        # any transaction): CAIRN.md's outside edits are taken in first (set by
+        # app.knowledge.cairn_file, which this layer cannot import).
+        self.before_read: Callable[[str], None] | None = None
 
     # ----------------------------------------------------------------- reading
 
-    def get(self, owner: str) -> Document:
+    def get(self, owner: str, *, outside: bool = True) -> Document:
+        """The current document; with *outside* (the default), an edit of its CAIRN.md made
+        outside Cairn is taken in first."""
+        if outside and self.before_read is not None:
+            self.before_read(owner)
         rows = self._db.query(
             "SELECT text, version, updated_at, source, chat_id FROM knowledge WHERE owner = ?",
             (owner,),

@@ -114,6 +114,12 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         # Removing an unknown id is "nothing to remove" (exit 0): only bad usage here.
         ("workspace", "remove"): [["--bogus"], [], [ws, "extra"]],
         ("workspace", "removed"): extra,
+        # Issue 23: unknown ids, a bad switch or --keep, and paths that leave the folder.
+        ("workspace", "knowledge-file"): [[i, "on"] for i in IDS]
+        + [[ws, s] for s in ("", "yes", "\0")] + [[ws, "on", "--keep", "both"]],
+        ("workspace", "folder-access"): [[i, "on"] for i in IDS]
+        + [[ws, s] for s in ("", "yes", "\0")]
+        + [[ws, "on", "--allow", p] for p in ("../x", "/etc", "C:\\x", "\0", "", ".")],
         ("workspace", "restore"): [[i] for i in IDS] + [[ws], [ws, "extra"]],
         ("export",): [[i, str(Path(h["root"]).parent / "out.cairn")] for i in IDS]
         + [[ws, p] for p in ("", "/nonexistent/dir/out.cairn", str(h["root"]), "\0",

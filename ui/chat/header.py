@@ -85,6 +85,15 @@ class ChatHeader(QWidget):
         top.addWidget(self.trail, 0)
         top.addWidget(self.title, 1)
         layout.addLayout(top)
+        # Issue 23: the workspace's folder under the title (the middle elided, whole in the
+        # tooltip); the sidebar's menu reveals it, copies it or opens a terminal there.
+        self.path = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)
+        self.path.setObjectName("chat-path")
+        self.path.setAccessibleName("Workspace folder")
+        self.path.setStyleSheet("#chat-path { color: palette(placeholder-text); }")
+        self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.path.hide()
+        layout.addWidget(self.path)
         bottom = QHBoxLayout()
         self.status = Label("")
         self.status.setObjectName("chat-status")
@@ -119,6 +128,13 @@ class ChatHeader(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._fit_trail()
+
+    def show_path(self, path: str) -> None:
+        """The chat's workspace folder ("" for an Ungrouped chat: hidden)."""
+        self.path.setText(path)
+        self.path.setToolTip(tip(path))
+        self.path.setAccessibleDescription(path)
+        self.path.setVisible(bool(path))
 
     def say_status(self, text: str) -> None:
         self.status.setText(text)

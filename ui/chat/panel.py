@@ -260,6 +260,8 @@ class ChatPanel(QWidget):
             return
         trail = [ws.title for ws in self.registry.lineage(chat.workspace_id)]
         self.header.show_chat(trail, chat.title, chat.id)
+        folder = self.registry.workspace(chat.workspace_id) if chat.workspace_id else None
+        self.header.show_path(folder.path if folder is not None else "")  # issue 23
         self._show_archived(chat.archived)
 
     def _show_archived(self, archived: bool) -> None:

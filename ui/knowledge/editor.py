@@ -412,7 +412,8 @@ class DocumentEditor(QWidget):
     def _offer_choice(self, current: Document) -> None:
         self.incoming = current
         who = {"rebuild": "A chat updated", "restore": "A restore changed",
-               "import": "An import changed"}.get(current.source or "", "Someone else saved")
+               "import": "An import changed",
+               "file": "An edit of CAIRN.md outside Cairn changed"}.get(current.source or "", "Someone else saved")
         self.conflict_text.setText(
             f"{who} this document while you were editing (now version {current.version}). "
             "Merge its changes into your text, keep yours, or reload.")

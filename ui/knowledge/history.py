@@ -38,7 +38,8 @@ def source_words(version: Version, registry: Registry | None) -> str:
     if version.source == "rebuild":
         chat = registry.chat(version.chat_id) if registry and version.chat_id else None
         return f"a chat: {chat.title}" if chat is not None else "a chat"
-    return {"user": "you", "restore": "a restore", "import": "an import"}.get(
+    return {"user": "you", "restore": "a restore", "import": "an import",
+            "file": "you (CAIRN.md)"}.get(
         version.source, version.source)
 
 

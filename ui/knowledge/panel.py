@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from ui.knowledge.editor import DocumentEditor
 from ui.knowledge.files import FilesView
+from ui.knowledge.folder import FolderSwitches
 from ui.knowledge.instructions import InstructionsView
 from ui.text import Label, message_box
 from ui.widgets import ElidedLabel
@@ -71,7 +72,8 @@ class KnowledgePanel(QWidget):
         self.editor = DocumentEditor(ops, bridge, registry, run_task)
         self.instructions = InstructionsView(ops, bridge, registry, run_task)
         self.files = FilesView(ops, bridge, run_task)
-        for part in (self.editor, self.instructions, self.files):
+        self.folder = FolderSwitches(ops, bridge, registry, run_task)
+        for part in (self.editor, self.instructions, self.files, self.folder):
             part.sig_error.connect(self.sig_error.emit)
         self.editor.sig_dirty.connect(lambda _d: self._mark_tabs())
         self.instructions.sig_dirty.connect(lambda _d: self._mark_tabs())
@@ -101,6 +103,7 @@ class KnowledgePanel(QWidget):
         layout.setSpacing(8)
         layout.addLayout(head)
         layout.addWidget(self.body, 1)
+        layout.addWidget(self.folder)
         bridge.sig_workspace_changed.connect(lambda _e: self._show_titles())
         self.show_workspace(None)
 
@@ -141,6 +144,7 @@ class KnowledgePanel(QWidget):
         else:
             self.body.setCurrentWidget(self.tabs)
             self.editor.open(ws_id)
+        self.folder.open(ws_id)
         self.instructions.open(ws_id)
         self.files.open(ws_id)
         self._show_titles()
@@ -162,6 +166,7 @@ class KnowledgePanel(QWidget):
     def stop(self) -> None:
         """At quit: no more reads of the status."""
         self.editor.status_line.stop()
+        self.folder.stop()
 
     async def may_leave(self) -> bool:
         """Ask about unsaved changes: True when they are saved or may go."""
@@ -220,6 +225,7 @@ class KnowledgePanel(QWidget):
         self.editor.open(owner)
         self.instructions.open(owner)
         self.files.open(owner)
+        self.folder.open(owner)
 
     def _mark_tabs(self) -> None:
         self.tabs.setTabText(0, "Knowledge ●" if self.editor.is_dirty() else "Knowledge")

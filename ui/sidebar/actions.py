@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from app.ops import Operations
-from app.records import Chat, Workspace
+from app.records import MISSING_DIR, Chat, Workspace
 from app.store.registry.registry import Registry
 from ui.sidebar import menus
 from ui.sidebar.kinds import CHAT, WORKSPACE
@@ -99,6 +100,23 @@ class SidebarActions(QObject):
 
     def export_workspace(self, ws_id: str) -> None:
         self.sig_export_requested.emit(ws_id)
+
+    # Issue 23: the folder one click away.
+    def reveal_folder(self, ws_id: str) -> None:
+        self.runner.run(self._ops.reveal_folder(ws_id))
+
+    def copy_path(self, ws_id: str) -> None:
+        ws = self._registry.workspace(ws_id)
+        if ws is None:
+            return
+        if ws.status == MISSING_DIR:
+            self.sig_refused.emit(f"cannot copy the path of '{ws.path}': the folder is missing "
+                                  "(use “Move to folder…” if it moved)")
+            return
+        QGuiApplication.clipboard().setText(ws.path)
+
+    def open_terminal(self, ws_id: str) -> None:
+        self.runner.run(self._ops.open_terminal(ws_id))
 
     def rename_chat(self, chat_id: str) -> None:
         chat = self._registry.chat(chat_id)

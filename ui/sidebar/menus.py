@@ -6,6 +6,8 @@ the operation.  Texts that ask the person something live here so they read as on
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from functools import partial
 from typing import Protocol
@@ -23,6 +25,9 @@ from PySide6.QtWidgets import (
 from app.records import BUILD_STATUSES, MISSING_DIR, Chat, Workspace
 from ui.text import Label
 
+# What the file manager is called where Cairn runs.
+REVEAL = ("Show in Explorer" if os.name == "nt" else
+          "Reveal in Finder" if sys.platform == "darwin" else "Open in file manager")
 STATUS_TITLES = {"idea": "Idea", "planning": "Planning", "building": "Building",
                  "shipped": "Shipped"}
 
@@ -37,6 +42,9 @@ class Actions(Protocol):
     def move_to_folder(self, ws_id: str) -> None: ...
     def remove_workspace(self, ws_id: str) -> None: ...
     def export_workspace(self, ws_id: str) -> None: ...
+    def reveal_folder(self, ws_id: str) -> None: ...
+    def copy_path(self, ws_id: str) -> None: ...
+    def open_terminal(self, ws_id: str) -> None: ...
     def rename_chat(self, chat_id: str) -> None: ...
     def pin_chat(self, chat_id: str) -> None: ...
     def unpin_chat(self, chat_id: str) -> None: ...
@@ -69,6 +77,11 @@ def workspace_menu(actions: Actions, ws: Workspace, parent: QWidget | None = Non
     if ws.status == MISSING_DIR:
         menu.addSeparator()
         _add(menu, "Move to folder…", lambda: actions.move_to_folder(ws.id))
+    # Issue 23: the folder one click away (each refused in one sentence when it is missing).
+    menu.addSeparator()
+    _add(menu, REVEAL, lambda: actions.reveal_folder(ws.id))
+    _add(menu, "Copy path", lambda: actions.copy_path(ws.id))
+    _add(menu, "Open in terminal", lambda: actions.open_terminal(ws.id))
     menu.addSeparator()
     _add(menu, "Export…", lambda: actions.export_workspace(ws.id))
     _add(menu, "Remove…", lambda: actions.remove_workspace(ws.id)).setShortcut("Del")

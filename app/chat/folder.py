@@ -1,0 +1,334 @@
+"""Claude reads the project's folder (issue 23), when the person allows it.
+
+Off by default (spec 004: a folder is only referenced).  On, for a project and every folder
+under it, a turn offers two tools: ``listFolder`` (names, kinds, sizes, a page at a time) and
+``readFolderFile`` (text in pages like ``readWorkspaceFile``; PDFs and images as document or
+image blocks within the API's limits).  Every path goes through the rule of
+:mod:`app.base.inside`; hidden files and folders and likely secrets are neither listed nor
+read unless the person allowed them, and ``.gitignore`` rules are honoured (``pathspec``: the
+same matching git does, negations and directory rules included).  A file is read from the
+handle that was checked: one swapped meanwhile is refused.  Each refusal is a ``tool_result``
+with ``is_error`` and one sentence; nothing outside the folder is ever read.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from app.base.inside import Inside, parts_of, resolve_inside, within
+from app.base.paths import shown
+from app.errors import Refused
+from app.store.files import (
+    MAX_IMAGE_BYTES,
+    MAX_PDF_BYTES,
+    PAGE_CHARS,
+    FileStore,
+    file_name,
+    human_size,
+    image_type,
+)
+from app.store.folder import FolderStore
+from app.store.registry.registry import Registry
+
+LIST_PAGE = 200  # entries per listFolder page
+MAX_TEXT_BYTES = 8_000_000  # a text file read in pages: past this, refused
+# Likely secrets: never listed or read unless allowed (hidden names are caught anyway).
+SECRETS = (".env*", ".git", ".ssh", "*.pem", "*.key", "id_*")
+
+LIST_TOOL: dict[str, Any] = {
+    "name": "listFolder",
+    "description": (
+        "List the files and folders in this project's folder on the person's computer "
+        "(read-only). `path` is relative to the project's folder (default: the folder "
+        "itself). Each entry has its name, kind and size; long listings come in pages."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "A folder relative to the project's "
+                                                      "folder, e.g. notes/2026."},
+            "page": {"type": "integer", "minimum": 1, "description": "Page, from 1."},
+        },
+    },
+}
+READ_FOLDER_TOOL: dict[str, Any] = {
+    "name": "readFolderFile",
+    "description": (
+        "Read a file in this project's folder on the person's computer (read-only), by its "
+        "path relative to the project's folder (as listFolder shows it). Large text files "
+        "come in pages: the first page says how many there are; pass `page` to read further."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "A file relative to the project's "
+                                                      "folder, e.g. notes/plan.md."},
+            "page": {"type": "integer", "minimum": 1, "description": "Page of a large text "
+                                                                     "file, from 1."},
+        },
+        "required": ["path"],
+    },
+}
+TOOL_NAMES = (LIST_TOOL["name"], READ_FOLDER_TOOL["name"])
+
+
+# ----------------------------------------------------------------- the switch
+
+
+def access(registry: Registry, folders: FolderStore, ws_id: str | None
+           ) -> tuple[bool, tuple[str, ...]]:
+    """Whether Claude may read the folder of *ws_id*'s project, and what hidden or secret
+    paths the person allowed (project-wide: set on the project)."""
+    lineage = registry.lineage(ws_id)
+    if not lineage:
+        return False, ()
+    choices = folders.get(lineage[0].id)
+    return choices.folder_access, choices.allow
+
+
+def switch_access(registry: Registry, folders: FolderStore, ws_id: str, on: bool, *,
+                  allow: list[str] | None = None) -> None:
+    """Turn folder access on or off for the project *ws_id* (a folder inside a project is
+    refused: the switch covers the whole project)."""
+    ws = registry.get_workspace(ws_id, verb="change the folder access of")
+    lineage = registry.lineage(ws.id)
+    if lineage and lineage[0].id != ws.id:
+        raise Refused(f"cannot change the folder access of '{ws.id}': it is a folder of the "
+                      f"project '{lineage[0].id}', and folder access is set for the whole "
+                      "project")
+    if allow is not None:
+        for entry in allow:
+            problem = parts_of(entry)
+            if isinstance(problem, str) or not problem:
+                raise Refused(f"cannot allow '{shown(entry)}': "
+                              f"{problem if isinstance(problem, str) else 'name a path in the folder'}")
+        folders.set_allow(ws.id, ["/".join(p) for p in (parts_of(a) for a in allow)
+                                  if isinstance(p, tuple)])
+    folders.set_folder_access(ws.id, on)
+
+
+def tools_for(registry: Registry, folders: FolderStore, ws_id: str | None
+              ) -> list[dict[str, Any]]:
+    """The folder tools a turn in *ws_id* offers: none unless the person allowed it."""
+    on, _allow = access(registry, folders, ws_id)
+    if not on:
+        return []
+    root = registry.lineage(ws_id)[0]
+    return [LIST_TOOL, READ_FOLDER_TOOL] if os.path.isdir(root.path) else []
+
+
+# ----------------------------------------------------------------- what may be seen
+
+
+def _allowed(parts: tuple[str, ...], allow: Iterable[str]) -> bool:
+    joined = "/".join(parts)
+    return any(joined == a or joined.startswith(a + "/") for a in allow)
+
+
+def private(parts: tuple[str, ...], allow: Iterable[str]) -> bool:
+    """Hidden (a segment starting with a dot) or a likely secret, and not allowed."""
+    if _allowed(parts, allow):
+        return False
+    for part in parts:
+        if part.startswith("."):
+            return True
+        if any(fnmatch.fnmatchcase(part.lower(), pattern) for pattern in SECRETS):
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _spec(path: str, mtime: int, size: int) -> Any:
+    import pathspec
+
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+
+
+def ignored(root: Path, parts: tuple[str, ...], is_dir: bool) -> bool:
+    """Does a ``.gitignore`` of the folder (at its root or in a folder on the way) leave
+    *parts* out?  Each file's rules apply to paths below its own folder, as git reads them."""
+    for depth in range(len(parts)):
+        here = root.joinpath(*parts[:depth]) / ".gitignore"
+        try:
+            st = os.stat(here)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        rel = "/".join(parts[depth:]) + ("/" if is_dir else "")
+        if _spec(str(here), st.st_mtime_ns, st.st_size).match_file(rel):
+            return True
+        # A folder on the way that is ignored hides everything below it.
+        for cut in range(depth + 1, len(parts)):
+            if _spec(str(here), st.st_mtime_ns, st.st_size).match_file(
+                    "/".join(parts[depth:cut]) + "/"):
+                return True
+    return False
+
+
+# ----------------------------------------------------------------- the tools
+
+
+class FolderReader:
+    """Answers the folder tools for a turn in a workspace of one project."""
+
+    def __init__(self, registry: Registry, folders: FolderStore, files: FileStore) -> None:
+        self._registry = registry
+        self._folders = folders
+        self._files = files
+
+    def tools(self, ws_id: str | None) -> list[dict[str, Any]]:
+        return tools_for(self._registry, self._folders, ws_id)
+
+    def answer(self, ws_id: str | None, name: str, tool_input: dict[str, Any]
+               ) -> tuple[list[dict[str, Any]], bool]:
+        on, allow = access(self._registry, self._folders, ws_id)
+        if not on:
+            return _error("Folder access is off for this project: the person has not allowed "
+                          "Claude to read its folder.")
+        root = self._registry.lineage(ws_id)[0].path
+        path = tool_input.get("path", "")
+        page = tool_input.get("page", 1)
+        if not isinstance(path, str):
+            return _error("path must be text, relative to the project's folder.")
+        if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+            return _error("page must be a whole number from 1.")
+        if name == LIST_TOOL["name"]:
+            return self._list(root, path, page, allow)
+        return self._read(root, path, page, allow)
+
+    def _check(self, root: str, path: str, allow: tuple[str, ...]) -> Inside | str:
+        found = resolve_inside(root, path)
+        if isinstance(found, str):
+            return found
+        for parts in {found.parts, found.real_parts}:
+            if private(parts, allow):
+                return ("it is hidden or may hold secrets, and the person has not allowed "
+                        "it")
+            if ignored(Path(root), parts, found.is_dir):
+                return "the folder's .gitignore leaves it out"
+        return found
+
+    def _list(self, root: str, path: str, page: int, allow: tuple[str, ...]
+              ) -> tuple[list[dict[str, Any]], bool]:
+        shown_path = "/".join(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))
+        found = self._check(root, path, allow)
+        if isinstance(found, str):
+            return _error(f"Cannot list '{_name(path or '.')}': {found}.")
+        if not found.is_dir:
+            return _error(f"Cannot list '{_name(shown_path)}': it is a file; read it with "
+                          "readFolderFile.")
+        entries: list[tuple[int, str, str]] = []
+        try:
+            with os.scandir(found.real) as listing:
+                for item in listing:
+                    parts = (*found.parts, item.name)
+                    if private(parts, allow):
+                        continue
+                    try:
+                        st = item.stat()  # follows links: what it leads to
+                    except OSError:
+                        continue
+                    if not within(os.path.realpath(item.path), os.path.realpath(root)):
+                        continue  # a link out of the folder is not shown at all
+                    is_dir = stat.S_ISDIR(st.st_mode)
+                    if not is_dir and not stat.S_ISREG(st.st_mode):
+                        continue  # devices, pipes, sockets
+                    if ignored(Path(root), parts, is_dir):
+                        continue
+                    kind = "folder" if is_dir else "file"
+                    entries.append((0 if is_dir else 1, item.name,
+                                    kind if is_dir else f"file, {human_size(st.st_size)}"))
+        except OSError:
+            return _error(f"Cannot list '{_name(shown_path or '.')}': it cannot be read.")
+        entries.sort(key=lambda e: (e[0], e[1].lower(), e[1]))
+        pages = max(1, -(-len(entries) // LIST_PAGE))
+        if page > pages:
+            return _error(f"The listing of '{_name(shown_path or '.')}' has {pages} "
+                          f"page{'s' if pages > 1 else ''}.")
+        chunk = entries[(page - 1) * LIST_PAGE: page * LIST_PAGE]
+        where = (shown_path + "/") if shown_path else "the project's folder"
+        head = f"[Listed {_name(where)} — {len(entries)} entr{'ies' if len(entries) != 1 else 'y'}"
+        head += f", page {page} of {pages}; read page {page + 1} next]" if page < pages else "]"
+        prefix = shown_path + "/" if shown_path else ""
+        lines = [f"{_name(prefix + name)}{'/' if kind == 'folder' else ''}  ({kind})"
+                 for _order, name, kind in chunk]
+        return [{"type": "text", "text": "\n".join([head, *lines])}], False
+
+    def _read(self, root: str, path: str, page: int, allow: tuple[str, ...]
+              ) -> tuple[list[dict[str, Any]], bool]:
+        shown_path = "/".join(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))
+        if not shown_path:
+            return _error("readFolderFile needs a path, e.g. notes/plan.md.")
+        found = self._check(root, path, allow)
+        if isinstance(found, str):
+            return _error(f"Cannot read '{_name(path)}': {found}.")
+        if found.is_dir:
+            return _error(f"Cannot read '{_name(shown_path)}': it is a folder; list it with "
+                          "listFolder.")
+        data = _read_checked(found)
+        if isinstance(data, str):
+            return _error(f"Cannot read '{_name(shown_path)}': {data}.")
+        name = _name(shown_path)
+        image = image_type(data[:32])
+        if image is not None or data.startswith(b"%PDF-"):
+            limit = MAX_IMAGE_BYTES if image is not None else MAX_PDF_BYTES
+            if len(data) > limit:
+                return _error(f"Cannot read '{name}': it is {human_size(len(data))}, more than "
+                              f"the model takes ({human_size(limit)}).")
+            sha = self._files.blobs.put(data)  # kept like an attachment, expanded when sent
+            return [{"type": "attachment", "name": name,
+                     "media_type": image or "application/pdf", "size": len(data),
+                     "sha256": sha}], False
+        text = _text(data)
+        if text is None:
+            return _error(f"Cannot read '{name}': it is not text, a PDF or an image.")
+        pages = max(1, -(-len(text) // PAGE_CHARS))
+        if page > pages:
+            return _error(f"'{name}' has {pages} page{'s' if pages > 1 else ''}.")
+        chunk = text[(page - 1) * PAGE_CHARS: page * PAGE_CHARS]
+        head = f"[{name} — page {page} of {pages}"
+        head += f"; read page {page + 1} next]" if page < pages else "]"
+        return [{"type": "text", "text": f"{head}\n{chunk}"}], False
+
+
+def _read_checked(found: Inside) -> bytes | str:
+    """The file's bytes, read from a handle that is the file checked (same device and inode,
+    a regular file, not a link swapped in); else why not."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(found.real, flags)
+    except OSError:
+        return "it changed or cannot be read"
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if (st.st_dev, st.st_ino) != found.identity or not stat.S_ISREG(st.st_mode):
+            return "it changed while it was being read; ask again"
+        if st.st_size > MAX_TEXT_BYTES and st.st_size > MAX_PDF_BYTES:
+            return f"it is {human_size(st.st_size)}, too large to read here"
+        return handle.read(max(MAX_TEXT_BYTES, MAX_PDF_BYTES) + 1)
+
+
+def _text(data: bytes) -> str | None:
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def _name(path: str) -> str:
+    return file_name(path)
+
+
+def _error(text: str) -> tuple[list[dict[str, Any]], bool]:
+    return [{"type": "text", "text": text}], True

@@ -1,0 +1,261 @@
+"""Claude reads the project's folder (issue 23, item 2): the tools through the fake server and
+the real file system, and the path rule as unit tests (junctions and UNC paths, which this
+machine cannot make, included)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from app.base import inside
+from app.base.inside import parts_of, resolve_inside
+from app.chat.folder import switch_access
+from app.errors import Refused
+from ui.main import main
+
+SECRET = "TOP-SECRET-OUTSIDE-THE-FOLDER"
+
+
+@pytest.fixture
+def cairn(online):
+    return online
+
+
+@pytest.fixture
+def project(cairn, folders):
+    (root,) = folders("Acme")
+    ws, _ = cairn.registry.add_workspace(root)
+    base = Path(root)
+    (base / "notes").mkdir()
+    (base / "notes" / "plan.md").write_text("# Plan\nShip the brand kit in April.\n",
+                                            encoding="utf-8")
+    (base / "README.md").write_text("Acme's folder.\n", encoding="utf-8")
+    return ws
+
+
+def allow(cairn, ws, on: bool = True, **kwargs) -> None:
+    switch_access(cairn.registry, cairn.folders, ws.id, on, **kwargs)
+
+
+async def ask_tool(cairn, fake, ws, name: str, tool_input: dict) -> dict:
+    """One turn in which the model calls *name*: the tool_result it was sent back."""
+    chat = cairn.registry.new_chat(folder=ws.path)
+    fake.reply_tool_use(name, tool_input)
+    fake.reply_text("Done.")
+    assert (await cairn.engine.send(chat.id, "Look in the folder")).status == "complete"
+    body = fake.message_requests[-1].body
+    results = [b for m in body["messages"] if m["role"] == "user"
+               for b in (m["content"] if isinstance(m["content"], list) else [])
+               if b.get("type") == "tool_result"]
+    return results[-1]
+
+
+def text_of(result: dict) -> str:
+    return "".join(b.get("text", "") for b in result["content"] if isinstance(b, dict))
+
+
+# ----------------------------------------------------------------- the switch
+
+
+async def test_the_tools_are_absent_with_the_switch_off(cairn, fake, project):
+    chat = cairn.registry.new_chat(folder=project.path)
+    fake.reply_text("Hello.")
+    await cairn.engine.send(chat.id, "Hi")
+    names = [t["name"] for t in fake.message_requests[-1].body.get("tools", [])]
+    assert "listFolder" not in names and "readFolderFile" not in names
+    allow(cairn, project)
+    fake.reply_text("Hello.")
+    await cairn.engine.send(chat.id, "Hi again")
+    names = [t["name"] for t in fake.message_requests[-1].body.get("tools", [])]
+    assert names[-2:] == ["listFolder", "readFolderFile"]
+
+
+def test_folder_access_is_set_on_the_project_only(cairn, project, folders):
+    (inner,) = folders("Acme/Brand")
+    folder, _ = cairn.registry.add_workspace(inner)
+    with pytest.raises(Refused, match="it is a folder of the project"):
+        allow(cairn, folder)
+
+
+def test_the_command_line_switch(cairn, project, capsys):
+    cairn.close()
+    assert main(["workspace", "folder-access", project.id, "on", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["folder_access"] is True
+    assert main(["workspace", "folder-access", project.id, "off"]) == 0
+    assert "cannot see the files" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------- reading
+
+
+async def test_claude_reads_a_nested_file_and_the_chat_shows_a_quiet_line(cairn, fake, project):
+    allow(cairn, project)
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": "notes/plan.md"})
+    assert "is_error" not in result
+    assert text_of(result) == "[notes/plan.md — page 1 of 1]\n# Plan\nShip the brand kit in April.\n"
+    from ui.chat.entries import tool_line
+
+    assert tool_line("notes/plan.md — page 1 of 1") == "Read notes/plan.md"
+
+
+async def test_a_long_file_comes_in_pages(cairn, fake, project):
+    from app.store.files import PAGE_CHARS
+
+    allow(cairn, project)
+    long = "".join(f"line {i:06d}\n" for i in range(PAGE_CHARS // 5))
+    (Path(project.path) / "notes" / "long.txt").write_text(long, encoding="utf-8")
+    first = await ask_tool(cairn, fake, project, "readFolderFile", {"path": "notes/long.txt"})
+    assert text_of(first).startswith("[notes/long.txt — page 1 of 3; read page 2 next]\n")
+    second = await ask_tool(cairn, fake, project, "readFolderFile",
+                            {"path": "notes/long.txt", "page": 2})
+    assert text_of(second).split("\n", 1)[1] == long[PAGE_CHARS:2 * PAGE_CHARS]
+
+
+async def test_listing_shows_names_kinds_and_sizes_and_hides_what_it_must(cairn, fake, project):
+    base = Path(project.path)
+    (base / ".env").write_text("API_KEY=sk-secret", encoding="utf-8")
+    (base / ".git").mkdir()
+    (base / "server.pem").write_text("-----BEGIN", encoding="utf-8")
+    (base / "id_ed25519").write_text("key", encoding="utf-8")
+    (base / ".gitignore").write_text("build/\n*.log\n", encoding="utf-8")
+    (base / "build").mkdir()
+    (base / "build" / "out.js").write_text("x", encoding="utf-8")
+    (base / "debug.log").write_text("x", encoding="utf-8")
+    allow(cairn, project)
+    listed = text_of(await ask_tool(cairn, fake, project, "listFolder", {}))
+    assert listed == ("[Listed the project's folder — 2 entries]\n"
+                      "notes/  (folder)\nREADME.md  (file, 15 B)")
+    for path in (".env", "server.pem", "id_ed25519", ".git/config", "build/out.js",
+                 "debug.log"):
+        result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": path})
+        assert result["is_error"] is True
+    body = json.dumps([r.body for r in fake.message_requests])
+    assert "sk-secret" not in body and "BEGIN" not in body
+    # The person allows one: then it is listed and read.
+    allow(cairn, project, allow=[".env"])
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": ".env"})
+    assert "API_KEY=sk-secret" in text_of(result)
+
+
+async def test_an_image_and_a_pdf_are_sent_as_the_model_reads_them(cairn, fake, project):
+    import base64
+    import struct
+    import zlib
+
+    def png() -> bytes:
+        def chunk(kind: bytes, data: bytes) -> bytes:
+            return (struct.pack(">I", len(data)) + kind + data
+                    + struct.pack(">I", zlib.crc32(kind + data)))
+        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(b"\0\0")) + chunk(b"IEND", b""))
+
+    image = png()
+    (Path(project.path) / "notes" / "logo.png").write_bytes(image)
+    (Path(project.path) / "notes" / "brief.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    allow(cairn, project)
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": "notes/logo.png"})
+    (block,) = result["content"]
+    assert block["type"] == "image" and block["source"]["media_type"] == "image/png"
+    assert base64.b64decode(block["source"]["data"]) == image
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": "notes/brief.pdf"})
+    assert result["content"][0]["type"] == "document"
+
+
+@pytest.mark.parametrize("path, sentence", [
+    ("../outside.txt", "Cannot read '../outside.txt': it leaves the folder with '..'."),
+    ("/etc/passwd", "Cannot read '/etc/passwd': it is an absolute path; give a path relative "
+                    "to the folder."),
+    ("C:\\Windows\\win.ini", "Cannot read 'C:\\Windows\\win.ini': it names a drive; give a path "
+                             "relative to the folder."),
+    ("\\\\server\\share\\x.txt", "Cannot read '\\\\server\\share\\x.txt': it is a UNC or device "
+                                 "path; give a path relative to the folder."),
+    ("link/secret.txt", "Cannot read 'link/secret.txt': it is a link (or junction) that leads "
+                        "outside the folder."),
+    ("pipe", "Cannot read 'pipe': it is not a regular file or folder (a device, a pipe or a "
+             "socket)."),
+])
+async def test_each_refusal_is_an_error_result_and_nothing_outside_is_sent(
+        cairn, fake, project, tmp_path, path, sentence):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text(SECRET, encoding="utf-8")
+    (tmp_path / "disk" / "outside.txt").write_text(SECRET, encoding="utf-8")
+    os.symlink(outside, Path(project.path) / "link")
+    os.mkfifo(Path(project.path) / "pipe")
+    allow(cairn, project)
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": path})
+    assert result["is_error"] is True and text_of(result) == sentence
+    assert SECRET not in json.dumps([r.body for r in fake.message_requests])
+    listed = text_of(await ask_tool(cairn, fake, project, "listFolder", {}))
+    assert "link" not in listed and "pipe" not in listed
+
+
+async def test_a_file_swapped_between_the_check_and_the_read_is_refused(
+        cairn, project, monkeypatch, tmp_path):
+    allow(cairn, project)
+    checked = resolve_inside(project.path, "notes/plan.md")
+    assert not isinstance(checked, str)
+    other = tmp_path / "other.md"
+    other.write_text(SECRET, encoding="utf-8")
+    os.replace(other, Path(project.path) / "notes" / "plan.md")  # a new file, a new inode
+    monkeypatch.setattr("app.chat.folder.resolve_inside", lambda root, path: checked)
+    content, is_error = cairn.engine.folder.answer(project.id, "readFolderFile",
+                                                   {"path": "notes/plan.md"})
+    assert is_error and "it changed while it was being read" in content[0]["text"]
+
+
+# ----------------------------------------------------------------- the path rule
+
+
+@pytest.mark.parametrize("path, refused", [
+    ("..", "it leaves the folder with '..'"),
+    ("notes/../../x", "it leaves the folder with '..'"),
+    ("notes\\..\\..\\x", "it leaves the folder with '..'"),
+    ("/etc/passwd", "it is an absolute path; give a path relative to the folder"),
+    ("\\Windows", "it is an absolute path; give a path relative to the folder"),
+    ("~/x", "it is an absolute path; give a path relative to the folder"),
+    ("C:\\x", "it names a drive; give a path relative to the folder"),
+    ("c:x", "it names a drive; give a path relative to the folder"),
+    ("\\\\server\\share\\x", "it is a UNC or device path; give a path relative to the folder"),
+    ("//server/share/x", "it is a UNC or device path; give a path relative to the folder"),
+    ("\\\\?\\C:\\x", "it is a UNC or device path; give a path relative to the folder"),
+    ("\\\\.\\PhysicalDrive0", "it is a UNC or device path; give a path relative to the folder"),
+    ("CON", "'CON' is a device name on Windows"),
+    ("notes/nul.txt", "'nul.txt' is a device name on Windows"),
+    ("file.txt:stream", "it contains ':'"),
+    ("a\0b", "it contains a NUL character"),
+])
+def test_the_path_rule_refuses(path, refused):
+    assert parts_of(path) == refused
+
+
+@pytest.mark.parametrize("path, parts", [
+    ("", ()), (".", ()), ("notes/plan.md", ("notes", "plan.md")),
+    ("notes\\plan.md", ("notes", "plan.md")), ("./a//b/", ("a", "b")),
+    ("..hidden", ("..hidden",)),
+])
+def test_the_path_rule_accepts(path, parts):
+    assert parts_of(path) == parts
+
+
+def test_a_junction_that_resolves_outside_is_refused(tmp_path, monkeypatch):
+    """A Windows junction resolves like a link (realpath follows it): the rule refuses what
+    it leads to outside the folder.  Simulated here by what realpath answers."""
+    folder = tmp_path / "Acme"
+    (folder / "junction").mkdir(parents=True)
+    real = os.path.realpath
+
+    def resolved(path):  # the junction leads to another drive
+        return "/elsewhere/drive" if str(path).endswith("junction") else real(path)
+
+    monkeypatch.setattr(inside.os.path, "realpath", resolved)
+    assert resolve_inside(str(folder), "junction") == (
+        "it is a link (or junction) that leads outside the folder")
+
+
+def test_within_is_a_whole_segment_test():
+    assert inside.within("/a/b", "/a") and inside.within("/a", "/a")
+    assert not inside.within("/ab", "/a")  # a sibling that shares the prefix
