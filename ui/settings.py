@@ -45,7 +45,7 @@ from app.store.knowledge import PERSONAL
 from app.store.registry.registry import Registry
 from app.store.settings import CHOICES, MAX_IDLE_SECONDS, Settings
 from ui.tasks import TaskRunner
-from ui.text import Label, message_box, tip
+from ui.text import Label, message_box, sentence, tip
 
 EFFORT_NAMES = {"": "Model's default", "low": "Low", "medium": "Medium", "high": "High",
                 "xhigh": "Extra high", "max": "Max"}
@@ -534,9 +534,9 @@ class SettingsDialog(QDialog):
             self._say("Saved.")
             self.sig_saved.emit()
 
-    def _say(self, sentence: str) -> None:
-        self._message.setText(sentence)
-        self._message.setVisible(bool(sentence))
+    def _say(self, text: str) -> None:
+        self._message.setText(sentence(text))
+        self._message.setVisible(bool(text))
 
     # ================================================================= async work
 
@@ -660,7 +660,7 @@ class SettingsDialog(QDialog):
                 key=self._key.text().strip() or None, base_url=self._base_url.text().strip())
         except CairnError as refused:  # no key, a malformed URL: the sentence says which
             if shiboken6.isValid(self):
-                self._test_result.setText(str(refused))
+                self._test_result.setText(sentence(str(refused)))
             return
         if not shiboken6.isValid(self):
             return

@@ -437,7 +437,7 @@ class TurnRun:
             stopper.check()
             messages = await storage.run(engine.conversation, self.chat.id)
             request = context.request(messages, last_round=round_number == MAX_TOOL_ROUNDS)
-            final = await stopper.step(self._stream(client, request))
+            final = await self._stream_again_if_overloaded(client, request)
             blocks, stop_reason, round_usage = final.blocks, final.stop_reason, final.usage
             if stop_reason in _STOPPED_BY_MODEL:
                 state.round_usage = round_usage
@@ -471,6 +471,30 @@ class TurnRun:
             return await self.engine.network.run(lambda: stream_round(client, request, relay.post))
         finally:
             relay.close()  # stopped or failed: nothing that is still on its way is taken
+
+    async def _stream_again_if_overloaded(self, client: Client, request: dict[str, Any]
+                                          ) -> Round:
+        """One round; a stream that says ``overloaded_error`` before any of the reply arrived
+        is sent again after a wait, as the SDK does for a 529 (the wait is said, and Stop ends
+        it).  Once something was shown, what arrived is kept and the turn fails instead."""
+        from app.llm import client as limits
+
+        turn, state, stopper = self.turn, self.state, self.turn.stopper
+        waits = iter(limits.OVERLOADED_STREAM_WAITS)
+        while True:
+            try:
+                return await stopper.step(self._stream(client, request))
+            except Exception as failure:
+                if not limits.overloaded_in_stream(failure) or state.partial \
+                        or state.partial_thinking:
+                    raise
+                wait = next(waits, None)
+                if wait is None:
+                    raise limits.ModelError(limits.OVERLOADED_AFTER_RETRYING,
+                                            kind="overloaded") from failure
+            state.round_usage = Usage()  # the next attempt reports its own
+            self._publish(RetryWaiting(turn.id, wait, "overloaded", generation=turn.generation))
+            await stopper.step(asyncio.sleep(wait))
 
     def _take(self, kind: str, value: Any) -> None:
         """What a round's stream brought (on the event loop): kept, then published."""

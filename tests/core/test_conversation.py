@@ -150,6 +150,38 @@ async def test_each_failure_is_one_sentence_and_the_message_is_kept(
     assert cairn.registry.live.kinds(chat.id) == []
 
 
+async def test_an_overloaded_stream_before_any_text_is_sent_again_and_the_wait_is_said(
+        cairn, fake, workspace, monkeypatch):
+    from app.llm import client
+
+    monkeypatch.setattr(client, "OVERLOADED_STREAM_WAITS", (0.01, 0.01))
+    fake.reply_stream_error("", "overloaded_error", "Overloaded")
+    fake.reply_text("Here after the wait.")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    heard = []
+    result = await cairn.engine.send(chat.id, "Hello?", on_wait=heard.append)
+    assert (result.status, result.text) == ("complete", "Here after the wait.")
+    assert [w.why for w in heard] == ["overloaded"]
+    assert len(fake.message_requests) == 2
+    assert [m.status for m in cairn.chats.messages(chat.id)] == ["complete", "complete"]
+
+
+async def test_an_overloaded_stream_that_stays_so_says_it_was_retried(
+        cairn, fake, workspace, monkeypatch):
+    from app.llm import client
+
+    monkeypatch.setattr(client, "OVERLOADED_STREAM_WAITS", (0.01, 0.01))
+    for _ in range(3):
+        fake.reply_stream_error("", "overloaded_error", "Overloaded")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    result = await cairn.engine.send(chat.id, "Hello?")
+    assert result.status == "failed"
+    assert result.error == ("Anthropic is overloaded right now, even after retrying. Try again "
+                            "in a moment; your message is kept.")
+    assert len(fake.message_requests) == 3 and fake.pending == 0
+    assert cairn.chats.messages(chat.id)[0].text == "Hello?"
+
+
 async def test_network_down_is_one_sentence(cairn, workspace):
     import socket
 

@@ -219,4 +219,4 @@ async def test_a_rejected_key_names_the_command(online, fake, workspace):
     fake.reply_error_status(401, "authentication_error", "invalid x-api-key")
     result = await online.engine.send(chat.id, "Hello")
     assert result.error == ("Anthropic rejected the API key. Check or replace it in Settings or "
-                            "with `cairn key set`.")
+                            "with `cairn key set`; your message is kept.")

@@ -247,6 +247,25 @@ def conflict(opened, folders):  # type: ignore[no-untyped-def]
     return ws, panel, theirs
 
 
+def test_the_status_line_agrees_with_the_bar_when_a_chat_saves_a_new_document(opened,
+                                                                              folders):
+    """Issue 20, item 10: typing into a document never saved, while a chat saves version 1:
+    the bar says "now version 1", and the status line no longer says "Not saved yet…"."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    line = panel.editor.status_line.label
+    wait_for(lambda: line.text().startswith("Not saved yet"))
+    type_into(panel, "## Facts\n- mine\n")
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    rebuild_saves(opened, ws, "## Facts\n- from a chat\n", chat.id)
+    bar = named(panel, QWidget, "Knowledge conflict")
+    wait_for(bar.isVisible)
+    assert "(now version 1)" in named(panel, QLabel, "Knowledge conflict message").text()
+    wait_for(lambda: line.text().startswith("Updated from a chat"))
+    assert "Not saved yet" not in line.text()
+
+
 def rebuilds_started(opened, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     """The chats whose rebuild is started from now on (recorded, not run)."""
     ran: list[str] = []

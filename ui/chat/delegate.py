@@ -48,6 +48,7 @@ from ui.chat.markdown import (
     streaming_chunks,
 )
 from ui.chat.model import EntryRole
+from ui.text import sentence
 
 MEASURE = 760  # the widest the text column grows: a readable line of chat text
 SIDE = 24  # space left and right of the column
@@ -326,7 +327,7 @@ class MessageDelegate(QStyledItemDelegate):
         quiet = self.colours.quiet
         lines = []
         if entry.status == FAILED and entry.error:
-            lines.append(f'<p style="color: #dc2626;">⚠ {html.escape(entry.error)}</p>')
+            lines.append(f'<p style="color: #dc2626;">⚠ {html.escape(sentence(entry.error))}</p>')
         elif entry.status == STOPPED:
             lines.append(f'<p style="color: {quiet};">Stopped — what arrived is kept.</p>')
         if entry.status == STREAMING:
