@@ -123,6 +123,11 @@ def test_stop_keeps_the_partial_reply_marked_stopped(opened, loop, fake, folders
     stored = opened.cairn.chats.messages(chat_id)
     assert stored[-1].status == STOPPED
     assert "retry" in reply.actions
+    # Issue 20, item 9: what streamed is counted, as an estimate said so, never "1 out".
+    view = panel.view
+    footer = view.messages.layout(reply, view.viewport().width(), 1).blocks[-1].doc
+    shown = footer.toPlainText()
+    assert " · ~7 out (estimated) · ~$" in shown and " 1 out" not in shown
 
 
 def test_a_failure_is_one_sentence_with_retry_and_the_message_kept(opened, loop, fake,
