@@ -370,8 +370,8 @@ def test_history_lists_versions_shows_a_diff_and_restores(opened, folders):
     click(panel, "History")
     rows = named(panel, QListWidget, "Versions")
     wait_for(lambda: rows.count() == 2)
-    assert rows.item(0).text().startswith("Version 2 · a chat: Launch copy · just now")
-    assert rows.item(1).text().startswith("Version 1 · you · just now")
+    assert rows.item(0).text().startswith("Version 2 · just now\na chat: Launch copy · ")
+    assert rows.item(1).text().startswith("Version 1 · just now\nyou · ")
     changes = named(panel, QTextBrowser, "Changes")
     wait_for(lambda: "Dana signs" in changes.toPlainText())
     assert "Launch 2027-03-01" in changes.toPlainText()  # the line it replaced, struck
@@ -400,7 +400,7 @@ def test_a_new_version_while_the_history_is_open_is_listed(opened, folders):
     wait_for(lambda: rows.count() == 1)
     rebuild_saves(opened, ws, "- one\n- two\n")
     wait_for(lambda: rows.count() == 2)
-    assert rows.item(0).text().startswith("Version 2 · a chat")
+    assert rows.item(0).text().startswith("Version 2 · just now\na chat")
 
 
 # ================================================================= instructions
