@@ -29,6 +29,7 @@ from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QPainter,
     QPalette,
+    QTextBlockFormat,
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
@@ -417,10 +418,19 @@ class MessageDelegate(QStyledItemDelegate):
         cursor = QTextCursor(whole)
         counted = 0  # Copy links count from 0 in each piece: here they count across the entry
         for i, block in enumerate(layout.blocks):
-            if i:
-                cursor.insertBlock()
+            if i:  # spaced as painted: GAP between pieces, a piece's top margin not counted
+                last = cursor.blockFormat()
+                last.setBottomMargin(GAP)
+                cursor.setBlockFormat(last)
+                cursor.insertBlock(QTextBlockFormat())  # never in the list above it
             start = cursor.position()
             cursor.insertFragment(QTextDocumentFragment(block.doc))
+            if i:  # the piece's first block keeps its own format (alignment, say)
+                own = block.doc.begin().blockFormat()
+                first = QTextCursor(whole.findBlock(start))
+                spaced = own if own.objectIndex() < 0 else first.blockFormat()
+                spaced.setTopMargin(0)
+                first.setBlockFormat(spaced)
             if block.code:
                 _renumber_copies(whole, start, cursor.position(), counted)
                 counted += len(block.code)
