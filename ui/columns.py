@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QSplitter
+from PySide6.QtWidgets import QSplitter, QWidget
 
 CHAT_MIN = 420  # px: a readable line of chat text, with the column's margins
 PANEL_OPENS_AT = 300  # px: the panel's width when it opens or unfolds
@@ -31,6 +31,11 @@ class Columns(QSplitter):
         self.foldable = False
         self.folded_for_room = False
 
+    def _column(self, index: int) -> QWidget:
+        widget = self.widget(index)
+        assert widget is not None  # (the window puts all three in before any of this runs)
+        return widget
+
     def open_panel(self) -> None:
         """The panel opens (the person asked): its width taken from the sidebar first, as
         far as the sidebar's minimum, then from the chat."""
@@ -39,7 +44,7 @@ class Columns(QSplitter):
         if len(sizes) < 3 or sizes[2] > 0:
             return
         room = sum(sizes) - self.handleWidth()  # the panel's handle comes back too
-        side_min = self.widget(0).minimumWidth()
+        side_min = self._column(0).minimumWidth()
         sidebar = max(side_min, min(sizes[0], room - PANEL_OPENS_AT - CHAT_MIN))
         self.setSizes([sidebar, max(0, room - sidebar - PANEL_OPENS_AT), PANEL_OPENS_AT])
 
@@ -47,14 +52,14 @@ class Columns(QSplitter):
         """Give the chat its room (see the module's docstring)."""
         if not self.foldable or self.count() < 3:
             return
-        panel = self.widget(2)
+        panel = self._column(2)
         sizes = self.sizes()
         room = sum(sizes)
         if not panel.isHidden():
             if sizes[1] >= CHAT_MIN:
                 return
             panel_min = max(panel.minimumWidth(), panel.minimumSizeHint().width())
-            side_min = self.widget(0).minimumWidth()
+            side_min = self._column(0).minimumWidth()
             if room - sizes[0] - CHAT_MIN >= panel_min:  # the panel gives way
                 self.setSizes([sizes[0], CHAT_MIN, room - sizes[0] - CHAT_MIN])
             elif room - panel_min - CHAT_MIN >= side_min:  # then the sidebar

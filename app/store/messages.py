@@ -237,7 +237,7 @@ _COLUMNS = ("id, chat_id, role, content, status, error, model, input_tokens,"
 
 def _message(r: tuple[Any, ...]) -> Message:
     return Message(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
-                   Usage(*r[7:11], bool(r[14])) if r[7] is not None else None, r[11], r[12],
+                   Usage(r[7], r[8], r[9], r[10], bool(r[14])) if r[7] is not None else None, r[11], r[12],
                    r[13])
 
 

@@ -234,7 +234,8 @@ class KnowledgePanel(QWidget):
     def _fit_tabs(self) -> None:
         """The panel is never narrower than its tabs' whole names (an explicit minimum
         width would otherwise win over the tab bar's, and squeeze them)."""
-        margins = self.layout().contentsMargins() if self.layout() is not None else None
+        layout = self.layout()
+        margins = layout.contentsMargins() if layout is not None else None
         sides = margins.left() + margins.right() if margins is not None else 0
         self.setMinimumWidth(max(MIN_WIDTH, self.tabs.tabBar().sizeHint().width() + sides))
 
