@@ -95,6 +95,7 @@ def tool_line(summary: str, *, is_error: bool = False) -> str:
     return f"Read {summary}" if summary else "Read a workspace file"
 
 
+_SHA = re.compile(r"[0-9a-f]{64}")
 _READ = re.compile(r"^Read (?P<name>.+?), pages? (?P<first>\d+)(?:–(?P<last>\d+))?$")
 
 
@@ -141,6 +142,7 @@ def _person(message: Message) -> Entry:
                          for b in message.content if b.get("type") == "attachment"]
     entry.images = [(str(b.get("name", "image")), b["sha256"]) for b in message.content
                     if b.get("type") == "attachment" and isinstance(b.get("sha256"), str)
+                    and _SHA.fullmatch(b["sha256"])  # (it goes into a document's markup)
                     and str(b.get("media_type", "")).startswith("image/")]
     return entry
 
