@@ -565,6 +565,29 @@ def test_the_status_line_says_the_last_failure_and_retry_now_runs_the_chats(open
     wait_for(lambda: ran == [chat.id])
 
 
+def test_a_rebuild_failure_naming_a_command_shows_no_backticks(opened, folders):
+    """Issue 20, item 10: the status line and the chat header show a core sentence's
+    `code` as plain words."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    failure = ("The model 'claude-nope' was not found. Pick another model in Settings or with "
+               "`cairn settings set model.knowledge MODEL`.")
+    with opened.cairn.registry.db.write() as conn:
+        conn.execute("INSERT INTO knowledge_status (owner, last_error, last_error_at) VALUES"
+                     " (?, ?, '2026-11-30T10:00:00Z')", (ws, failure))
+    panel = show(opened, ws)
+    status = named(panel, QLabel, "Knowledge status")
+    wait_for(lambda: status.text().startswith("The model 'claude-nope' was not found."))
+    assert "with cairn settings set model.knowledge MODEL." in status.text()
+    assert "`" not in status.text()
+    opened.window.select_chat(chat.id)
+    header = opened.window.chat_panel.header
+    wait_for(lambda: header.knowledge.accessibleDescription().startswith("The model"))
+    shown = header.knowledge.toolTip() + header.knowledge.accessibleDescription()
+    assert "cairn settings set model.knowledge MODEL" in shown and "`" not in shown
+
+
 def test_a_running_rebuild_shows_a_bar_and_the_size_is_told_against_the_caps(opened, folders):
     from app.events import RebuildStarted, WorkEnded
     from ui.knowledge.editor import size_line
