@@ -253,6 +253,10 @@ class Operations:
         """Every turn streaming now, in any chat (quit stops them)."""
         return self.cairn.engine.running_turns()
 
+    async def attachment_image(self, sha256: str) -> bytes | None:
+        """A sent image's bytes (for its thumbnail), or None (``FileStore.image_of``)."""
+        return await self.read(lambda: self.cairn.files.image_of(sha256))
+
     async def chat_knowledge(self, chat_id: str) -> ChatKnowledge:
         """What the chat header says about the chat's knowledge (``app.knowledge.status``)."""
         from app.knowledge.status import chat_knowledge

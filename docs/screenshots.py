@@ -1,5 +1,6 @@
-"""Renders the window, the status board and Settings offscreen, light and dark, with
-realistic data, into docs/screenshots/*.png.
+"""Renders the window (wide, narrow at 860×640, with the sidebar's filter in use), the
+knowledge panel and its history, the status board and Settings offscreen, light and dark,
+with realistic data, into docs/screenshots/*.png.
 
 Run: uv run python docs/screenshots.py
 """
@@ -164,6 +165,13 @@ def make_data(root: Path) -> None:
     cairn.close()
 
 
+async def settle(seconds: float) -> None:
+    """Let the window lay out and settle (the renders are not tests: a pause will do)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+
+
 def main() -> None:
     import keyring
 
@@ -227,6 +235,19 @@ def main() -> None:
                 await asyncio.sleep(0.05)
             panel.grab().save(str(OUT / f"history-{scheme}.png"))
             panel.editor.show_document()
+            # A narrow window: the chat keeps its room, the knowledge panel folds itself.
+            geometry = window.size()
+            window.select_chat(launch.id)
+            window.resize(860, 640)
+            await settle(1.5)
+            window.grab().save(str(OUT / f"window-narrow-{scheme}.png"))
+            # The sidebar's filter in use.
+            window.resize(geometry)
+            await settle(0.5)
+            window.sidebar.set_filter("launch")
+            await settle(1.0)
+            window.grab().save(str(OUT / f"window-filter-{scheme}.png"))
+            window.sidebar.set_filter("")
             starter.show_board()
             board = starter._board
             board.resize(1000, 520)

@@ -294,6 +294,8 @@ class Starter:
             assert self.ops is not None and self.cairn is not None  # attached before ops
             try:
                 changed, _ = await self.ops.run(self.cairn.registry.sync)
+                if changed:  # `cairn settings set`: an open Settings dialog shows it
+                    await self.ops.run(self.cairn.settings.reload)
                 if folders:  # a folder deleted or moved (or back) shows within seconds
                     await self.ops.check_folders()
             finally:
@@ -362,6 +364,8 @@ class Starter:
         dialog = SettingsDialog(self.ops, registry=cairn.registry, settings=cairn.settings,
                                 catalog=cairn.catalog, parent=self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a fresh one each time
+        if self.window.bridge is not None:
+            self.window.bridge.sig_setting_changed.connect(dialog.changed_elsewhere)
         dialog.open()
 
     async def finish(self) -> None:

@@ -45,12 +45,18 @@ from app.store.knowledge import PERSONAL
 from app.store.registry.registry import Registry
 from app.store.settings import CHOICES, MAX_IDLE_SECONDS, Settings
 from ui.tasks import TaskRunner
-from ui.text import Label, message_box, tip
+from ui.text import Label, message_box, sentence, tip
 
 EFFORT_NAMES = {"": "Model's default", "low": "Low", "medium": "Medium", "high": "High",
                 "xhigh": "Extra high", "max": "Max"}
 PURPOSES = (("chat", "model.chat", "model.chat_effort", "Chat"),
             ("knowledge", "model.knowledge", "model.knowledge_effort", "Knowledge"))
+# What each setting the dialog shows is called in a sentence.
+FIELD_NAMES = {"api.base_url": "The base URL", "knowledge.idle_seconds": "The idle delay",
+               "memory.enabled": "The Memory switch", "chat.enter_sends": "The Enter switch",
+               "model.chat": "The chat model", "model.chat_effort": "The chat effort",
+               "model.knowledge": "The knowledge model",
+               "model.knowledge_effort": "The knowledge effort"}
 
 
 def model_label(info: ModelInfo) -> str:
@@ -390,8 +396,63 @@ class SettingsDialog(QDialog):
 
     # ================================================================= reading values
 
+    def changed_elsewhere(self, event: object) -> None:
+        """A setting changed outside the dialog (``cairn settings set`` in a terminal, another
+        window): a field still as it was shows the new value; a field the person edited keeps
+        their text, and the dialog says that Save will replace the other value."""
+        key = getattr(event, "key", None)
+        if key not in self._shown or not shiboken6.isValid(self):
+            return
+        stored, before = self._settings.get(key), self._shown[key]
+        typed = self._typed()[key]
+        self._shown[key] = stored
+        if stored == before or typed == stored:
+            return  # nothing new, or this dialog's own Save
+        now = self._spoken(key, stored)
+        if typed == before:
+            self._show_value(key, stored)
+            self._say(f"{FIELD_NAMES[key]} was changed outside this window (now {now}); "
+                      "shown here.")
+        else:
+            self._say(f"{FIELD_NAMES[key]} was changed outside this window (now {now}); "
+                      "Save will replace it with yours.")
+
+    def _spoken(self, key: str, value: Any) -> str:
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        if key.endswith("_effort"):
+            return EFFORT_NAMES.get(str(value), str(value))
+        if key.startswith("model."):
+            info = self._catalog.info(str(value))
+            return info.display_name if info is not None else str(value)
+        if key == "knowledge.idle_seconds":
+            return f"{value} seconds"
+        return str(value) or "Anthropic's"
+
+    def _show_value(self, key: str, value: Any) -> None:
+        if key == "api.base_url":
+            self._base_url.setText(str(value))
+        elif key == "knowledge.idle_seconds":
+            self._idle.setValue(int(value))
+        elif key == "memory.enabled":
+            self._memory_on.setChecked(bool(value))
+        elif key == "chat.enter_sends":
+            self._enter_sends.setChecked(bool(value))
+        for purpose, setting, effort_key, _title in PURPOSES:
+            if key == effort_key:
+                box = self._effort_boxes[purpose]
+                box.setCurrentIndex(max(box.findData(value), 0))
+            elif key == setting:
+                box = self._model_boxes[purpose]
+                if box.findData(value) < 0:
+                    known = self._catalog.info(str(value))
+                    box.addItem(model_label(known) if known else str(value), value)
+                box.setCurrentIndex(box.findData(value))
+                self._model_chosen(purpose)
+
     def _load_values(self) -> None:
         """The settings as stored (memory reads only)."""
+        self._shown = {key: self._settings.get(key) for key in FIELD_NAMES}
         get = self._settings.get
         self._base_url.setText(get("api.base_url"))
         for purpose, _setting, effort_key, _title in PURPOSES:
@@ -446,6 +507,10 @@ class SettingsDialog(QDialog):
 
     def _changed_settings(self) -> dict[str, Any]:
         settings = self._settings
+        return {key: value for key, value in self._typed().items() if settings.get(key) != value}
+
+    def _typed(self) -> dict[str, Any]:
+        """What each field holds now."""
         wanted: dict[str, Any] = {
             "api.base_url": self._base_url.text().strip(),
             "knowledge.idle_seconds": self._idle.value(),
@@ -455,7 +520,7 @@ class SettingsDialog(QDialog):
         for purpose, setting, effort_key, _title in PURPOSES:
             wanted[setting] = self._model_id(purpose)
             wanted[effort_key] = self._effort_boxes[purpose].currentData()
-        return {key: value for key, value in wanted.items() if settings.get(key) != value}
+        return wanted
 
     def _memory_changed(self) -> bool:
         return self._memory.is_dirty() or self._memory.incoming is not None
@@ -534,9 +599,9 @@ class SettingsDialog(QDialog):
             self._say("Saved.")
             self.sig_saved.emit()
 
-    def _say(self, sentence: str) -> None:
-        self._message.setText(sentence)
-        self._message.setVisible(bool(sentence))
+    def _say(self, text: str) -> None:
+        self._message.setText(sentence(text))
+        self._message.setVisible(bool(text))
 
     # ================================================================= async work
 
@@ -660,7 +725,7 @@ class SettingsDialog(QDialog):
                 key=self._key.text().strip() or None, base_url=self._base_url.text().strip())
         except CairnError as refused:  # no key, a malformed URL: the sentence says which
             if shiboken6.isValid(self):
-                self._test_result.setText(str(refused))
+                self._test_result.setText(sentence(str(refused)))
             return
         if not shiboken6.isValid(self):
             return

@@ -15,8 +15,18 @@ sets up PySide6's whole Qt namespace (about 45 ms), which the first paint does n
 from __future__ import annotations
 
 import html
+import re
 
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def sentence(text: str) -> str:
+    """A core sentence as the window shows it: the command line's `code` spans (``cairn key
+    set``) lose their backticks, which only a terminal reader expects."""
+    return _CODE_SPAN.sub(r"\1", text)
 
 
 def make_plain(label: QLabel) -> QLabel:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.text import Label, tip
+from ui.text import Label, sentence, tip
 
 if TYPE_CHECKING:  # (imported where used: see ui/window.py on the first paint)
     from PySide6.QtCore import Qt
@@ -44,9 +44,10 @@ class Notice(QFrame):
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.hide()
 
-    def say(self, sentence: str) -> None:
-        self.label.setText(sentence)
-        self.label.setAccessibleDescription(sentence)
+    def say(self, text: str) -> None:
+        text = sentence(text)
+        self.label.setText(text)
+        self.label.setAccessibleDescription(text)
         self.show()
 
 

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QSizePolicy,
-    QSplitter,
     QStackedWidget,
     QToolBar,
     QVBoxLayout,
@@ -39,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import CairnError
+from ui.columns import Columns
 from ui.tasks import TaskRunner
 from ui.text import Label
 from ui.widgets import ElidedLabel, Notice
@@ -195,7 +195,7 @@ class MainWindow(QMainWindow):
             act.setIcon(icon(str(act.data()), colour))
 
     def _build_body(self) -> None:
-        self.split = QSplitter()
+        self.split = Columns()
         self.split.setObjectName("main-split")
         self.split.setChildrenCollapsible(False)
         self.sidebar_slot = QStackedWidget()
@@ -379,16 +379,26 @@ class MainWindow(QMainWindow):
         self.addAction(save)
         hidden = self._state().value("knowledge_hidden", "false") in ("true", True)
         self.show_knowledge_panel(not hidden)
+        self.split.sig_folded_for_room.connect(self._panel_folded_for_room)
+        self.split.foldable = True
+        self.split.fit()  # a narrow window: the chat first
 
     def show_knowledge_panel(self, shown: bool) -> None:
         if self.knowledge is None:
             return
         self.knowledge.setVisible(shown)
-        if shown and self.split.sizes()[2] == 0:  # folded by the splitter: open it again
-            sizes = self.split.sizes()
-            self.split.setSizes([sizes[0], max(200, sizes[1] - 300), 300])
+        if shown:  # folded by the splitter, or for room: open it again
+            self.split.open_panel()
+        self.split.folded_for_room = False  # the person's choice now
         if self.knowledge_action.isChecked() != shown:
             self.knowledge_action.setChecked(shown)
+
+    def _panel_folded_for_room(self, folded: bool) -> None:
+        """The panel folded itself (or came back) with the window's width: the toolbar's
+        toggle shows it, and the person's choice (shown) is what the window remembers."""
+        self.knowledge_action.blockSignals(True)
+        self.knowledge_action.setChecked(not folded)
+        self.knowledge_action.blockSignals(False)
 
     def _panel_moved(self) -> None:
         folded = self.split.sizes()[2] == 0
@@ -600,8 +610,8 @@ class MainWindow(QMainWindow):
         state.setValue("chat", self._chat_id or "")
         state.setValue("workspace", self._workspace_id or "")
         if self.knowledge is not None:
-            state.setValue("knowledge_hidden", "false" if self.knowledge_action.isChecked()
-                           else "true")
+            shown = self.knowledge_action.isChecked() or self.split.folded_for_room
+            state.setValue("knowledge_hidden", "false" if shown else "true")
         state.sync()
 
     # ----------------------------------------------------------------- Qt overrides

@@ -27,12 +27,13 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.base.ids import new_id
 from app.base.live import Stopped, Stopper, Work
 from app.llm.prices import cost as _cost
+from app.llm.prices import estimate_output
 from app.llm.prices import total as total_cost
 from app.llm.requests import Round, stream_round
 from app.store.messages import COMPLETE, FAILED, STOPPED, Message, Usage
@@ -335,6 +336,7 @@ class _Progress:
     partial_thinking: str = ""  # thinking of the round in progress
     usage: Usage = Usage()  # usage of finished rounds
     round_usage: Usage = Usage()  # usage of the round in progress, as last reported
+    counted: bool = False  # the server counted the round's output (a message_delta came)
     costs: list[float | None] = field(default_factory=list)  # per finished round
     stored: list[int] = field(default_factory=list)  # ids of the messages the turn stored
     ended: bool = False  # the stopped or failed reply is stored
@@ -347,6 +349,17 @@ class _Progress:
         self.usage = self.usage + usage
         self.costs.append(cost)
         self.round_usage = Usage()
+        self.counted = False
+
+    def partial_usage(self) -> Usage:
+        """The round in progress's usage as it is kept: the server's count when it gave one,
+        else the output estimated from what streamed (the stream opens with a placeholder
+        of 1 output token), marked as an estimate."""
+        usage = self.round_usage
+        if self.counted or usage == Usage():
+            return usage
+        return replace(usage, output=estimate_output(self.partial_thinking + self.partial),
+                       estimated=True)
 
 
 
@@ -437,10 +450,10 @@ class TurnRun:
             stopper.check()
             messages = await storage.run(engine.conversation, self.chat.id)
             request = context.request(messages, last_round=round_number == MAX_TOOL_ROUNDS)
-            final = await stopper.step(self._stream(client, request))
+            final = await self._stream_again_if_overloaded(client, request)
             blocks, stop_reason, round_usage = final.blocks, final.stop_reason, final.usage
             if stop_reason in _STOPPED_BY_MODEL:
-                state.round_usage = round_usage
+                state.round_usage, state.counted = round_usage, True
                 raise ModelError(_STOPPED_BY_MODEL[stop_reason], kind=stop_reason)
             stored = await storage.run(self._store_round, blocks, round_usage)
             self._publish(RoundStored(turn.id, stored.id, round_usage, stored.cost_usd,
@@ -472,11 +485,35 @@ class TurnRun:
         finally:
             relay.close()  # stopped or failed: nothing that is still on its way is taken
 
+    async def _stream_again_if_overloaded(self, client: Client, request: dict[str, Any]
+                                          ) -> Round:
+        """One round; a stream that says ``overloaded_error`` before any of the reply arrived
+        is sent again after a wait, as the SDK does for a 529 (the wait is said, and Stop ends
+        it).  Once something was shown, what arrived is kept and the turn fails instead."""
+        from app.llm import client as limits
+
+        turn, state, stopper = self.turn, self.state, self.turn.stopper
+        waits = iter(limits.OVERLOADED_STREAM_WAITS)
+        while True:
+            try:
+                return await stopper.step(self._stream(client, request))
+            except Exception as failure:
+                if not limits.overloaded_in_stream(failure) or state.partial \
+                        or state.partial_thinking:
+                    raise
+                wait = next(waits, None)
+                if wait is None:
+                    raise limits.ModelError(limits.OVERLOADED_AFTER_RETRYING,
+                                            kind="overloaded") from failure
+            state.round_usage, state.counted = Usage(), False  # the next attempt counts anew
+            self._publish(RetryWaiting(turn.id, wait, "overloaded", generation=turn.generation))
+            await stopper.step(asyncio.sleep(wait))
+
     def _take(self, kind: str, value: Any) -> None:
         """What a round's stream brought (on the event loop): kept, then published."""
         state, turn = self.state, self.turn
-        if kind == "usage":
-            state.round_usage = value
+        if kind in ("usage", "usage counted"):
+            state.round_usage, state.counted = value, kind == "usage counted"
         elif kind == "text":
             state.partial += value
             self._publish(TextDelta(turn.id, value, generation=turn.generation))
@@ -564,6 +601,8 @@ class TurnRun:
         if state.ended:
             return None
         state.ended = True
+        state.round_usage = state.partial_usage()  # (the turn's result says the same)
+        state.counted = True
         blocks = [{"type": "text", "text": state.partial}] if state.partial else []
         if state.partial_thinking:  # unsigned: kept to show, never sent back
             blocks.insert(0, {"type": "thinking", "thinking": state.partial_thinking,

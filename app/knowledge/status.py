@@ -25,7 +25,7 @@ from app.store.suggestions import Suggestion
 @dataclass(frozen=True, slots=True)
 class ChatKnowledge:
     waiting: int  # qualifying exchanges of this chat no rebuild has covered yet
-    learned_at: str | None  # the last successful rebuild of the chat's documents (UTC, ISO)
+    learned_at: str | None  # when a chat last changed the chat's documents (UTC, ISO)
     failure: str | None  # the last rebuild's failure, when nothing succeeded since
 
     def line(self, now: datetime | None = None) -> str:
@@ -47,9 +47,10 @@ def chat_knowledge(registry: Registry, rebuilder: Rebuilder, chat: Chat) -> Chat
         return ChatKnowledge(0, None, None)
     waiting = sum(e.qualifies for e in rebuilder.pending(chat.id))
     records = rebuilder.knowledge.last_rebuilds(owners)
-    successes = [r.last_success for r in records if r.last_success]
     failures = [r.failure for r in records if r.failure]  # the nearest document's said last
-    return ChatKnowledge(waiting, max(successes) if successes else None,
+    # "learned" is when a chat last changed a document, not when a rebuild last ran: one that
+    # found nothing to keep has learned nothing, and "learned 1 min ago" would say otherwise.
+    return ChatKnowledge(waiting, rebuilder.knowledge.last_learned(owners),
                          failures[-1] if failures else None)
 
 

@@ -31,6 +31,11 @@ CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
 DEADLINE = 600.0
 LONGEST_RETRY_WAIT = 60.0
+# Waits before a round is sent again when its stream said ``overloaded_error`` before any of
+# the reply arrived: a 529 in all but name (the SDK retries a 529, never a stream's error).
+OVERLOADED_STREAM_WAITS = (1.0, 3.0)
+OVERLOADED_AFTER_RETRYING = ("Anthropic is overloaded right now, even after retrying. Try again "
+                             "in a moment; your message is kept.")
 
 # Who hears that a call waits before trying again: set by the caller around one call (a
 # context variable, so each call's listener travels with its own task).
@@ -173,8 +178,9 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
                           "URL, in Settings or with `cairn settings show`); your message is kept.",
                           kind="network")
     if isinstance(error, anthropic.AuthenticationError):
+        kept = "; your message is kept" if purpose == "chat" else ""
         return ModelError("Anthropic rejected the API key. Check or replace it in Settings or "
-                          "with `cairn key set`.", kind="key-rejected")
+                          f"with `cairn key set`{kept}.", kind="key-rejected")
     setting = "model.knowledge" if purpose == "knowledge" else "model.chat"
     if isinstance(error, anthropic.PermissionDeniedError):
         return ModelError(f"This API key may not use {model}. Pick another model in Settings "
@@ -208,8 +214,7 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
             return ModelError(f"Anthropic {what} in the middle of the reply. What arrived is "
                               "kept; send your message again.", kind="server")
         if error_type == "overloaded_error" or error.status_code == 529:
-            return ModelError("Anthropic is overloaded right now, even after retrying. Try again "
-                              "in a moment; your message is kept.", kind="overloaded")
+            return ModelError(OVERLOADED_AFTER_RETRYING, kind="overloaded")
         if error_type == "rate_limit_error":
             return explain(anthropic.RateLimitError(error.message, response=error.response,
                                                     body=error.body), model=model)
@@ -234,6 +239,16 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
     log.warning("an unexpected failure of a model call: %r", error)
     return ModelError("The reply failed on a problem Cairn did not expect (the log has the "
                       "details). Your message is kept; send it again.", kind="unexpected")
+
+
+def overloaded_in_stream(error: BaseException) -> bool:
+    """The stream's own ``error`` event said ``overloaded_error`` (an HTTP 200 whose stream
+    broke off): worth sending again when nothing of the reply was shown yet."""
+    if not isinstance(error, anthropic.APIStatusError) or error.status_code != 200:
+        return False
+    body = error.body if isinstance(error.body, dict) else {}
+    detail = body.get("error", body)
+    return isinstance(detail, dict) and detail.get("type") == "overloaded_error"
 
 
 def _asked_wait(error: anthropic.APIStatusError) -> float | None:

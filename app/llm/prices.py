@@ -94,9 +94,19 @@ def total(costs: list[float | None]) -> float | None:
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
+def estimate_output(streamed: str) -> int:
+    """The output tokens *streamed* (text and thinking) took, roughly: four characters a
+    token, as English prose runs.  Only for a reply the server never counted."""
+    return round(len(streamed) / 4)
+
+
 def usage_line(usage: Usage, cost_usd: float | None) -> str:
     """A turn's tokens and cost in one line, as the command line and the window show it:
-    ``1,240 in · 0 cache write · 3,900 cached · 212 out · $0.0123`` (or ``cost unknown``)."""
-    price = f"${cost_usd:.4f}" if cost_usd is not None else "cost unknown"
+    ``1,240 in · 0 cache write · 3,900 cached · 212 out · $0.0123`` (or ``cost unknown``).
+    An output Cairn estimated (a reply stopped before the server counted it) says so, and so
+    does the cost worked out from it: ``~120 out (estimated) · ~$0.0031``."""
+    about = "~" if usage.estimated else ""
+    price = f"{about}${cost_usd:.4f}" if cost_usd is not None else "cost unknown"
+    out = f"{about}{usage.output:,} out" + (" (estimated)" if usage.estimated else "")
     return (f"{usage.input:,} in · {usage.cache_write:,} cache write · {usage.cache_read:,} cached"
-            f" · {usage.output:,} out · {price}")
+            f" · {out} · {price}")

@@ -52,7 +52,9 @@ async def stream_round(client: Client, request: dict[str, Any],
     :class:`ModelError` that says what came back: a web page, JSON that is not JSON, an
     event too large or for a block never started, a stream cut off before ``message_stop``.
     A compatible server that answers with one plain JSON message gives the whole reply.
-    Waits before a retry are posted as ``("waiting", (seconds, why))``.
+    Waits before a retry are posted as ``("waiting", (seconds, why))``; the usage as
+    ``("usage", …)`` when the stream opens (its output count a placeholder) and as
+    ``("usage counted", …)`` when the server counted the output (a ``message_delta``).
     """
     from app.llm import client as limits
 
@@ -92,6 +94,8 @@ async def _stream_round(client: Client, request: dict[str, Any],
             async for event in stream:
                 if event.type == "message_start":
                     post("usage", usage_of(event.message.usage))
+                elif event.type == "message_delta":  # the server's count so far (cumulative)
+                    post("usage counted", usage_of(stream.current_message_snapshot.usage))
                 elif event.type == "text":
                     post("text", event.text)
                 elif event.type == "thinking":
@@ -159,7 +163,7 @@ async def _whole_answer(response: Any, kind: str, post: Callable[[str, Any], Non
         raise ModelError(f"The server answered with JSON that is not a reply (not the shape of "
                          f"Anthropic's API; check {BASE_URL}). Your message is kept; send it "
                          "again.", kind="garbled") from None
-    post("usage", usage_of(message_.usage))
+    post("usage counted", usage_of(message_.usage))
     for block in message_.content:
         if block.type == "thinking":
             post("thinking", block.thinking)

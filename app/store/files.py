@@ -388,6 +388,17 @@ class FileStore:
             raise Refused(f"cannot keep the pasted image: Cairn could not write it into its data "
                           f"folder, because {os_reason(error)}") from None
 
+    def image_of(self, sha256: str) -> bytes | None:
+        """A sent image's bytes, to show it (a thumbnail): None when *sha256* names no stored
+        file, or one whose bytes are not an image."""
+        if not _SHA.fullmatch(sha256):  # never a path of its own
+            return None
+        try:
+            data = self.blobs.read(sha256)
+        except OSError:
+            return None
+        return data if image_type(data[:32]) is not None else None
+
     def expand(self, reference: dict[str, Any]) -> dict[str, Any]:
         """The content block the API receives for a stored attachment."""
         sha = reference.get("sha256")

@@ -180,6 +180,17 @@ class KnowledgeStore:
         return [RebuildRecord(*rows[owner]) if owner in rows else RebuildRecord(owner)
                 for owner in owners]
 
+    def last_learned(self, owners: Sequence[str]) -> str | None:
+        """When a chat last changed one of *owners*' documents (a rebuild's version; UTC,
+        ISO), or None while no chat has taught them anything."""
+        if not owners:
+            return None
+        marks = ", ".join("?" * len(owners))
+        rows = self._db.query(
+            "SELECT max(saved_at) FROM knowledge_version WHERE source = 'rebuild'"
+            f" AND owner IN ({marks})", list(owners))
+        return str(rows[0][0]) if rows and rows[0][0] else None
+
     def diff(self, owner: str, old: int, new: int) -> str:
         """A unified diff between two saved versions."""
         before = split_lines(self.version_text(owner, old))

@@ -32,14 +32,21 @@ class Usage:
     cache_write: int = 0
     cache_read: int = 0
     output: int = 0
+    # The output is Cairn's estimate of what streamed (a reply stopped or cut off before the
+    # server counted it), not the server's count; so is any cost worked out from it.
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.input + other.input, self.cache_write + other.cache_write,
-                     self.cache_read + other.cache_read, self.output + other.output)
+                     self.cache_read + other.cache_read, self.output + other.output,
+                     self.estimated or other.estimated)
 
-    def to_json(self) -> dict[str, int]:
-        return {"input": self.input, "cache_write": self.cache_write,
-                "cache_read": self.cache_read, "output": self.output}
+    def to_json(self) -> dict[str, Any]:
+        counts: dict[str, Any] = {"input": self.input, "cache_write": self.cache_write,
+                                  "cache_read": self.cache_read, "output": self.output}
+        if self.estimated:
+            counts["output_estimated"] = True
+        return counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,12 +232,13 @@ class ChatStore:
 
 _COLUMNS = ("id, chat_id, role, content, status, error, model, input_tokens,"
             " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at,"
-            " superseded_by")
+            " superseded_by, output_estimated")
 
 
 def _message(r: tuple[Any, ...]) -> Message:
     return Message(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
-                   Usage(*r[7:11]) if r[7] is not None else None, r[11], r[12], r[13])
+                   Usage(r[7], r[8], r[9], r[10], bool(r[14])) if r[7] is not None else None, r[11], r[12],
+                   r[13])
 
 
 def _insert(conn: sqlite3.Connection, chat_id: str, role: str, content: list[dict[str, Any]], *,
@@ -240,11 +248,11 @@ def _insert(conn: sqlite3.Connection, chat_id: str, role: str, content: list[dic
     u = usage or Usage()
     row_id = conn.execute(
         "INSERT INTO message (chat_id, role, content, status, error, model, input_tokens,"
-        " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at,"
+        " output_estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (chat_id, role, json.dumps(content, ensure_ascii=False), status, error, model,
          *((u.input, u.cache_write, u.cache_read, u.output) if usage else (None,) * 4),
-         cost_usd, now),
+         cost_usd, now, int(u.estimated)),
     ).lastrowid
     conn.execute("UPDATE chat SET updated_at = ? WHERE id = ?", (now, chat_id))
     assert row_id is not None

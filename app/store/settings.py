@@ -102,8 +102,11 @@ class Settings:
         # Why the keychain could not be read, when it could not: "the system keychain is not
         # available (…)"; the sentence for a missing key says it instead of "no key".
         self.keychain_problem: str | None = None
-        self._values: dict[str, Any] = {}
-        for key, raw in db.query("SELECT key, value FROM setting"):
+        self._values: dict[str, Any] = self._stored()
+
+    def _stored(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for key, raw in self._db.query("SELECT key, value FROM setting"):
             if key not in DEFAULTS:
                 continue  # a setting of a newer Cairn: kept, not used
             try:
@@ -114,7 +117,20 @@ class Settings:
             if reason_to_refuse(key, value) is not None:
                 log.warning("setting %s holds a value Cairn cannot use; using the default", key)
                 continue
-            self._values[key] = value
+            values[key] = value
+        return values
+
+    def reload(self) -> list[str]:
+        """Catch up with settings another process saved (``cairn settings set``): the keys
+        whose value changed, each announced as ``SettingChanged``.  One small read."""
+        stored = self._stored()
+        changed = [key for key in DEFAULTS
+                   if stored.get(key, DEFAULTS[key]) != self.get(key)]
+        self._values = stored
+        if self._hub is not None:
+            for key in changed:
+                self._hub.emit(SettingChanged(key))
+        return changed
 
     def get(self, key: str) -> Any:
         if key not in DEFAULTS:

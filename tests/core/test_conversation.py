@@ -150,6 +150,38 @@ async def test_each_failure_is_one_sentence_and_the_message_is_kept(
     assert cairn.registry.live.kinds(chat.id) == []
 
 
+async def test_an_overloaded_stream_before_any_text_is_sent_again_and_the_wait_is_said(
+        cairn, fake, workspace, monkeypatch):
+    from app.llm import client
+
+    monkeypatch.setattr(client, "OVERLOADED_STREAM_WAITS", (0.01, 0.01))
+    fake.reply_stream_error("", "overloaded_error", "Overloaded")
+    fake.reply_text("Here after the wait.")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    heard = []
+    result = await cairn.engine.send(chat.id, "Hello?", on_wait=heard.append)
+    assert (result.status, result.text) == ("complete", "Here after the wait.")
+    assert [w.why for w in heard] == ["overloaded"]
+    assert len(fake.message_requests) == 2
+    assert [m.status for m in cairn.chats.messages(chat.id)] == ["complete", "complete"]
+
+
+async def test_an_overloaded_stream_that_stays_so_says_it_was_retried(
+        cairn, fake, workspace, monkeypatch):
+    from app.llm import client
+
+    monkeypatch.setattr(client, "OVERLOADED_STREAM_WAITS", (0.01, 0.01))
+    for _ in range(3):
+        fake.reply_stream_error("", "overloaded_error", "Overloaded")
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    result = await cairn.engine.send(chat.id, "Hello?")
+    assert result.status == "failed"
+    assert result.error == ("Anthropic is overloaded right now, even after retrying. Try again "
+                            "in a moment; your message is kept.")
+    assert len(fake.message_requests) == 3 and fake.pending == 0
+    assert cairn.chats.messages(chat.id)[0].text == "Hello?"
+
+
 async def test_network_down_is_one_sentence(cairn, workspace):
     import socket
 
@@ -202,6 +234,50 @@ async def test_cancel_keeps_the_partial_reply_and_ends_the_turn(cairn, fake, wor
     stored = cairn.chats.messages(chat.id)[-1]
     assert (stored.status, stored.text) == ("stopped", "The first half of a long ")
     assert cairn.registry.archive_chat(chat.id).archived  # no longer active
+
+
+async def test_a_stopped_reply_counts_what_streamed_as_an_estimate_not_1_out(
+        cairn, fake, workspace):
+    """Issue 20, item 9: the stream opens with a placeholder of 1 output token; a reply
+    stopped before the server counted its output keeps an estimate of what streamed, marked
+    as one, in the result, the stored message and the cost line."""
+    from app.llm.prices import cost, usage_line
+
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    half = "The first half of a long essay about launch dates and colours. " * 8  # 504 characters
+    result = await stopped_partway(cairn, fake, chat.id, half)
+    assert result.status == "stopped"
+    assert result.usage.estimated and result.usage.output == 126 and result.usage.input > 0
+    stored = cairn.chats.messages(chat.id)[-1]
+    assert stored.usage == result.usage  # kept with the message, mark and all
+    assert stored.cost_usd == cost("claude-sonnet-5-5", stored.usage) and stored.cost_usd
+    line = usage_line(stored.usage, stored.cost_usd)
+    assert " · ~126 out (estimated) · ~$" in line and " 1 out" not in line
+
+
+async def test_a_reply_cut_off_after_the_server_counted_keeps_the_servers_count(
+        cairn, fake, workspace):
+    """A message_delta arrived before the stream broke off: its count is kept, no estimate."""
+    from tests.fake_anthropic import message_start
+
+    text = "Counted words that the server did count before the stream broke off. " * 3
+    fake.reply_events([
+        ("message_start", message_start("msg_1", "claude-sonnet-5-5", {"input_tokens": 40})),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": text}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta",
+                           "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                           "usage": {"output_tokens": 57}}),
+    ])
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    result = await cairn.engine.send(chat.id, "Go on.")
+    assert result.status == "failed" and "cut off" in (result.error or "")
+    assert result.usage.output == 57 and not result.usage.estimated
+    stored = cairn.chats.messages(chat.id)[-1]
+    assert stored.text == text and stored.usage == result.usage
 
 
 async def test_attachments_send_the_document_itself(cairn, fake, workspace, tmp_path):

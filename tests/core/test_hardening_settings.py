@@ -219,4 +219,30 @@ async def test_a_rejected_key_names_the_command(online, fake, workspace):
     fake.reply_error_status(401, "authentication_error", "invalid x-api-key")
     result = await online.engine.send(chat.id, "Hello")
     assert result.error == ("Anthropic rejected the API key. Check or replace it in Settings or "
-                            "with `cairn key set`.")
+                            "with `cairn key set`; your message is kept.")
+
+
+def test_a_setting_another_process_saved_is_seen_after_reload_and_announced(isolated):
+    """Issue 20, item 2 (the core's half): ``Settings.reload`` takes what another process
+    stored and announces exactly the keys that changed."""
+    from app.cairn import Cairn
+    from app.events import SettingChanged
+
+    window = Cairn.open(isolated)
+    heard: list[str] = []
+    window.registry.hub.subscribe(
+        lambda event: isinstance(event, SettingChanged) and heard.append(event.key))
+    try:
+        terminal = Cairn.open(isolated)
+        try:
+            terminal.settings.set("api.base_url", "http://127.0.0.1:9/elsewhere")
+            terminal.settings.set("chat.enter_sends", terminal.settings.get("chat.enter_sends"))
+        finally:
+            terminal.close()
+        assert window.settings.get("api.base_url") != "http://127.0.0.1:9/elsewhere"
+        assert window.settings.reload() == ["api.base_url"]
+        assert window.settings.get("api.base_url") == "http://127.0.0.1:9/elsewhere"
+        assert heard == ["api.base_url"]
+        assert window.settings.reload() == [] and heard == ["api.base_url"]  # nothing new
+    finally:
+        window.close()

@@ -215,7 +215,7 @@ def test_add_to_folder_and_personal_when_available():
                   add("Prefers short replies", target="personal",
                       section="Working style & preferences"))
     assert set(outcome.texts) == {"folder", "personal"}
-    assert "\n## People & contacts\n\n- Ann designs the logo\n" in outcome.texts["folder"]
+    assert "\n## People & contacts\n- Ann designs the logo\n" in outcome.texts["folder"]
 
 
 @pytest.mark.parametrize("section", ["Notes", "", "Fact sheet"])
@@ -264,13 +264,13 @@ def test_duplicate_adds_are_dropped_across_every_layer_and_the_batch():
 @pytest.mark.parametrize("section, project, added", [
     # no such section yet: a new heading in canonical order, after the preceding section
     ("Decisions", "## Facts\n- a\n\n## Notes\nkeep\n## Open questions\n- q\n",
-     "## Facts\n- a\n\n## Decisions\n\n- new\n\n## Notes\nkeep\n## Open questions\n- q\n"),
+     "## Facts\n- a\n\n## Decisions\n- new\n\n## Notes\nkeep\n## Open questions\n- q\n"),
     # ... before the following one when none precedes
     ("Working style & preferences", "Intro\n## Facts\n- a\n",
-     "Intro\n\n## Working style & preferences\n\n- new\n\n## Facts\n- a\n"),
+     "Intro\n\n## Working style & preferences\n- new\n\n## Facts\n- a\n"),
     # ... at the end when no known section is there (no final line break to start with)
-    ("Assets & links", "Intro", "Intro\n\n## Assets & links\n\n- new\n"),
-    ("Open questions", "", "## Open questions\n\n- new\n"),
+    ("Assets & links", "Intro", "Intro\n\n## Assets & links\n- new\n"),
+    ("Open questions", "", "## Open questions\n- new\n"),
     # the heading is there but without entries: at the end of its content
     ("Decisions", "## Decisions\nSome prose.\n\n\n## Facts\n- a\n",
      "## Decisions\nSome prose.\n\n- new\n\n\n## Facts\n- a\n"),
@@ -285,8 +285,21 @@ def test_new_sections_at_one_place_keep_the_canonical_order():
     outcome = run(add("q", section="Open questions"),
                   add("w", section="Working style & preferences"),
                   add("d", section="Decisions"), project="")
-    assert outcome.texts["project"] == ("## Working style & preferences\n\n- w\n\n## Decisions\n"
-                                        "\n- d\n\n## Open questions\n\n- q\n")
+    assert outcome.texts["project"] == ("## Working style & preferences\n- w\n\n## Decisions\n"
+                                        "- d\n\n## Open questions\n- q\n")
+
+
+def test_a_heading_a_rebuild_creates_has_no_blank_line_under_it():
+    """Issue 20, item 20: a new section's entries sit right under its heading, as in the
+    rest of the document; nothing is left blank between them."""
+    project = "## Facts\n- a\n\n## Open questions\n- q\n"
+    outcome = run(add("Dana signs contracts", section="People & contacts"),
+                  add("Ship German site later", section="Decisions"), project=project)
+    text = outcome.texts["project"]
+    assert "## Decisions\n- Ship German site later\n" in text
+    assert "## People & contacts\n- Dana signs contracts\n" in text
+    lines = text.split("\n")
+    assert all(lines[i + 1].strip() for i, line in enumerate(lines) if line.startswith("## "))
 
 
 def test_a_crlf_document_stays_crlf():

@@ -22,3 +22,28 @@ def test_suggestions_that_could_not_be_applied_are_a_note_not_a_failure(online, 
     state = owner_knowledge(online.registry, online.rebuilder, workspace.id)
     assert state.failure == "The knowledge model could not be reached."
     assert state.unapplied is None
+
+
+async def test_the_chat_line_says_learned_only_once_a_chat_changed_the_knowledge(
+        online, fake, workspace):
+    """Issue 20, item 10: a rebuild that found nothing to keep has learned nothing, so the
+    chat header never says "learned 1 min ago" before anything was learned."""
+    from app.knowledge.status import chat_knowledge
+    from tests.core.test_models import add_op, talk
+
+    chat_id = await talk(online, fake, workspace)
+    fake.reply_json("update_knowledge", {"ops": []})
+    report = await online.rebuilder.rebuild(chat_id)
+    assert report.status != "failed", report.error
+    assert online.knowledge.last_rebuild(workspace.id).last_success  # the rebuild did run
+    chat = online.registry.chat(chat_id)
+    state = chat_knowledge(online.registry, online.rebuilder, chat)
+    assert state.line() == "" and "learned" not in state.line()
+    fake.reply_text("And the second launch is 2027-09-01, as the board decided in its meeting today, which is final.")
+    assert (await online.engine.send(chat_id, "And the second?")).status == "complete"
+    fake.reply_json("update_knowledge", {"ops": [add_op("Second launch 2027-09-01",
+                                                        "2027-09-01")]})
+    report = await online.rebuilder.rebuild(chat_id)
+    assert report.status == "applied", report.error
+    state = chat_knowledge(online.registry, online.rebuilder, chat)
+    assert state.line() == "learned just now"

@@ -417,7 +417,7 @@ def test_an_answered_open_question_moves_by_an_update_that_names_its_section():
                                section="People"), said=said)
     assert reasons(outcome) == [] and outcome.applied[0]["section"] == "People & contacts"
     assert outcome.texts["project"] == (
-        "## Facts\n- Launch 2027-04-15\n\n## People & contacts\n\n"
+        "## Facts\n- Launch 2027-04-15\n\n## People & contacts\n"
         "- Dana Ruiz signs the contract (updated 2027-05-01)\n\n## Open questions\n")
     refused = reasons(run(text, update("P1", "Launch 2027-04-15, firm", "Dana Ruiz signs the",
                                        section="Decisions"), said=said))

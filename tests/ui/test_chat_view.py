@@ -123,6 +123,11 @@ def test_stop_keeps_the_partial_reply_marked_stopped(opened, loop, fake, folders
     stored = opened.cairn.chats.messages(chat_id)
     assert stored[-1].status == STOPPED
     assert "retry" in reply.actions
+    # Issue 20, item 9: what streamed is counted, as an estimate said so, never "1 out".
+    view = panel.view
+    footer = view.messages.layout(reply, view.viewport().width(), 1).blocks[-1].doc
+    shown = footer.toPlainText()
+    assert " · ~7 out (estimated) · ~$" in shown and " 1 out" not in shown
 
 
 def test_a_failure_is_one_sentence_with_retry_and_the_message_kept(opened, loop, fake,
@@ -147,6 +152,47 @@ def test_a_failure_is_one_sentence_with_retry_and_the_message_kept(opened, loop,
     assert [e.text for e in entries(opened)] == ["Are you there?", "Yes, here now."]
     assert [m.text for m in opened.cairn.chats.messages(chat_id)] == [
         "Are you there?", "Yes, here now."]
+
+
+def test_a_rejected_key_says_the_message_is_kept_without_backticks(opened, loop, fake,
+                                                                   folders):
+    """Issue 20, item 10: the 401 sentence says the message is kept, and the window shows the
+    command line's `code` as plain words (no raw backticks), in the row and to a screen
+    reader."""
+    (acme,) = folders("Acme Inc")
+    chat_id = new_chat(loop, opened, acme)
+    fake.reply_error_status(401, "authentication_error", "invalid x-api-key")
+    send(opened, "Hello?")
+    wait_for(lambda: idle(opened) and len(entries(opened)) == 2)
+    failed = entries(opened)[1]
+    assert failed.status == FAILED and "`" in (failed.error or "")  # stored as the core said
+    view = opened.window.chat_panel.view
+    footer = view.messages.layout(failed, view.viewport().width(), 1).blocks[-1].doc
+    shown = footer.toPlainText()
+    assert "with cairn key set; your message is kept." in shown and "`" not in shown
+    spoken = view.conversation.index(1, 0).data(Qt.ItemDataRole.AccessibleTextRole)
+    assert "your message is kept" in spoken and "`" not in spoken
+    assert opened.cairn.chats.messages(chat_id)[0].text == "Hello?"
+
+
+def test_a_refusal_in_the_banner_shows_no_backticks(opened, folders):
+    """The banner shows a core refusal that names a command as plain words."""
+    import shutil
+
+    import pytest
+
+    from app.errors import Refused
+
+    (thesis,) = folders("Thesis")
+    (ws, _), _ = run(opened.ops.add_workspace(thesis))
+    shutil.rmtree(thesis)
+    with pytest.raises(Refused) as refused:
+        opened.cairn.registry.chat_folder(ws.id)
+    assert "`cairn workspace move ID PATH`" in str(refused.value)
+    notice = opened.window.notice
+    notice.say(str(refused.value))
+    assert "(or cairn workspace move ID PATH)." in notice.label.text()
+    assert "`" not in notice.label.text() + notice.label.accessibleDescription()
 
 
 def test_edit_and_resend_replaces_the_last_exchange(opened, loop, fake, folders):

@@ -247,6 +247,25 @@ def conflict(opened, folders):  # type: ignore[no-untyped-def]
     return ws, panel, theirs
 
 
+def test_the_status_line_agrees_with_the_bar_when_a_chat_saves_a_new_document(opened,
+                                                                              folders):
+    """Issue 20, item 10: typing into a document never saved, while a chat saves version 1:
+    the bar says "now version 1", and the status line no longer says "Not saved yet…"."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    line = panel.editor.status_line.label
+    wait_for(lambda: line.text().startswith("Not saved yet"))
+    type_into(panel, "## Facts\n- mine\n")
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    rebuild_saves(opened, ws, "## Facts\n- from a chat\n", chat.id)
+    bar = named(panel, QWidget, "Knowledge conflict")
+    wait_for(bar.isVisible)
+    assert "(now version 1)" in named(panel, QLabel, "Knowledge conflict message").text()
+    wait_for(lambda: line.text().startswith("Updated from a chat"))
+    assert "Not saved yet" not in line.text()
+
+
 def rebuilds_started(opened, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     """The chats whose rebuild is started from now on (recorded, not run)."""
     ran: list[str] = []
@@ -351,8 +370,8 @@ def test_history_lists_versions_shows_a_diff_and_restores(opened, folders):
     click(panel, "History")
     rows = named(panel, QListWidget, "Versions")
     wait_for(lambda: rows.count() == 2)
-    assert rows.item(0).text().startswith("Version 2 · a chat: Launch copy · just now")
-    assert rows.item(1).text().startswith("Version 1 · you · just now")
+    assert rows.item(0).text().startswith("Version 2 · just now\na chat: Launch copy · ")
+    assert rows.item(1).text().startswith("Version 1 · just now\nyou · ")
     changes = named(panel, QTextBrowser, "Changes")
     wait_for(lambda: "Dana signs" in changes.toPlainText())
     assert "Launch 2027-03-01" in changes.toPlainText()  # the line it replaced, struck
@@ -381,7 +400,7 @@ def test_a_new_version_while_the_history_is_open_is_listed(opened, folders):
     wait_for(lambda: rows.count() == 1)
     rebuild_saves(opened, ws, "- one\n- two\n")
     wait_for(lambda: rows.count() == 2)
-    assert rows.item(0).text().startswith("Version 2 · a chat")
+    assert rows.item(0).text().startswith("Version 2 · just now\na chat")
 
 
 # ================================================================= instructions
@@ -544,6 +563,29 @@ def test_the_status_line_says_the_last_failure_and_retry_now_runs_the_chats(open
     assert "1 exchange waiting" in status.text()
     click(panel, "Retry now")
     wait_for(lambda: ran == [chat.id])
+
+
+def test_a_rebuild_failure_naming_a_command_shows_no_backticks(opened, folders):
+    """Issue 20, item 10: the status line and the chat header show a core sentence's
+    `code` as plain words."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    failure = ("The model 'claude-nope' was not found. Pick another model in Settings or with "
+               "`cairn settings set model.knowledge MODEL`.")
+    with opened.cairn.registry.db.write() as conn:
+        conn.execute("INSERT INTO knowledge_status (owner, last_error, last_error_at) VALUES"
+                     " (?, ?, '2026-11-30T10:00:00Z')", (ws, failure))
+    panel = show(opened, ws)
+    status = named(panel, QLabel, "Knowledge status")
+    wait_for(lambda: status.text().startswith("The model 'claude-nope' was not found."))
+    assert "with cairn settings set model.knowledge MODEL." in status.text()
+    assert "`" not in status.text()
+    opened.window.select_chat(chat.id)
+    header = opened.window.chat_panel.header
+    wait_for(lambda: header.knowledge.accessibleDescription().startswith("The model"))
+    shown = header.knowledge.toolTip() + header.knowledge.accessibleDescription()
+    assert "cairn settings set model.knowledge MODEL" in shown and "`" not in shown
 
 
 def test_a_running_rebuild_shows_a_bar_and_the_size_is_told_against_the_caps(opened, folders):

@@ -93,3 +93,55 @@ def test_leaving_a_chat_starts_its_rebuild_without_waiting_for_the_idle_delay(
                          and e.chat == first for e in heard))
     assert len(fake.message_requests) == 2  # the turn, then the rebuild's one request
     assert not any(isinstance(e, ev.RebuildFailed) for e in heard)
+
+
+def open_settings(opened: Starter) -> SettingsDialog:
+    opened.window.settings_action.trigger()
+    dialog = opened.window.findChild(SettingsDialog)
+    assert dialog is not None
+    wait_for(lambda: dialog.loaded)
+    return dialog
+
+
+def test_an_open_settings_dialog_shows_a_value_the_command_line_changed(opened):
+    """Issue 20, item 2: `cairn settings set` in a terminal while Settings is open: a field
+    left as it was shows the new value, and Save no longer writes the old one back."""
+    from app import cli
+    from app.store.settings import Settings
+
+    from PySide6.QtWidgets import QLineEdit
+
+    dialog = open_settings(opened)
+    base_url = named(dialog, QLineEdit, "Base URL")
+    before = base_url.text()
+    assert cli.main(["settings", "set", "api.base_url", "http://127.0.0.1:9/elsewhere"]) == 0
+    wait_for(lambda: base_url.text() == "http://127.0.0.1:9/elsewhere")
+    assert before != base_url.text()
+    message = named(dialog, QLabel, "Settings message")
+    assert message.isVisible() and "changed outside this window" in message.text()
+    assert not dialog.has_unsaved_changes()  # the field shows what is stored: nothing to save
+    dialog.save()
+    wait_for(lambda: message.text() in ("Nothing to save.", "Saved."))
+    assert Settings(opened.cairn.registry.db).get("api.base_url") == \
+        "http://127.0.0.1:9/elsewhere"
+    dialog.reject()
+
+
+def test_an_edited_setting_changed_elsewhere_warns_before_save_replaces_it(opened):
+    """The person's own edit stays, and the dialog says that Save will replace the value
+    another process stored meanwhile."""
+    from PySide6.QtWidgets import QLineEdit
+
+    from app import cli
+
+    dialog = open_settings(opened)
+    base_url = named(dialog, QLineEdit, "Base URL")
+    base_url.setText("http://127.0.0.1:9/mine")
+    assert cli.main(["settings", "set", "api.base_url", "http://127.0.0.1:9/theirs"]) == 0
+    message = named(dialog, QLabel, "Settings message")
+    wait_for(lambda: "changed outside this window" in message.text())
+    assert "(now http://127.0.0.1:9/theirs); Save will replace it with yours." in message.text()
+    assert base_url.text() == "http://127.0.0.1:9/mine"
+    assert dialog.has_unsaved_changes()
+    base_url.setText(opened.cairn.settings.get("api.base_url"))  # taken back: nothing asks
+    dialog.reject()

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.store.files import human_size
-from ui.text import Label, tip
+from ui.text import Label, sentence, tip
 
 MAX_LINES = 10  # the composer grows with its text up to this many lines, then scrolls
 
@@ -280,11 +280,12 @@ class Composer(QFrame):
         self.editing_bar.hide()
         self.say("")
 
-    def say(self, sentence: str) -> None:
+    def say(self, text: str) -> None:
         """A refusal, under the text, until the next change."""
-        self.problem.setText(sentence)
-        self.problem.setAccessibleDescription(sentence)
-        self.problem.setVisible(bool(sentence))
+        text = sentence(text)
+        self.problem.setText(text)
+        self.problem.setAccessibleDescription(text)
+        self.problem.setVisible(bool(text))
 
     def add_chip(self, path: Path, name: str, size: int) -> None:
         if any(chip.path == path for chip in self._chips()):

@@ -24,14 +24,19 @@ from PySide6.QtCore import (
     QSize,
     Qt,
     QTimer,
+    QUrl,
 )
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
+    QColor,
+    QImage,
     QPainter,
     QPalette,
+    QTextBlockFormat,
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
+    QTextFormat,
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
@@ -40,6 +45,7 @@ from app.store.files import human_size
 from app.store.messages import FAILED, STOPPED
 from ui.chat.entries import PERSON, Entry
 from ui.chat.markdown import (
+    QUOTE_INDENT,
     Colours,
     pieces,
     plain,
@@ -48,6 +54,7 @@ from ui.chat.markdown import (
     streaming_chunks,
 )
 from ui.chat.model import EntryRole
+from ui.text import sentence
 
 MEASURE = 760  # the widest the text column grows: a readable line of chat text
 SIDE = 24  # space left and right of the column
@@ -55,6 +62,7 @@ PAD_Y = 10  # space above and below an entry
 GAP = 6  # between the documents of one entry
 BUBBLE_PAD = 12  # inside the person's bubble
 STREAMING = "streaming"
+THUMB_URL = "cairn-thumb:"  # a sent image's thumbnail, as a document's resource
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -65,6 +73,7 @@ class Block:
     x: float
     y: float
     code: list[str] = field(default_factory=list)
+    bars: list[QRectF] = field(default_factory=list)  # a quote's bar, in the doc's coordinates
 
 
 @dataclass(slots=True)
@@ -191,6 +200,10 @@ class MessageDelegate(QStyledItemDelegate):
                 context.clip = sight.translated(-block.x, -block.y)
                 block.doc.documentLayout().draw(painter, context)
                 painter.restore()
+        rule = QColor(self.colours.rule)
+        for block in layout.blocks:  # under the selection's browser too: it has no bars
+            for bar in block.bars:
+                painter.fillRect(bar.translated(block.x, block.y), rule)
         painter.restore()
 
     def _rechecked(self) -> None:
@@ -231,11 +244,17 @@ class MessageDelegate(QStyledItemDelegate):
                 hovered: bool) -> Layout:
         widest = column * 0.85 - 2 * BUBBLE_PAD
         parts = [plain(p.text) for p in entry.parts]
+        shown = {sha: image for _name, sha in entry.images
+                 if (image := entry.thumbs.get(sha)) is not None}
+        if shown:  # a sent image as a thumbnail, above its name
+            parts.append("<p>" + " ".join(
+                f'<img src="{THUMB_URL}{sha}" width="{image.width()}" height="{image.height()}">'
+                for sha, image in shown.items()) + "</p>")
         if entry.attachments:
             files = "<br>".join(f"Attached: {html.escape(name)} · {human_size(size)}"
                                 for name, size in entry.attachments)
             parts.append(f'<p style="color: {self.colours.quiet};">{files}</p>')
-        doc, code = self._doc("person", "".join(parts) or "<p></p>", widest)
+        doc, code = self._doc("person", "".join(parts) or "<p></p>", widest, shown)
         inner = min(widest, doc.idealWidth())
         doc.setTextWidth(inner)
         bubble_w = inner + 2 * BUBBLE_PAD
@@ -260,7 +279,10 @@ class MessageDelegate(QStyledItemDelegate):
         def add(kind: str, source: str) -> None:
             nonlocal y
             doc, code = self._doc(kind, source, column)
-            blocks.append(Block(doc, x0, y, code))
+            if kind == "md" and entry.copied is not None and entry.copied in code:
+                doc, code = self._doc(f"copied:{code.index(entry.copied)}", source, column)
+            bars = quote_bars(doc) if kind in ("md", "tail") and ">" in source else []
+            blocks.append(Block(doc, x0, y, code, bars))
             y += doc.size().height() + GAP
 
         streaming = entry.status == STREAMING
@@ -326,7 +348,7 @@ class MessageDelegate(QStyledItemDelegate):
         quiet = self.colours.quiet
         lines = []
         if entry.status == FAILED and entry.error:
-            lines.append(f'<p style="color: #dc2626;">⚠ {html.escape(entry.error)}</p>')
+            lines.append(f'<p style="color: #dc2626;">⚠ {html.escape(sentence(entry.error))}</p>')
         elif entry.status == STOPPED:
             lines.append(f'<p style="color: {quiet};">Stopped — what arrived is kept.</p>')
         if entry.status == STREAMING:
@@ -353,8 +375,11 @@ class MessageDelegate(QStyledItemDelegate):
         return " &nbsp; ".join(f'<a href="{href}" style="color: {quiet};">{text}</a>'
                                for href, text in names)
 
-    def _doc(self, kind: str, source: str, width: float) -> tuple[QTextDocument, list[str]]:
-        """The document for one piece: made once per text (and palette), then re-used."""
+    def _doc(self, kind: str, source: str, width: float,
+             images: dict[str, QImage] | None = None) -> tuple[QTextDocument, list[str]]:
+        """The document for one piece: made once per text (and palette), then re-used.
+        *images*: thumbnails its ``<img src="cairn-thumb:…">`` show (the source names them,
+        so a document with them is another document)."""
         key = (kind, source)
         found = self._docs.get(key)
         if found is None:
@@ -362,9 +387,13 @@ class MessageDelegate(QStyledItemDelegate):
             doc.setDocumentMargin(0)
             doc.setDefaultFont(self._widget.font())
             doc.setUndoRedoEnabled(False)
+            for sha, image in (images or {}).items():
+                doc.addResource(QTextDocument.ResourceType.ImageResource,
+                                QUrl(f"{THUMB_URL}{sha}"), image)
             code: list[str] = []
-            if kind in ("md", "tail"):
-                rendered = render(source, self.colours)
+            if kind in ("md", "tail") or kind.startswith("copied:"):
+                copied = int(kind.split(":", 1)[1]) if kind.startswith("copied:") else -1
+                rendered = render(source, self.colours, copied)
                 doc.setHtml(rendered.html)
                 code = rendered.code
             else:
@@ -416,15 +445,48 @@ class MessageDelegate(QStyledItemDelegate):
         cursor = QTextCursor(whole)
         counted = 0  # Copy links count from 0 in each piece: here they count across the entry
         for i, block in enumerate(layout.blocks):
-            if i:
-                cursor.insertBlock()
+            if i:  # spaced as painted: GAP between pieces, a piece's top margin not counted
+                last = cursor.blockFormat()
+                last.setBottomMargin(GAP)
+                cursor.setBlockFormat(last)
+                cursor.insertBlock(QTextBlockFormat())  # never in the list above it
             start = cursor.position()
             cursor.insertFragment(QTextDocumentFragment(block.doc))
+            if i:  # the piece's first block keeps its own format (alignment, say)
+                own = block.doc.begin().blockFormat()
+                first = QTextCursor(whole.findBlock(start))
+                spaced = own if own.objectIndex() < 0 else first.blockFormat()
+                spaced.setTopMargin(0)
+                first.setBlockFormat(spaced)
             if block.code:
                 _renumber_copies(whole, start, cursor.position(), counted)
                 counted += len(block.code)
         return whole
 
+
+
+def quote_bars(doc: QTextDocument) -> list[QRectF]:
+    """Where a quote's bar goes, one per level, beside each run of quoted blocks (Qt's rich
+    text draws a quote as an indent only)."""
+    bars: list[QRectF] = []
+    runs: dict[int, list[float]] = {}  # level -> [top, bottom] of the run open at it
+    layout = doc.documentLayout()
+    block = doc.begin()
+    while block.isValid():
+        fmt = block.blockFormat()
+        quoted = fmt.hasProperty(QTextFormat.Property.BlockQuoteLevel)
+        level = max(1, round(fmt.leftMargin() / QUOTE_INDENT)) if quoted else 0
+        rect = layout.blockBoundingRect(block)
+        for depth in [d for d in runs if d > level]:
+            top, bottom = runs.pop(depth)
+            bars.append(QRectF((depth - 1) * QUOTE_INDENT + 2, top, 3, bottom - top))
+        for depth in range(1, level + 1):
+            run = runs.setdefault(depth, [rect.top(), rect.bottom()])
+            run[1] = rect.bottom()
+        block = block.next()
+    for depth, (top, bottom) in runs.items():
+        bars.append(QRectF((depth - 1) * QUOTE_INDENT + 2, top, 3, bottom - top))
+    return bars
 
 
 def _renumber_copies(doc: QTextDocument, start: int, end: int, offset: int) -> None:

@@ -48,6 +48,9 @@ class Entry:
     cost_usd: float | None = None
     cost_known: bool = True
     thinking_open: bool = False  # the person unfolded the thinking
+    copied: str | None = None  # a code block's text just copied: its Copy says "Copied"
+    images: list[tuple[str, str]] = field(default_factory=list)  # sent images: (name, sha256)
+    thumbs: dict[str, Any] = field(default_factory=dict)  # sha256 -> its thumbnail (QImage)
     actions: tuple[str, ...] = ()  # "retry", "edit": links on the last exchange only
     version: int = 0  # bumped on every change: the render cache's key
 
@@ -94,6 +97,7 @@ def tool_line(summary: str, *, is_error: bool = False) -> str:
     return f"Read {summary}" if summary else "Read a workspace file"
 
 
+_SHA = re.compile(r"[0-9a-f]{64}")
 _READ = re.compile(r"^Read (?P<name>.+?), pages? (?P<first>\d+)(?:–(?P<last>\d+))?$")
 
 
@@ -138,6 +142,10 @@ def _person(message: Message) -> Entry:
         entry.parts.append(Part("text", text))
     entry.attachments = [(str(b.get("name", "file")), int(b.get("size", 0) or 0))
                          for b in message.content if b.get("type") == "attachment"]
+    entry.images = [(str(b.get("name", "image")), b["sha256"]) for b in message.content
+                    if b.get("type") == "attachment" and isinstance(b.get("sha256"), str)
+                    and _SHA.fullmatch(b["sha256"])  # (it goes into a document's markup)
+                    and str(b.get("media_type", "")).startswith("image/")]
     return entry
 
 

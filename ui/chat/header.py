@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
 
-from ui.text import Label, tip
+from ui.text import Label, sentence, tip
 from ui.widgets import ElidedLabel
 
 
@@ -141,6 +141,6 @@ class ChatHeader(QWidget):
         self.status.setAccessibleDescription(text)
 
     def say_knowledge(self, text: str, *, failing: bool = False) -> None:
-        self.knowledge.setText(text)  # one line; the whole sentence in its tooltip
+        self.knowledge.setText(sentence(text))  # one line; the whole sentence in its tooltip
         colour = "#dc2626" if failing else "palette(placeholder-text)"
         self.knowledge.setStyleSheet(f"#chat-knowledge {{ color: {colour}; }}")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 PIECE_CHARS = 2_000
+QUOTE_INDENT = 16  # px a quote's text moves right per level: its bar is drawn in that room
 COPY = "cairn:copy/"  # the anchor of a code block's Copy link: cairn:copy/<index in the piece>
 
 # A fence at any indentation: inside a list item it is indented past the usual three spaces.
@@ -164,10 +165,12 @@ def _fences_closed(block: str) -> bool:
     return sum(1 for line in block.split("\n") if _FENCE.match(line)) % 2 == 0
 
 
-def render(text: str, colours: Colours = Colours()) -> Rendered:  # noqa: B008 - frozen
-    """One piece of markdown as Qt rich text."""
+def render(text: str, colours: Colours = Colours(),  # noqa: B008 - frozen
+           copied: int = -1) -> Rendered:
+    """One piece of markdown as Qt rich text; the code block *copied* (its index in the
+    piece) says "Copied" where the others say "Copy"."""
     renderer = _renderer()
-    env: dict[str, Any] = {"code": [], "colours": colours}
+    env: dict[str, Any] = {"code": [], "colours": colours, "copied": copied}
     tokens = renderer.parse(text, env)
     _mark_tasks(tokens)
     _mark_misleading(tokens)
@@ -250,7 +253,8 @@ def _code(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str,
         ' style="margin-top: 6px; margin-bottom: 6px;">'
         f'<tr><td><span style="color: {c.quiet}; font-size: small;">{label}</span></td>'
         f'<td align="right"><a href="{COPY}{index}" style="color: {c.quiet};'
-        f' font-size: small; text-decoration: none;">Copy</a></td></tr>'
+        f' font-size: small; text-decoration: none;">'
+        f'{"Copied" if env.get("copied") == index else "Copy"}</a></td></tr>'
         f'<tr><td colspan="2"><pre style="font-family: monospace; white-space: pre-wrap;">'
         f"{html.escape(code)}</pre></td></tr></table>\n")
 
@@ -305,7 +309,7 @@ def _quote_open(self: Any, tokens: list[Token], idx: int, options: Any,
     # Qt's own blockquote (an indent), never nested tables: a quote of a quote of a quote
     # would make Qt's table layout cost double at each level.
     c = _colours(env)
-    return f'<blockquote style="color: {c.quiet}; margin-left: 12px;">'
+    return f'<blockquote style="color: {c.quiet}; margin-left: {QUOTE_INDENT}px;">'
 
 
 def _quote_close(self: Any, tokens: list[Token], idx: int, options: Any,

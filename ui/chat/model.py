@@ -18,6 +18,7 @@ from PySide6.QtCore import (
 )
 
 from ui.chat.entries import PERSON, Entry
+from ui.text import sentence
 
 EntryRole = Qt.ItemDataRole.UserRole + 1
 
@@ -58,7 +59,8 @@ class ConversationModel(QAbstractListModel):
             who = "You" if entry.kind == PERSON else "Claude"
             text = entry.text
             if entry.error:
-                text = f"{text}\n\n{entry.error}" if text else entry.error
+                said = sentence(entry.error)
+                text = f"{text}\n\n{said}" if text else said
             if role == Qt.ItemDataRole.AccessibleTextRole:
                 text += _said_after(entry)
             return f"{who}: {text}"

@@ -42,6 +42,7 @@ from ui.chat.composer import Composer
 from ui.chat.delegate import STREAMING
 from ui.chat.entries import PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
+from ui.chat.thumbnails import Thumbnails
 from ui.chat.view import ConversationView
 from ui.links import follow
 
@@ -61,6 +62,7 @@ REFRESH_MS = 40  # a streaming reply is laid out again at most this often
 MAX_ROWS = 600  # rows read back beyond which a new reply lets the oldest go
 KEEP_ROWS = 300
 DRAFT_MS = 500  # the draft is saved this long after the last keystroke
+COPIED_FOR_MS = 1_500  # a code block's Copy says "Copied" this long
 
 
 @dataclass(slots=True)
@@ -94,6 +96,7 @@ class ChatPanel(QWidget):
         layout.setSpacing(8)
         self.header = ChatHeader()
         self.view = ConversationView()
+        self.thumbnails = Thumbnails(self.view, ops, run_task)  # sent images, shown small
         self.composer = Composer()
         layout.addWidget(self.header)
         layout.addWidget(self.view, 1)
@@ -575,6 +578,7 @@ class ChatPanel(QWidget):
         if href.startswith("cairn:copy/"):
             if code is not None:
                 QApplication.clipboard().setText(code)
+                self._say_copied(entry, code)
         elif href == "cairn:copy-message":
             QApplication.clipboard().setText(entry.text)
         elif href == "cairn:thinking":
@@ -592,6 +596,18 @@ class ChatPanel(QWidget):
                                          entry.parts[0].text if entry.parts else "")
         else:
             follow(href, self)
+
+    def _say_copied(self, entry: Entry, code: str) -> None:
+        """The code block's Copy says "Copied" for a moment."""
+        entry.copied = code
+        self.view.entry_changed(entry)
+
+        def back() -> None:
+            if entry.copied == code:
+                entry.copied = None
+                self.view.entry_changed(entry)
+
+        QTimer.singleShot(COPIED_FOR_MS, back)
 
     # ----------------------------------------------------------------- files
 

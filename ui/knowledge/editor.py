@@ -411,6 +411,9 @@ class DocumentEditor(QWidget):
 
     def _offer_choice(self, current: Document) -> None:
         self.incoming = current
+        # The status line tells the stored document, as the bar does: never "Not saved
+        # yet" beside "now version 1" (the editor's base is still the version opened).
+        self.status_line.set_document(current)
         who = {"rebuild": "A chat updated", "restore": "A restore changed",
                "import": "An import changed",
                "file": "An edit of CAIRN.md outside Cairn changed"}.get(current.source or "", "Someone else saved")

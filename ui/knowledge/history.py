@@ -73,20 +73,27 @@ class HistoryView(QWidget):
 
         self.list = QListWidget()
         self.list.setAccessibleName("Versions")
-        self.list.setMaximumHeight(120)
+        self.list.setMaximumHeight(150)
+        # Each version in two short lines that wrap to the panel: no sideways scrolling at
+        # the panel's default width.
+        self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setAlternatingRowColors(True)
         self.list.currentRowChanged.connect(lambda _row: self._compare())
 
         self.against = QComboBox()
         self.against.setAccessibleName("Compare with")
-        self.against.addItem("Against the previous version", PREVIOUS)
-        self.against.addItem("Against the current version", CURRENT)
+        self.against.setToolTip("Compare this version with the one before it, or with the "
+                                "current version")
+        self.against.addItem("Vs. previous", PREVIOUS)  # short: fits the panel's width
+        self.against.addItem("Vs. current", CURRENT)
         self.against.currentIndexChanged.connect(lambda _i: self._compare())
         self.side_by_side = QCheckBox("Side by side")
         self.side_by_side.setAccessibleName("Side by side")
         self.side_by_side.toggled.connect(lambda _on: self._compare())
         options = QHBoxLayout()
-        options.addWidget(self.against, 1)
+        options.addWidget(self.against)
+        options.addStretch(1)
         options.addWidget(self.side_by_side)
 
         self.summary = Label("")
@@ -144,8 +151,8 @@ class HistoryView(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for version in versions:
-            text = (f"Version {version.version} · {source_words(version, self.registry)} · "
-                    f"{ago(version.saved_at)} · {version.size:,} characters")
+            text = (f"Version {version.version} · {ago(version.saved_at)}\n"
+                    f"{source_words(version, self.registry)} · {version.size:,} characters")
             item = QListWidgetItem(text)
             item.setToolTip(f"Saved {version.saved_at[:19].replace('T', ' ')} UTC")
             item.setData(Qt.ItemDataRole.AccessibleTextRole, text)

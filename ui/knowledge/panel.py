@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ui.tasks import RunTask
 
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
+MIN_WIDTH = 280  # px: the panel's narrowest, unless its tabs need more
 
 
 class KnowledgePanel(QWidget):
@@ -46,7 +47,7 @@ class KnowledgePanel(QWidget):
         self.ws_id: str | None = None  # the workspace whose knowledge is shown
         self.chain: list[str] = []  # from the project down to ws_id
         self.setObjectName("knowledge-panel")
-        self.setMinimumWidth(280)
+        self.setMinimumWidth(MIN_WIDTH)
 
         self.title = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
         self.title.setObjectName("knowledge-title")
@@ -82,7 +83,9 @@ class KnowledgePanel(QWidget):
         self.tabs.setDocumentMode(True)
         bar = self.tabs.tabBar()
         bar.setUsesScrollButtons(False)  # three short tabs: never hide one behind arrows
-        bar.setElideMode(Qt.TextElideMode.ElideRight)
+        # Never "Knowledg…": the tabs' whole names set the panel's narrowest width (the
+        # window folds the panel rather than squeeze them; see ui/columns.py).
+        bar.setElideMode(Qt.TextElideMode.ElideNone)
         self.tabs.addTab(self.editor, "Knowledge")
         self.tabs.addTab(self.instructions, "Instructions")
         self.tabs.addTab(self.files, "Files")
@@ -106,6 +109,7 @@ class KnowledgePanel(QWidget):
         layout.addWidget(self.folder)
         bridge.sig_workspace_changed.connect(lambda _e: self._show_titles())
         self.show_workspace(None)
+        self._fit_tabs()
 
     # ----------------------------------------------------------------- hooks (tests replace)
 
@@ -231,6 +235,15 @@ class KnowledgePanel(QWidget):
         self.tabs.setTabText(0, "Knowledge ●" if self.editor.is_dirty() else "Knowledge")
         self.tabs.setTabText(1, "Instructions ●" if self.instructions.is_dirty()
                              else "Instructions")
+        self._fit_tabs()
+
+    def _fit_tabs(self) -> None:
+        """The panel is never narrower than its tabs' whole names (an explicit minimum
+        width would otherwise win over the tab bar's, and squeeze them)."""
+        layout = self.layout()
+        margins = layout.contentsMargins() if layout is not None else None
+        sides = margins.left() + margins.right() if margins is not None else 0
+        self.setMinimumWidth(max(MIN_WIDTH, self.tabs.tabBar().sizeHint().width() + sides))
 
 
 __all__ = ["CANCEL", "DISCARD", "KnowledgePanel", "SAVE"]

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 from app.errors import CairnError
 from app.knowledge.status import document_line
 from app.store.knowledge import PERSONAL, Document
-from ui.text import Label
+from ui.text import Label, sentence
 
 if TYPE_CHECKING:
     from app.events import RebuildStarted, WorkEnded
@@ -141,8 +141,8 @@ class StatusLine(QWidget):
         if self.running:
             line = "Learning from a chat…" + (f" · {line}" if line else "")
         failing = bool(state.failure) and not self.running
-        if failing:
-            line = f"{state.failure}" + (f" · {line}" if line else "")
+        if failing:  # (a core sentence: the command line's `code` shown as plain words)
+            line = sentence(f"{state.failure}") + (f" · {line}" if line else "")
         elif state.unapplied and not self.running:
             line = f"{line} · {state.unapplied}" if line else state.unapplied
         elif not line and not document.version:

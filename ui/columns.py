@@ -1,0 +1,83 @@
+"""The window's three columns — the sidebar, the chat, the side panel — and who gives way
+when the window narrows.
+
+The chat column keeps priority: it never gets less than :data:`CHAT_MIN` pixels while the
+side panel (the knowledge panel) is open because of the window's width.  As the window
+narrows, the panel gives way down to its minimum, then the sidebar down to its own, and
+then the panel folds itself; it unfolds when the window is wide enough again, unless the
+person folded it themselves.  A panel the person opens in a narrow window stays open (their
+choice) until the window's width changes again.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QSplitter, QWidget
+
+CHAT_MIN = 420  # px: a readable line of chat text, with the column's margins
+PANEL_OPENS_AT = 300  # px: the panel's width when it opens or unfolds
+
+
+class Columns(QSplitter):
+    """The main splitter: ``[sidebar, chat, panel]``.  ``foldable`` once the real panel is
+    in place; ``sig_folded_for_room(True)`` when the panel folded itself for lack of room,
+    ``(False)`` when it came back."""
+
+    sig_folded_for_room = Signal(bool)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.foldable = False
+        self.folded_for_room = False
+
+    def _column(self, index: int) -> QWidget:
+        widget = self.widget(index)
+        assert widget is not None  # (the window puts all three in before any of this runs)
+        return widget
+
+    def open_panel(self) -> None:
+        """The panel opens (the person asked): its width taken from the sidebar first, as
+        far as the sidebar's minimum, then from the chat."""
+        self.folded_for_room = False
+        sizes = self.sizes()
+        if len(sizes) < 3 or sizes[2] > 0:
+            return
+        room = sum(sizes) - self.handleWidth()  # the panel's handle comes back too
+        side_min = self._column(0).minimumWidth()
+        sidebar = max(side_min, min(sizes[0], room - PANEL_OPENS_AT - CHAT_MIN))
+        self.setSizes([sidebar, max(0, room - sidebar - PANEL_OPENS_AT), PANEL_OPENS_AT])
+
+    def fit(self) -> None:
+        """Give the chat its room (see the module's docstring)."""
+        if not self.foldable or self.count() < 3:
+            return
+        panel = self._column(2)
+        sizes = self.sizes()
+        room = sum(sizes)
+        if not panel.isHidden():
+            if sizes[1] >= CHAT_MIN:
+                return
+            panel_min = max(panel.minimumWidth(), panel.minimumSizeHint().width())
+            side_min = self._column(0).minimumWidth()
+            if room - sizes[0] - CHAT_MIN >= panel_min:  # the panel gives way
+                self.setSizes([sizes[0], CHAT_MIN, room - sizes[0] - CHAT_MIN])
+            elif room - panel_min - CHAT_MIN >= side_min:  # then the sidebar
+                self.setSizes([room - panel_min - CHAT_MIN, CHAT_MIN, panel_min])
+            else:  # no room: the panel folds itself, and its room goes to the chat
+                panel.hide()
+                self.setSizes([sizes[0], room - sizes[0], 0])
+                self.folded_for_room = True
+                self.sig_folded_for_room.emit(True)
+        elif self.folded_for_room:
+            room -= self.handleWidth()
+            if room - sizes[0] - PANEL_OPENS_AT >= CHAT_MIN:
+                panel.show()
+                self.setSizes([sizes[0], room - sizes[0] - PANEL_OPENS_AT, PANEL_OPENS_AT])
+                self.folded_for_room = False
+                self.sig_folded_for_room.emit(False)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)  # the columns are laid out at the new width first
+        if event.oldSize().width() != event.size().width():
+            self.fit()
