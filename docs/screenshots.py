@@ -143,6 +143,14 @@ def make_data(root: Path) -> None:
     reg.new_chat(title="Trip to Lisbon")
     cairn.knowledge.save(acme.id, KNOWLEDGE_BEFORE, source="user")
     cairn.knowledge.save(acme.id, KNOWLEDGE, source="rebuild", chat_id=chat.id)
+    # What the chat proposed that Cairn would not apply by itself: it waits for the person.
+    from app.store.suggestions import Proposed
+
+    cairn.knowledge.save_rebuild([], chat_id=chat.id, covered=0, notes={}, suggestions=[
+        Proposed(acme.id, "update", "Facts", ("Launch date is 2027-04-15 (updated 2026-11-30)",),
+                 "Launch date is 2027-05-10",
+                 "Only your words replace a value you stated: Claude said this, not you.",
+                 "I believe the launch moved to 2027-05-10", "claude")])
     guidelines = root / "brand-guidelines.txt"
     guidelines.write_text("Acme brand guidelines\n" + "Logo, colour and type rules.\n" * 400)
     cairn.files.add(acme.id, guidelines, description="Acme Inc brand guidelines: logo usage, "
