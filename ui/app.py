@@ -236,8 +236,10 @@ class Starter:
         from ui.bridge import EventBridge
 
         loop = asyncio.get_running_loop()
+        first = self.window.first_paint()  # what the filled-in window shows: read first
         try:
-            self.cairn = await loop.run_in_executor(None, Cairn.open, self.folder)
+            self.cairn = await loop.run_in_executor(
+                None, lambda: Cairn.open(self.folder, first=first))
         except CairnError as error:
             self._refuse_start(str(error))
             return
@@ -249,7 +251,10 @@ class Starter:
         self.window.sig_settings_requested.connect(self.show_settings)
         if self.open_path:
             await self.window.open_folder(self.open_path)
-        # The slow things, in the background, after the window is filled in.
+        # The slow things, in the background, after the window is filled in: first the
+        # chats it did not need (in pages on the storage thread; a read that needs one of
+        # them waits for its page only), then the rest.
+        self.window.run_task(self._load_rest())
         self.cairn.scheduler.resume()
         self.window.run_task(self.ops.check_folders())
         if not self.headless:  # a timed start quits before it would matter
@@ -260,6 +265,13 @@ class Starter:
         self._timer.setInterval(CATCH_UP_MS)
         self._timer.timeout.connect(self._catch_up)
         self._timer.start()
+
+    async def _load_rest(self) -> None:
+        assert self.ops is not None
+        try:
+            await self.ops.load_rest()
+        except CairnError as error:  # the integrity check, left for after the first paint
+            self._refuse_start(str(error))
 
     def _refuse_start(self, sentence: str) -> None:
         """A start-up inconsistency or a newer database: say so, name the data folder, open
