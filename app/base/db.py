@@ -254,8 +254,10 @@ MIGRATIONS: tuple[str, ...] = (
     WHEN NOT EXISTS (SELECT 1 FROM chat WHERE id = NEW.chat_id)
       OR NOT EXISTS (SELECT 1 FROM workspace WHERE id = NEW.workspace_id)
     BEGIN SELECT RAISE(ABORT, 'a membership names an unknown chat or workspace'); END;
-    CREATE TRIGGER membership_fixed BEFORE UPDATE OF workspace_id, chat_id ON membership
-    BEGIN SELECT RAISE(ABORT, 'a membership is deleted and inserted, never re-pointed'); END;
+    CREATE TRIGGER membership_known_update BEFORE UPDATE OF workspace_id, chat_id ON membership
+    WHEN NOT EXISTS (SELECT 1 FROM chat WHERE id = NEW.chat_id)
+      OR NOT EXISTS (SELECT 1 FROM workspace WHERE id = NEW.workspace_id)
+    BEGIN SELECT RAISE(ABORT, 'a membership names an unknown chat or workspace'); END;
     CREATE TRIGGER chat_id_fixed BEFORE UPDATE OF id ON chat WHEN NEW.id IS NOT OLD.id
     BEGIN SELECT RAISE(ABORT, 'a chat''s id never changes'); END;
     CREATE TRIGGER workspace_id_fixed BEFORE UPDATE OF id ON workspace WHEN NEW.id IS NOT OLD.id
@@ -312,6 +314,18 @@ MIGRATIONS: tuple[str, ...] = (
             visible = visible + (SELECT archived_at IS NULL FROM chat WHERE id = OLD.chat_id),
             archived = archived + (SELECT archived_at IS NOT NULL FROM chat WHERE id = OLD.chat_id)
         WHERE place = '';
+    END;
+    CREATE TRIGGER membership_recounted AFTER UPDATE OF workspace_id, chat_id ON membership
+    BEGIN
+        UPDATE chat_count SET
+            visible = visible - (SELECT archived_at IS NULL FROM chat WHERE id = OLD.chat_id),
+            archived = archived - (SELECT archived_at IS NOT NULL FROM chat WHERE id = OLD.chat_id)
+        WHERE place = OLD.workspace_id;
+        INSERT INTO chat_count (place) VALUES (NEW.workspace_id) ON CONFLICT (place) DO NOTHING;
+        UPDATE chat_count SET
+            visible = visible + (SELECT archived_at IS NULL FROM chat WHERE id = NEW.chat_id),
+            archived = archived + (SELECT archived_at IS NOT NULL FROM chat WHERE id = NEW.chat_id)
+        WHERE place = NEW.workspace_id;
     END;
     CREATE TRIGGER workspace_deleted AFTER DELETE ON workspace BEGIN
         DELETE FROM membership WHERE workspace_id = OLD.id;

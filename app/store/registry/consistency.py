@@ -9,7 +9,7 @@ chat ever made):
 - a chat accounted by two workspaces: the UNIQUE index ``membership_chat``;
 - an order that repeats a workspace: the UNIQUE index ``display_order_workspace``;
 - a membership naming an unknown chat or workspace: the triggers ``membership_known``,
-  ``membership_fixed``, ``chat_id_fixed``, ``workspace_id_fixed``, ``chat_deleted`` and
+  ``membership_known_update``, ``chat_id_fixed``, ``workspace_id_fixed``, ``chat_deleted`` and
   ``workspace_deleted``, which hold even where foreign keys are off (the sqlite3 shell).
 
 What is checked at every start is that these exist (one read of ``sqlite_master``), and what
@@ -33,7 +33,7 @@ UNIQUE_INDEXES = {
     "membership_chat": "membership",
     "display_order_workspace": "display_order",
 }
-REFERENCE_TRIGGERS = ("membership_known", "membership_fixed", "chat_id_fixed",
+REFERENCE_TRIGGERS = ("membership_known", "membership_known_update", "chat_id_fixed",
                       "workspace_id_fixed", "chat_deleted", "workspace_deleted")
 CHECKED = "checked"  # the registry_state key: a whole check once found nothing
 Stored = tuple[str, str, str]  # a workspace's path, key and title
