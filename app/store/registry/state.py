@@ -184,6 +184,7 @@ class RegistryState:
                 stored = read_stored(conn)
             self._install(stored)
             self._data_version = version
+            self._hold_for_delivery()
         return True
 
     # ----------------------------------------------------------------- events
@@ -223,6 +224,13 @@ class RegistryState:
         running = self.live.fence(chat_id)
         self._at_end.append(lambda: self.live.unfence(chat_id))
         return running
+
+    def _hold_for_delivery(self) -> None:
+        """Deliver this change's events under the memory lock, as a write does: a reader
+        that heard of an event before its own listener did (the sidebar's barrier) waits
+        for the delivery to end.  A reload without a write (catching up) needs it too."""
+        self._lock.acquire()
+        self._applying += 1
 
     def _let_readers_in(self) -> None:
         """Release the memory lock the change under way took after its commits."""
@@ -336,6 +344,7 @@ class RegistryState:
                 stored = read_stored(conn)
                 self._data_version = self.db.data_version(conn)
             self._install(stored)
+            self._hold_for_delivery()
 
     # ----------------------------------------------------------------- loading in pages
 
