@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 QUIT_WAIT_SECONDS = 5.0
 CATCH_UP_MS = 1_000  # how often the window looks for another process's writes
 FOLDERS_EVERY = 3  # catch-ups: every third, the workspaces' folders are looked at (gone?)
-LOAD_AFTER_MS = 1_000  # the start-up load begins at the filled paint, or after this at most
+LOAD_AFTER_MS = 3_000  # the start-up load begins at the filled paint, or after this at most
 WARM_UP_AFTER_MS = 1_500  # the SDK import starts once the person is looking at the window
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
