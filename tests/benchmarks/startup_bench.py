@@ -151,7 +151,8 @@ def records_per_100k() -> tuple[float, float, float]:
     ws = Workspace(id="ws_1", path="/p/project", key="/p/project", title="project",
                    description="", instructions="", build_status="idea",
                    created_at="2025-01-01T00:00:00.000Z", updated_at="2025-01-01T00:00:00.000Z")
-    rows = [("ws_1", i, f"ch_{i:026d}", f"Chat {i}", "/p/project".join(["", ""]),
+    # (the folder as SQLite gives it: a string of its own, equal to the workspace's path)
+    rows = [("ws_1", i, f"ch_{i:026d}", f"Chat {i}", "/p/project".join(["", ""]),  # noqa: FLY002
              f"2025-01-01T00:00:{i % 60:02d}.{i % 1000:03d}Z",
              f"2025-01-01T00:00:{i % 60:02d}.{i % 1000:03d}Z", None, None)
             for i in range(100_000)]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.base.db import DB_NAME
-from app.errors import StartupError
+from app.errors import Refused, StartupError
 from app.store.registry.registry import Registry
 from app.store.registry.state import FirstPaint
 from tests.scale_data import build
@@ -84,7 +84,7 @@ def test_deleting_a_chat_or_a_workspace_by_hand_takes_its_memberships_along(isol
 
 
 def test_an_intact_start_scans_no_chat_for_what_the_constraints_rule_out(isolated, folders):
-    conn, ids = stored(isolated, folders)
+    conn, _ = stored(isolated, folders)
     conn.close()
     Registry.open(isolated).close()  # the first whole check, once
     statements: list[str] = []
@@ -136,8 +136,8 @@ def test_the_stored_counts_follow_every_change(isolated, folders):
                     ws.remove(gone)
                 elif op == 6:
                     reg.pin_chat(rng.choice(chats))
-            except Exception as error:  # a refusal (archived, ...) changes nothing
-                assert type(error).__name__ == "Refused", error
+            except Refused:  # a refusal (archived, ...) changes nothing
+                pass
         truth = dict.fromkeys([*ws, ""], (0, 0))
         for chat_id in chats:
             chat = reg.chat(chat_id)

@@ -27,7 +27,6 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-
 UNIQUE_INDEXES = {
     "workspace_path_key": "workspace",
     "membership_chat": "membership",

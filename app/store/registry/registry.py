@@ -25,9 +25,9 @@ from app.errors import Refused
 from app.events import Hub, WorkspaceChanged
 from app.records import BUILD_STATUSES, OK, Workspace
 from app.store.registry.chat_list import DEFAULT_CHAT_TITLE
+from app.store.registry.consistency import CHECKED
 from app.store.registry.first_start import FirstStart
 from app.store.registry.removed import RecentlyRemoved
-from app.store.registry.consistency import CHECKED
 from app.store.registry.state import Cleanup, FirstPaint, read_stored
 
 log = logging.getLogger(__name__)
