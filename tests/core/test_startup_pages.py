@@ -132,3 +132,38 @@ def test_a_damaged_file_found_after_the_first_paint_refuses_every_change(
         assert (isolated / "cairn.db").read_bytes() == before
     finally:
         reg.close()
+
+
+def test_a_catch_up_and_a_folder_check_deliver_their_events_under_the_memory_lock(
+        isolated, folders):
+    """The sidebar hears an event on the committing thread and is given it on the GUI thread;
+    when it is given one it has not heard yet it waits on the memory lock for the delivery to
+    end (``InFlight.barrier``).  A change that wrote nothing used to deliver without holding
+    it, and the sidebar then lost the event and stopped reading lists (found by the start-up
+    test with changes from another process)."""
+    import shutil
+    import threading
+
+    (path,) = folders("Project")
+    reg = Registry.open(isolated)
+    try:
+        ws, _ = reg.add_workspace(path)
+        other = Registry.open(isolated)  # another process, as far as SQLite can tell
+        other.rename_workspace(ws.id, "Renamed elsewhere")
+        other.close()
+        free_during_delivery: list[bool] = []
+
+        def listener(event: object) -> None:
+            probe = threading.Thread(target=lambda: free_during_delivery.append(
+                reg._lock.acquire(blocking=False) and (reg._lock.release() or True)))
+            probe.start()
+            probe.join()
+
+        subscription = reg.hub.subscribe(listener)
+        assert reg.sync()  # the catch-up: a Reset
+        shutil.rmtree(path)
+        reg.refresh_status()  # the folder check: a WorkspaceChanged
+        subscription.close()
+        assert free_during_delivery == [False, False]
+    finally:
+        reg.close()

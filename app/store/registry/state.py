@@ -184,7 +184,6 @@ class RegistryState:
                 stored = read_stored(conn)
             self._install(stored)
             self._data_version = version
-            self._hold_for_delivery()
         return True
 
     # ----------------------------------------------------------------- events
@@ -212,6 +211,8 @@ class RegistryState:
                             events, self._outbox = self._outbox, []
                             if any(isinstance(e, Reset) for e in events):
                                 events = [Reset()]  # re-reading covers this change's own events
+                            if not self._applying:  # (a change that wrote holds it already)
+                                self._hold_for_delivery()
                             self.hub.emit(*events)
                     finally:
                         # After delivery: a reader that waited on this change sees its
@@ -226,9 +227,10 @@ class RegistryState:
         return running
 
     def _hold_for_delivery(self) -> None:
-        """Deliver this change's events under the memory lock, as a write does: a reader
-        that heard of an event before its own listener did (the sidebar's barrier) waits
-        for the delivery to end.  A reload without a write (catching up) needs it too."""
+        """Deliver a change's events under the memory lock: a reader that was given an
+        event before its own listener heard it (the sidebar's barrier, ``InFlight``) waits
+        for the delivery to end.  A write takes it after its commit; a change that wrote
+        nothing (a catch-up reload, a folder's status) takes it here, before delivering."""
         self._lock.acquire()
         self._applying += 1
 
@@ -344,7 +346,6 @@ class RegistryState:
                 stored = read_stored(conn)
                 self._data_version = self.db.data_version(conn)
             self._install(stored)
-            self._hold_for_delivery()
 
     # ----------------------------------------------------------------- loading in pages
 
