@@ -19,6 +19,7 @@ from app.store.folder import FolderStore
 from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore
 from app.store.registry.registry import Registry
+from app.store.registry.state import FirstPaint
 from app.store.settings import Settings
 
 
@@ -96,8 +97,12 @@ class Cairn:
         return any(e.qualifies for e in self.rebuilder.pending(chat_id))
 
     @classmethod
-    def open(cls, data_folder: Path | None = None, *, background_rebuilds: bool = True) -> Cairn:
-        return cls(Registry.open(data_folder), background_rebuilds=background_rebuilds)
+    def open(cls, data_folder: Path | None = None, *, background_rebuilds: bool = True,
+             first: FirstPaint | None = None) -> Cairn:
+        """*first*: what the window's first paint shows, read first (the rest in pages:
+        ``Operations.load_rest``); None reads every chat now."""
+        return cls(Registry.open(data_folder, first=first),
+                   background_rebuilds=background_rebuilds)
 
     def close(self) -> None:
         # The client's connections close on their own loop; a call still running is cancelled.

@@ -91,6 +91,13 @@ class Operations:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._writer, on_writer)
 
+    async def load_rest(self) -> None:
+        """The chats the first paint did not need, in pages on the storage thread (other
+        operations take turns with them); a refusal to start (the integrity check) is raised."""
+        loop = asyncio.get_running_loop()
+        while await loop.run_in_executor(self._writer, self.cairn.registry.load_step):
+            pass
+
     async def read(self, work: Callable[[], T]) -> T:
         """A read that touches the disk, off the caller's thread."""
         loop = asyncio.get_running_loop()

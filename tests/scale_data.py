@@ -30,10 +30,12 @@ def stamp(base: datetime, offset_ms: int) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def build(data: Path, folders: Path, rng: random.Random) -> dict[str, int]:
-    """The data folder, written with direct SQL in the registry's schema in one transaction."""
+def build(data: Path, folders: Path, rng: random.Random, *, chats: int = CHATS,
+          workspaces: int = WORKSPACES) -> dict[str, int]:
+    """The data folder, written with direct SQL in the registry's schema in one transaction
+    (*chats* and *workspaces*: the benchmark's 50,000 and 1,000 unless told)."""
     dirs = []
-    for i in range(WORKSPACES):
+    for i in range(workspaces):
         folder = folders / f"project-{i:04d}"
         folder.mkdir(parents=True)
         dirs.append(os.path.realpath(folder))
@@ -57,27 +59,27 @@ def build(data: Path, folders: Path, rng: random.Random) -> dict[str, int]:
                 (position, ws_id),
             )
 
-        chats = []
+        rows = []
         members: dict[str, list[str]] = {ws_id: [] for ws_id in ws_ids}
-        for i in range(CHATS):
+        for i in range(chats):
             chat_id = new_id("ch")
             created = stamp(base, 10_000 + i)
             if rng.random() < UNGROUPED_SHARE:
                 folder = rng.choice([None, str(folders / "gone" / str(i))])
                 counts["ungrouped"] += 1
             else:
-                home = rng.randrange(WORKSPACES)
+                home = rng.randrange(workspaces)
                 folder = dirs[home]
                 members[ws_ids[home]].append(chat_id)
             archived = created if rng.random() < ARCHIVED_SHARE else None
             counts["archived"] += archived is not None
-            chats.append((chat_id, f"Chat {i}", folder, created, created, archived))
+            rows.append((chat_id, f"Chat {i}", folder, created, created, archived))
         conn.executemany(
             "INSERT INTO chat (id, title, folder, created_at, updated_at, archived_at)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            chats,
+            rows,
         )
-        pinnable = [c[0] for c in chats if c[5] is None]
+        pinnable = [c[0] for c in rows if c[5] is None]
         for seq, chat_id in enumerate(rng.sample(pinnable, PINNED), start=1):
             conn.execute("UPDATE chat SET pin_seq = ? WHERE id = ?", (seq, chat_id))
         counts["pinned"] = PINNED

@@ -26,6 +26,8 @@ from app.base import locations
 from app.errors import CairnError
 
 if TYPE_CHECKING:
+    import asyncio
+
     from PySide6.QtCore import QTimer
     from PySide6.QtGui import QFileOpenEvent
     from PySide6.QtWidgets import QApplication
@@ -40,6 +42,7 @@ log = logging.getLogger(__name__)
 QUIT_WAIT_SECONDS = 5.0
 CATCH_UP_MS = 1_000  # how often the window looks for another process's writes
 FOLDERS_EVERY = 3  # catch-ups: every third, the workspaces' folders are looked at (gone?)
+LOAD_AFTER_MS = 3_000  # the start-up load begins at the filled paint, or after this at most
 WARM_UP_AFTER_MS = 1_500  # the SDK import starts once the person is looking at the window
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
@@ -219,6 +222,7 @@ class Starter:
         self._busy_catching_up = False
         self._catch_ups = 0  # how many catch-ups ran (every few, the folders too)
         self._board: Board | None = None
+        self._loading: asyncio.Task[Any] | None = None  # the start-up load's pages
         self.file_open_filter: FileOpenFilter | None = None
         self.server = InstanceServer(folder, self._request, parent=window)
         self.server.listen()
@@ -236,8 +240,10 @@ class Starter:
         from ui.bridge import EventBridge
 
         loop = asyncio.get_running_loop()
+        first = self.window.first_paint()  # what the filled-in window shows: read first
         try:
-            self.cairn = await loop.run_in_executor(None, Cairn.open, self.folder)
+            self.cairn = await loop.run_in_executor(
+                None, lambda: Cairn.open(self.folder, first=first))
         except CairnError as error:
             self._refuse_start(str(error))
             return
@@ -249,7 +255,11 @@ class Starter:
         self.window.sig_settings_requested.connect(self.show_settings)
         if self.open_path:
             await self.window.open_folder(self.open_path)
-        # The slow things, in the background, after the window is filled in.
+        # The slow things, in the background, after the window is filled in: first the
+        # chats it did not need (in pages on the storage thread; a read that needs one of
+        # them waits for its page only), then the rest.
+        self.window.sig_ready.connect(self._start_loading)  # once the filled window painted
+        QTimer.singleShot(LOAD_AFTER_MS, self._start_loading)  # (a window not shown: anyway)
         self.cairn.scheduler.resume()
         self.window.run_task(self.ops.check_folders())
         if not self.headless:  # a timed start quits before it would matter
@@ -260,6 +270,17 @@ class Starter:
         self._timer.setInterval(CATCH_UP_MS)
         self._timer.timeout.connect(self._catch_up)
         self._timer.start()
+
+    def _start_loading(self) -> None:
+        if self._loading is None:
+            self._loading = self.window.run_task(self._load_rest())
+
+    async def _load_rest(self) -> None:
+        assert self.ops is not None
+        try:
+            await self.ops.load_rest()
+        except CairnError as error:  # the integrity check, left for after the first paint
+            self._refuse_start(str(error))
 
     def _refuse_start(self, sentence: str) -> None:
         """A start-up inconsistency or a newer database: say so, name the data folder, open
@@ -373,6 +394,8 @@ class Starter:
         for timer in (self._timer, self._warm_timer):
             if timer is not None:
                 timer.stop()
+        if self._loading is not None:  # quitting: the pages not read yet are not needed
+            self._loading.cancel()
         self.server.close()
         if self.file_open_filter is not None:
             self.app.removeEventFilter(self.file_open_filter)

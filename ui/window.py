@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from app.cairn import Cairn
     from app.events import ChatChanged, ChatsRegrouped
     from app.ops import Operations
+    from app.store.registry.state import FirstPaint
     from ui.bridge import EventBridge
     from ui.chat.panel import ChatPanel
     from ui.knowledge import KnowledgePanel
@@ -588,6 +589,19 @@ class MainWindow(QMainWindow):
             await self.chat_panel.before_quit()
 
     # ----------------------------------------------------------------- state
+
+    def first_paint(self) -> FirstPaint:
+        """What the window will show filled in, as it was left (the expanded workspaces, the
+        open chat): the core reads these first and the other chats after the first paint."""
+        from app.store.registry.state import FirstPaint
+
+        state = self._state()
+        expanded = state.value("expanded", [])
+        if isinstance(expanded, str):  # (QSettings gives a list of one as its one item)
+            expanded = [expanded]
+        chat = state.value("chat")
+        return FirstPaint(expanded=[str(i) for i in expanded] if isinstance(expanded, list)
+                          else [], chat=str(chat) if chat else None)
 
     def _state(self) -> QSettings:
         return QSettings(str(self.data_folder / STATE_FILE), QSettings.Format.IniFormat)

@@ -7,22 +7,27 @@ handed to the client only; it is never logged or stored here.
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 from collections.abc import Callable
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from app.errors import CairnError
 from app.llm.catalog import Catalog, ModelInfo
 from app.store.messages import Usage
 from app.store.settings import Settings
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    # The SDK is imported where a call is made, never when Cairn opens: importing it costs
+    # about half a second, and the window is filled in without it (issue 24; the warm-up
+    # imports it once the person is looking at the window).
+    import anthropic
 
-# The SDK's types, named here so that layers above import them only for the type checker.
-Client = anthropic.AsyncAnthropic
-Reply = anthropic.types.Message
+    # The SDK's types, named here so that layers above import them only for the type checker.
+    Client = anthropic.AsyncAnthropic
+    Reply = anthropic.types.Message
+
+log = logging.getLogger(__name__)
 
 # How long Cairn waits (seconds; read when a call is made, so tests can shorten them): for a
 # connection, for the next bytes of an answer, for a whole answer, and for the wait a 429 or
@@ -100,50 +105,59 @@ def make_client(settings: Settings, *, key: str | None = None,
             "No API key is set. Add your Anthropic API key in Settings or with `cairn key set` "
             "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.", kind="no-key")
     # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
-    return CairnClient(api_key=key, base_url=settings.base_url() if base_url is None
+    return client_class()(api_key=key, base_url=settings.base_url() if base_url is None
                        else base_url or None, max_retries=2, timeout=timeouts())
 
 
 def timeouts(read: float | None = None) -> anthropic.Timeout:
     """Seconds to connect, and between two pieces of an answer (*read*, else READ_TIMEOUT)."""
+    import anthropic
+
     return anthropic.Timeout(READ_TIMEOUT if read is None else read, connect=CONNECT_TIMEOUT)
 
 
-class CairnClient(anthropic.AsyncAnthropic):
-    """The SDK's client with two limits of Cairn's on its retries: a wait the server asks for
-    that is longer than LONGEST_RETRY_WAIT is not waited (the call fails at once and says how
-    long the server asked for), and every wait is told to the call's :data:`retry_listener`
-    (the window counts it down, the command line prints it; Stop ends it).
+@functools.cache
+def client_class() -> type[anthropic.AsyncAnthropic]:
+    """:class:`CairnClient`, made on first use (it subclasses the SDK's client)."""
+    import anthropic
 
-    These hook the SDK's retry policy (``_should_retry``, ``_sleep_for_retry``); the
-    misbehaving-server tests run through the real SDK, so a change there shows in CI."""
+    class CairnClient(anthropic.AsyncAnthropic):
+        """The SDK's client with two limits of Cairn's on its retries: a wait the server asks for
+        that is longer than LONGEST_RETRY_WAIT is not waited (the call fails at once and says how
+        long the server asked for), and every wait is told to the call's :data:`retry_listener`
+        (the window counts it down, the command line prints it; Stop ends it).
 
-    def _should_retry(self, response: Any) -> bool:
-        wait = self._parse_retry_after_header(response.headers)
-        if wait is not None and wait > LONGEST_RETRY_WAIT:
-            return False
-        return super()._should_retry(response)
+        These hook the SDK's retry policy (``_should_retry``, ``_sleep_for_retry``); the
+        misbehaving-server tests run through the real SDK, so a change there shows in CI."""
 
-    def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
-                                 response_headers: Any | None = None) -> float:
-        return min(super()._calculate_retry_timeout(remaining_retries, options, response_headers),
-                   LONGEST_RETRY_WAIT)
+        def _should_retry(self, response: Any) -> bool:
+            wait = self._parse_retry_after_header(response.headers)
+            if wait is not None and wait > LONGEST_RETRY_WAIT:
+                return False
+            return super()._should_retry(response)
 
-    async def _sleep_for_retry(self, *, retries_taken: int, max_retries: int, options: Any,
-                               response: Any | None) -> None:
-        listener = retry_listener.get()
-        if listener is not None:
-            wait = self._calculate_retry_timeout(max_retries - retries_taken, options,
-                                                 response.headers if response else None)
-            status = response.status_code if response is not None else 0
-            why = ("rate-limited" if status == 429 else "overloaded" if status == 529
-                   else "server" if status >= 500 else "network")
-            try:
-                listener(wait, why)
-            except Exception:
-                log.exception("a retry listener failed")
-        await super()._sleep_for_retry(retries_taken=retries_taken, max_retries=max_retries,
-                                       options=options, response=response)
+        def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
+                                     response_headers: Any | None = None) -> float:
+            return min(super()._calculate_retry_timeout(remaining_retries, options, response_headers),
+                       LONGEST_RETRY_WAIT)
+
+        async def _sleep_for_retry(self, *, retries_taken: int, max_retries: int, options: Any,
+                                   response: Any | None) -> None:
+            listener = retry_listener.get()
+            if listener is not None:
+                wait = self._calculate_retry_timeout(max_retries - retries_taken, options,
+                                                     response.headers if response else None)
+                status = response.status_code if response is not None else 0
+                why = ("rate-limited" if status == 429 else "overloaded" if status == 529
+                       else "server" if status >= 500 else "network")
+                try:
+                    listener(wait, why)
+                except Exception:
+                    log.exception("a retry listener failed")
+            await super()._sleep_for_retry(retries_taken=retries_taken, max_retries=max_retries,
+                                           options=options, response=response)
+
+    return CairnClient
 
 
 def seconds(value: float) -> str:
@@ -161,6 +175,8 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
         return error
     if isinstance(error, CairnError):  # refused before any call (a retired model, say)
         return ModelError(str(error), kind="refused")
+    import anthropic  # (already imported: a call was made)
+
     if isinstance(error, anthropic.APITimeoutError):
         if "Connect" in type(error.__cause__).__name__:
             return ModelError(f"Cairn could not connect to Anthropic within "

@@ -122,8 +122,8 @@ def test_regrouping_reads_headers_only(isolated, folders, monkeypatch):
     statements: list[str] = []
     real_open = Database.open.__func__
 
-    def traced(cls, folder: Path) -> Database:
-        db = real_open(cls, folder)
+    def traced(cls, folder: Path, **options: bool) -> Database:
+        db = real_open(cls, folder, **options)
         db.set_trace(statements.append)
         return db
 
@@ -131,7 +131,8 @@ def test_regrouping_reads_headers_only(isolated, folders, monkeypatch):
     reg = Registry.open(isolated)
     reg.close()
     assert reg.chat("ch_1").workspace_id is not None  # the regrouping did run
-    chat_reads = [s for s in statements if "FROM chat" in s]
+    # (the start-up check's scan of a database checked for the first time reads chat ids)
+    chat_reads = [s for s in statements if "FROM chat" in s and "FROM membership" not in s]
     assert chat_reads and set(chat_reads) == {  # the header query, and nothing else
         "SELECT id, title, folder, created_at, updated_at, archived_at, pin_seq"
         " FROM chat ORDER BY created_at, rowid"

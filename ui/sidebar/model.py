@@ -95,6 +95,7 @@ class SidebarModel(QAbstractItemModel):
     sig_pin_chat = Signal(str)  # a chat dropped on Pinned
     sig_add_folders = Signal(list)  # local paths dropped from the file manager
     sig_settled = Signal()  # every event heard so far is applied and wanted lists are read
+    sig_page_loaded = Signal()  # (from the loading thread) a list waited for is in memory
 
     def __init__(self, registry: Registry, bridge: EventBridge,
                  parent: QObject | None = None) -> None:
@@ -105,6 +106,8 @@ class SidebarModel(QAbstractItemModel):
         self._wanted: set[str] = set()  # lists to read once no event is in flight
         self._busy = False  # a change is under way: its signals must not start another
         self._verify = False  # the rows may have drifted: compare them at the next pause
+        self._asked: set[str] = set()  # lists whose page the start-up load was asked for
+        self.sig_page_loaded.connect(self._after_event, Qt.ConnectionType.QueuedConnection)
 
         # In flight: heard on the committing thread, not yet delivered by the bridge.
         self._in_flight = InFlight(registry)
@@ -428,6 +431,15 @@ class SidebarModel(QAbstractItemModel):
             # asking from inside a change's signals): read once that is over.
             self._wanted.add(place)
             return False
+        if not self._loaded(place):
+            # Still in the start-up load: never wait for it here (the GUI thread); read the
+            # list when its page is in memory, which the load now reads next.
+            self._wanted.add(place)
+            if place not in self._asked:
+                self._asked.add(place)
+                self._registry.when_loaded(None if place in CHAT_SECTIONS else place,
+                                           self.sig_page_loaded.emit)
+            return False
         ids = self._read_list(place)
         self._in_flight.barrier()
         if self._in_flight:  # a change landed while reading: what was read may be ahead
@@ -450,9 +462,18 @@ class SidebarModel(QAbstractItemModel):
     def _drain(self) -> None:
         """Read the lists asked for while events were in flight or rows were changing."""
         while self._wanted and not self._in_flight and not self._busy:
-            place = min(self._wanted)
+            ready = [p for p in self._wanted if self._loaded(p)]
+            if not ready:
+                return  # the start-up load tells when a page is in (sig_page_loaded)
+            place = min(ready)
             if not self._fetch(place) and place in self._wanted:
                 return  # an event came in meanwhile: after it
+
+    def _loaded(self, place: str) -> bool:
+        """Whether the registry holds *place*'s chats (Pinned's are read first of all)."""
+        if place == PINNED:
+            return True
+        return self._registry.loaded(None if place in CHAT_SECTIONS else place)
 
     def _read_list(self, place: str) -> list[str]:
         registry = self._registry
@@ -493,6 +514,9 @@ class SidebarModel(QAbstractItemModel):
 
     def _check_rows(self) -> None:
         """Compare every row with a fresh read; re-read everything (a reset) if they differ."""
+        if not self._registry.loaded(None):  # at the end of the start-up load
+            self._registry.when_loaded(None, self.sig_page_loaded.emit)
+            return
         snapshot = Snapshot(tree=self._registry.tree(), chats=self._registry.chat_listing())
         self._in_flight.barrier()
         if self._in_flight:

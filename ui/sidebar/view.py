@@ -82,6 +82,7 @@ class Sidebar(QWidget):
     sig_export = Signal(str)  # a workspace id: the person asked to export it
     sig_import = Signal()  # the person asked to import a .cairn bundle
     sig_recently_removed = Signal()  # the person asked for Recently removed
+    sig_all_loaded = Signal()  # (from the loading thread) every chat is in memory
 
     def __init__(self, registry: Registry, bridge: EventBridge, ops: Operations,
                  parent: QWidget | None = None) -> None:
@@ -161,6 +162,8 @@ class Sidebar(QWidget):
         model.sig_pin_chat.connect(self.handlers.pin_chat)
         model.sig_add_folders.connect(self.handlers.add_folders)
         model.sig_settled.connect(self._settled)
+        self.sig_all_loaded.connect(lambda: self.set_filter(self.filter.text()),
+                                    Qt.ConnectionType.QueuedConnection)
         model.rowsInserted.connect(self._rows_changed)
         model.rowsRemoved.connect(self._rows_changed)
         model.modelAboutToBeReset.connect(self._before_reset)
@@ -189,6 +192,11 @@ class Sidebar(QWidget):
         needle = text.strip().casefold()
         if not needle:
             self._end_filter()
+            return
+        if not self._registry.loaded(None):
+            # The start-up load is still reading chats: filter once it has them all (never
+            # wait for it here, on the GUI thread).
+            self._registry.when_loaded(None, self.sig_all_loaded.emit)
             return
         shown, places, capped = self._matches(needle)
         for place in places:  # the lists the matches are in (only those)

@@ -58,27 +58,35 @@ class ChatList(RegistryState):
             return self._existing(resolved) if resolved is not None else None
 
     def chat(self, chat_id: str) -> Chat | None:
-        return self._chats.get(chat_id)
+        chat = self._chats.get(chat_id)
+        if chat is None and self._load is not None:  # not read yet: its one row
+            return self._lookup(chat_id)
+        return chat
 
     def get_chat(self, chat_id: str, *, verb: str = "show") -> Chat:
-        chat = self._chats.get(chat_id)
+        chat = self.chat(chat_id)
         if chat is None:
             raise _missing_chat(verb, chat_id)
         return chat
 
     def chats_of(self, ws_id: str) -> list[Chat]:
         """A workspace's visible chats in their manual order (archived ones are hidden)."""
+        self._need(ws_id)
         with self._lock:
             return list(map(self._chats.__getitem__, self._visible.get(ws_id, ())))
 
     def chat_order(self, ws_id: str) -> list[str]:
         """A workspace's chats in their manual order, archived ones included (ids)."""
+        self._need(ws_id)
         with self._lock:
             return list(self._members.get(ws_id, ()))
 
     def chat_listing(self) -> ChatListing:
         """The sidebar's grouping, from memory: Pinned (most recently pinned first), each
-        workspace in display order, Ungrouped (newest first), Archived (most recently first)."""
+        workspace in display order, Ungrouped (newest first), Archived (most recently first).
+        Waits for every chat while the start-up load runs (never asked on the GUI thread then:
+        see ``loaded``)."""
+        self._need(None)
         with self._lock:
             get = self._chats.__getitem__
             return ChatListing(
@@ -90,18 +98,31 @@ class ChatList(RegistryState):
             )
 
     # The lists as rows, for a model: a workspace's visible chats (None: Ungrouped), Pinned,
-    # Archived.  O(1) each.
+    # Archived.  O(1) each.  While the start-up load runs, the counts come from the stored
+    # counts (``chat_count`` table) and never wait; the rows wait for their page.
 
     def chat_count(self, ws_id: str | None) -> int:
         with self._lock:
+            load = self._load
+            if load is not None and not (ws_id is not None and ws_id in self._pages):
+                if ws_id is not None and ws_id not in self._workspaces:
+                    raise KeyError(f"no workspace '{ws_id}'")
+                return load.counts.get(ws_id or "", (0, 0))[0]
             return len(self._chat_rows(ws_id))
 
     def chat_at(self, ws_id: str | None, row: int) -> Chat:
+        self._need(ws_id)
         with self._lock:
             return self._chats[self._chat_rows(ws_id).at(row)]
 
     def chat_row(self, chat_id: str) -> int | None:
         """The chat's row in its workspace (or Ungrouped); None when archived."""
+        chat = self.chat(chat_id)
+        if chat is None:
+            raise KeyError(chat_id)
+        if chat.archived:
+            return None
+        self._need(chat.workspace_id)
         with self._lock:
             chat = self._chats[chat_id]
             return None if chat.archived else self._home(chat).row_of(chat_id)
@@ -118,13 +139,18 @@ class ChatList(RegistryState):
             return self._pinned.row_of(chat_id) if chat_id in self._pinned else None
 
     def archived_count(self) -> int:
+        load = self._load
+        if load is not None:
+            return sum(hidden for _, hidden in load.counts.values())
         return len(self._archived)
 
     def archived_at(self, row: int) -> Chat:
+        self._need(None)
         with self._lock:
             return self._chats[self._archived.at(row)]
 
     def archived_row(self, chat_id: str) -> int | None:
+        self._need(None)
         with self._lock:
             return self._archived.row_of(chat_id) if chat_id in self._archived else None
 
@@ -166,7 +192,7 @@ class ChatList(RegistryState):
                 )
                 self._insert_chat(conn, chat)
             self._chats[chat.id] = chat
-            self._seq[chat.id] = len(self._seq)
+            self._seq[chat.id] = self._next_seq()
             if home is not None:
                 self._members[home.id].insert(0, chat.id)
             events.append(ChatAdded(chat.id, chat.workspace_id, self._show(chat), chat))
@@ -362,7 +388,7 @@ class ChatList(RegistryState):
     def _show(self, chat: Chat) -> int:
         """Put a visible chat in its workspace's rows (or Ungrouped's); returns its row."""
         if chat.workspace_id is None:
-            return self._ungrouped.insert_sorted(chat.id, self._seq.__getitem__)
+            return self._ungrouped.insert_sorted(chat.id, self._created_key)
         # Its place in the manual order, counting only the visible chats before it.
         row = 0
         for other in self._members[chat.workspace_id]:
@@ -408,7 +434,7 @@ class ChatList(RegistryState):
             if chat.archived:
                 hidden.append(chat_id)
             elif to is None:
-                shown.append((self._ungrouped.insert_sorted(chat_id, self._seq.__getitem__),
+                shown.append((self._ungrouped.insert_sorted(chat_id, self._created_key),
                                chat_id))
         if to is not None:
             self._members[to] = list(chat_ids)

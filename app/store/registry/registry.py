@@ -25,9 +25,10 @@ from app.errors import Refused
 from app.events import Hub, WorkspaceChanged
 from app.records import BUILD_STATUSES, OK, Workspace
 from app.store.registry.chat_list import DEFAULT_CHAT_TITLE
+from app.store.registry.consistency import CHECKED
 from app.store.registry.first_start import FirstStart
 from app.store.registry.removed import RecentlyRemoved
-from app.store.registry.state import Cleanup, read_stored
+from app.store.registry.state import Cleanup, FirstPaint, read_stored
 
 log = logging.getLogger(__name__)
 
@@ -37,22 +38,41 @@ class Registry(RecentlyRemoved, FirstStart):
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
-             hub: Hub | None = None) -> Registry:
+             hub: Hub | None = None, first: FirstPaint | None = None) -> Registry:
         """Open the data folder: check what is stored, finish interrupted changes, first start.
 
-        Events go to *hub* (a new one by default: ``registry.hub``).
+        Events go to *hub* (a new one by default: ``registry.hub``).  With *first* (the
+        window), only what the first usable paint shows is read now and the other chats in
+        pages by :meth:`load_step` (see ``state``); the integrity check comes last among
+        them.  Without, every chat is read now (the command line, the tests).
         """
-        db = Database.open(data_folder or locations.data_dir())
+        db = Database.open(data_folder or locations.data_dir(), check_later=first is not None)
         registry = cls(db, cleanup=cleanup, hub=hub)
         try:
             with registry._changing():  # a subscriber of a given hub gets one Reset
                 with db.snapshot() as conn:
-                    stored = read_stored(conn)
+                    # Before the pages' snapshot: a commit in between is caught up with.
                     registry._data_version = db.data_version(conn)
-                registry._install(stored)
-                registry._resume_pending(stored.pending)
-                if "initialised" not in registry._state:
-                    registry._initialise()
+                    simple = first is not None and not conn.execute(
+                        "SELECT 1 FROM pending_change LIMIT 1").fetchall() and conn.execute(
+                        "SELECT 1 FROM registry_state WHERE key IN ('initialised', ?)"
+                        " GROUP BY NULL HAVING count(*) = 2", (CHECKED,)).fetchall()
+                    stored = None if simple else read_stored(conn)
+                if stored is None:
+                    assert first is not None
+                    registry._open_in_pages(first)
+                else:
+                    if first is not None:
+                        db.check()  # the whole load below writes: the check comes first
+                    registry._install(stored)
+                    registry._resume_pending(stored.pending)
+                    if "initialised" not in registry._state:
+                        registry._initialise()
+                    if CHECKED not in registry._state:  # the whole check found nothing
+                        with db.write() as conn:
+                            conn.execute("INSERT OR IGNORE INTO registry_state (key, value)"
+                                         " VALUES (?, ?)", (CHECKED, utc_now()))
+                        registry._state[CHECKED] = "1"
             registry.purge_removed()
         except BaseException:
             db.close()
@@ -60,6 +80,7 @@ class Registry(RecentlyRemoved, FirstStart):
         return registry
 
     def close(self) -> None:
+        self._abandon_load()  # (a window closed before its start-up load ended)
         self.db.close()
 
     # ================================================================= workspaces: reading

@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.base import paths
@@ -30,7 +30,7 @@ from app.base.titles import one_line, text_lines, visible
 from app.errors import StartupError
 from app.events import Event, Hub, Reset
 from app.records import BUILD_STATUSES, OK, Chat, Workspace
-from app.store.registry.consistency import find_problems
+from app.store.registry.consistency import CHECKED, find_problems
 from app.store.registry.nesting import Nesting, Rows, TreeChange
 
 log = logging.getLogger(__name__)
@@ -60,15 +60,21 @@ class Stored:
     memberships: list[tuple[str, str]]
     state: dict[str, str]
     pending: list[tuple[int, str, str]]
+    problems: list[str]  # what the start-up check found (consistency.find_problems)
+
+
+WORKSPACE_COLUMNS = ("SELECT id, path, path_key, title, description, instructions, build_status,"
+                     " created_at, updated_at FROM workspace")
+ORDER_QUERY = "SELECT workspace_id FROM display_order ORDER BY position"
 
 
 def read_stored(conn: sqlite3.Connection) -> Stored:
+    workspaces = conn.execute(WORKSPACE_COLUMNS).fetchall()
+    order = [r[0] for r in conn.execute(ORDER_QUERY)]
+    state = dict(conn.execute("SELECT key, value FROM registry_state").fetchall())
     return Stored(
-        workspaces=conn.execute(
-            "SELECT id, path, path_key, title, description, instructions, build_status,"
-            " created_at, updated_at FROM workspace"
-        ).fetchall(),
-        order=[r[0] for r in conn.execute("SELECT workspace_id FROM display_order ORDER BY position")],
+        workspaces=workspaces,
+        order=order,
         # Oldest first: the order folders first appear in, for the first-start regrouping.
         chats=conn.execute(
             "SELECT id, title, folder, created_at, updated_at, archived_at, pin_seq"
@@ -77,9 +83,42 @@ def read_stored(conn: sqlite3.Connection) -> Stored:
         memberships=conn.execute(
             "SELECT workspace_id, chat_id FROM membership ORDER BY workspace_id, position"
         ).fetchall(),
-        state=dict(conn.execute("SELECT key, value FROM registry_state").fetchall()),
+        state=state,
         pending=conn.execute("SELECT id, op, args FROM pending_change ORDER BY id").fetchall(),
+        problems=find_problems(conn, {r[0]: (r[1], r[2], r[3]) for r in workspaces}, order,
+                               whole=CHECKED not in state),
     )
+
+
+@dataclass(slots=True)
+class FirstPaint:
+    """What the window's first usable paint shows besides the workspace list and Pinned:
+    the workspaces it shows expanded and the chat it has open.  ``Registry.open`` with one
+    reads these first and leaves the other chats to :meth:`RegistryState.load_step`."""
+
+    expanded: Collection[str] = ()
+    chat: str | None = None
+
+
+# A chat as a page reads it: its workspace (None: Ungrouped), its rowid (its place among
+# chats made in the same millisecond), then the header.
+PAGE_COLUMNS = ("c.rowid, c.id, c.title, c.folder, c.created_at, c.updated_at,"
+                " c.archived_at, c.pin_seq")
+PAGE_CHATS = 4_000  # about this many chats per background step (a few tens of ms)
+
+
+@dataclass(slots=True)
+class Load:
+    """A load under way: the chats not read yet, read in pages from one snapshot."""
+
+    conn: sqlite3.Connection  # its own connection, in the read transaction the first page began
+    todo: list[str]  # workspaces whose chats are not read yet, in display order
+    counts: dict[str, tuple[int, int]]  # place ('' = Ungrouped): (visible, archived) chats
+    wanted: list[str] = field(default_factory=list)  # asked for by a reader: read next
+    after: int = 0  # the scan for Ungrouped's chats: the last rowid read
+    scanned: bool = False
+    loose: list[tuple[Any, ...]] = field(default_factory=list)  # rows of Ungrouped's chats
+    waiting: list[tuple[str | None, Callable[[], object]]] = field(default_factory=list)
 
 
 class RegistryState:
@@ -115,6 +154,15 @@ class RegistryState:
         self._ungrouped = Rows(newest_first=True)
         self._pinned = Rows(newest_first=True)
         self._archived = Rows(newest_first=True)
+        self._seq_top = -1  # the largest ``_seq`` given: a new chat's is larger
+        # A load under way (``Registry.open`` with a FirstPaint): the chats of the workspaces
+        # in ``_pages`` are in memory, the others come in pages (load_step); a read that needs
+        # one waits for that page only (_need).  None: every chat is in memory.  Memory is
+        # changed by loading only until the load ends, and by changes only after it (every
+        # change finishes the load first), so the two never interleave.
+        self._load: Load | None = None
+        self._load_lock = threading.Lock()  # one page at a time; never taken under ``_lock``
+        self._pages: set[str] = set()
 
     def workspaces(self) -> list[Workspace]:
         """Every workspace, folders included, in display order.  No storage read."""
@@ -163,6 +211,8 @@ class RegistryState:
                             events, self._outbox = self._outbox, []
                             if any(isinstance(e, Reset) for e in events):
                                 events = [Reset()]  # re-reading covers this change's own events
+                            if not self._applying:  # (a change that wrote holds it already)
+                                self._hold_for_delivery()
                             self.hub.emit(*events)
                     finally:
                         # After delivery: a reader that waited on this change sees its
@@ -176,6 +226,14 @@ class RegistryState:
         self._at_end.append(lambda: self.live.unfence(chat_id))
         return running
 
+    def _hold_for_delivery(self) -> None:
+        """Deliver a change's events under the memory lock: a reader that was given an
+        event before its own listener heard it (the sidebar's barrier, ``InFlight``) waits
+        for the delivery to end.  A write takes it after its commit; a change that wrote
+        nothing (a catch-up reload, a folder's status) takes it here, before delivering."""
+        self._lock.acquire()
+        self._applying += 1
+
     def _let_readers_in(self) -> None:
         """Release the memory lock the change under way took after its commits."""
         while self._applying:
@@ -186,29 +244,9 @@ class RegistryState:
 
     def _install(self, stored: Stored) -> None:
         """Replace memory with what is stored, refusing to start on an inconsistency."""
-        workspaces: dict[str, Workspace] = {}
-        for row in stored.workspaces:
-            known = self._workspaces.get(row[0])
-            if known is not None and known.path == row[1]:
-                # Catching up with another process: keep what we saw of the folder rather
-                # than stat every folder (a slow network share) while holding the writer.
-                status, identity = known.status, known.identity
-            else:
-                status = paths.folder_status(row[1])
-                identity = paths.identity(row[1]) if status == OK else None
-            ws_id, path, key, title, description, instructions, build_status, created, updated = row
-            workspaces[ws_id] = Workspace(
-                id=ws_id, path=path, key=key, title=title, description=description,
-                instructions=instructions, build_status=build_status, created_at=created,
-                updated_at=updated, status=status, identity=identity,
-            )
-        problems = find_problems(workspaces, stored.order, stored.memberships,
-                                 {row[0] for row in stored.chats})
-        if problems:
-            raise StartupError(
-                "Cairn stopped before changing anything: the stored workspace list is "
-                f"inconsistent: {'; '.join(problems)}. The database is '{self.db.path}'."
-            )
+        workspaces = self._workspace_records(stored.workspaces)
+        self._refuse(stored.problems)
+        waiting = self._abandon_load()  # everything is read here: a load under way ends
         members: dict[str, list[str]] = {ws_id: [] for ws_id in workspaces}
         owner: dict[str, str] = {}
         for ws_id, chat_id in stored.memberships:
@@ -231,6 +269,35 @@ class RegistryState:
             self._state = dict(stored.state)
             self._nesting.rebuild(workspaces.values(), self._order)
             self._index_chats()
+            self._seq_top = len(chats) - 1
+        for _, callback in waiting:
+            callback()
+
+    def _workspace_records(self, rows: list[tuple[Any, ...]]) -> dict[str, Workspace]:
+        workspaces: dict[str, Workspace] = {}
+        for row in rows:
+            known = self._workspaces.get(row[0])
+            if known is not None and known.path == row[1]:
+                # Catching up with another process: keep what we saw of the folder rather
+                # than stat every folder (a slow network share) while holding the writer.
+                status, identity = known.status, known.identity
+            else:
+                status = paths.folder_status(row[1])
+                identity = paths.identity(row[1]) if status == OK else None
+            ws_id, path, key, title, description, instructions, build_status, created, updated = row
+            workspaces[ws_id] = Workspace(
+                id=ws_id, path=path, key=key, title=title, description=description,
+                instructions=instructions, build_status=build_status, created_at=created,
+                updated_at=updated, status=status, identity=identity,
+            )
+        return workspaces
+
+    def _refuse(self, problems: list[str]) -> None:
+        if problems:
+            raise StartupError(
+                "Cairn stopped before changing anything: the stored workspace list is "
+                f"inconsistent: {'; '.join(problems)}. The database is '{self.db.path}'."
+            )
 
     def _index_chats(self) -> None:
         """The chat lists as rows, from ``_chats`` and ``_members``: one pass (50,000 at start)."""
@@ -265,12 +332,250 @@ class RegistryState:
     def _archive_key(self, chat_id: str) -> tuple[str, int]:
         return self._chats[chat_id].archived_at or "", -self._seq[chat_id]
 
+    def _created_key(self, chat_id: str) -> tuple[str, int]:
+        """Ungrouped's order: by creation (``_seq`` breaks ties within a millisecond)."""
+        return self._chats[chat_id].created_at, self._seq[chat_id]
+
+    def _next_seq(self) -> int:
+        self._seq_top += 1
+        return self._seq_top
+
     def _reload(self) -> None:
         with self._changing():
             with self.db.snapshot() as conn:
                 stored = read_stored(conn)
                 self._data_version = self.db.data_version(conn)
             self._install(stored)
+
+    # ----------------------------------------------------------------- loading in pages
+
+    def _open_in_pages(self, first: FirstPaint) -> None:
+        """Memory for the first usable paint: the workspaces, their order and nesting, the
+        start-up check, Pinned, every place's count, the chats of the *first.expanded*
+        workspaces and the open chat; the rest is read by :meth:`load_step`, from the same
+        snapshot (a read transaction kept open on a connection of the load's own)."""
+        conn = self.db.load_connection()
+        try:
+            conn.execute("BEGIN")
+            rows = conn.execute(WORKSPACE_COLUMNS).fetchall()
+            order = [r[0] for r in conn.execute(ORDER_QUERY)]
+            state = dict(conn.execute("SELECT key, value FROM registry_state").fetchall())
+            workspaces = self._workspace_records(rows)
+            self._refuse(find_problems(conn, {r[0]: (r[1], r[2], r[3]) for r in rows}, order,
+                                       whole=CHECKED not in state))
+            counts = {place: (shown, hidden) for place, shown, hidden in conn.execute(
+                "SELECT place, visible, archived FROM chat_count")}
+            # Pinned and the open chat, with their workspaces (a few rows, by index).
+            picked = conn.execute(
+                f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
+                " LEFT JOIN membership m ON m.chat_id = c.id"
+                " WHERE c.pin_seq IS NOT NULL OR c.id = ?", (first.chat or "",)).fetchall()
+            load = Load(conn, [ws_id for ws_id in order if ws_id in workspaces], counts)
+        except BaseException:
+            conn.close()
+            raise
+        chats, seq = self._records(picked, workspaces)
+        pinned = sorted((c for c in chats.values() if c.pin_seq is not None),
+                        key=lambda c: c.pin_seq or 0)
+        with self._lock:
+            self._workspaces = workspaces
+            self._order = order
+            self._state = state
+            self._nesting.rebuild(workspaces.values(), order)
+            self._chats, self._seq = chats, seq
+            self._members, self._visible, self._pages = {}, {}, set()
+            self._pinned = Rows([c.id for c in reversed(pinned)], newest_first=True)
+            self._ungrouped = Rows(newest_first=True)
+            self._archived = Rows(newest_first=True)
+            self._load = load
+        wanted = [ws_id for ws_id in first.expanded if ws_id in workspaces]
+        if first.chat in chats and chats[first.chat].workspace_id is not None:
+            wanted.append(chats[first.chat].workspace_id or "")
+        if wanted:
+            with self._load_lock:
+                self._read_pages(load, wanted)
+
+    def loaded(self, ws_id: str | None) -> bool:
+        """Whether the chats of *ws_id* (None: every chat, Ungrouped's and Archived's
+        included) are in memory, so that reading them waits for nothing."""
+        return self._load is None or (ws_id is not None and ws_id in self._pages)
+
+    def when_loaded(self, ws_id: str | None, callback: Callable[[], object]) -> None:
+        """Call *callback* once :meth:`loaded` is true for *ws_id* (at once when it is;
+        otherwise on the loading thread, that page read first).  Never waits."""
+        with self._lock:
+            load = self._load
+            if load is not None and not (ws_id is not None and ws_id in self._pages):
+                load.waiting.append((ws_id, callback))
+                if ws_id is not None:
+                    load.wanted.append(ws_id)
+                return
+        callback()
+
+    def load_step(self) -> bool:
+        """Read the next page of the load under way; True while more remains.  The window
+        calls this on the storage thread until it returns False (``Operations.load_rest``):
+        the workspaces' chats a few thousand at a time, the ones a reader waits for first,
+        then Ungrouped's, then the integrity check ``Database.open`` left for later."""
+        if self._load is None:
+            return False
+        with self._load_lock:
+            load = self._load
+            if load is not None:
+                self._step(load)
+            return self._load is not None
+
+    def _need(self, ws_id: str | None) -> None:
+        """Wait for the page of *ws_id* (None: for every chat), read on this thread if no
+        one is reading it.  Never called under ``_lock`` (the page is installed under it)."""
+        if self.loaded(ws_id):
+            return
+        with self._load_lock:
+            load = self._load
+            if load is None:
+                return
+            if ws_id is None:
+                while self._load is not None:
+                    self._step(load)
+            elif ws_id not in self._pages and ws_id in self._workspaces:
+                self._read_pages(load, [ws_id])
+
+    def _finish_load(self) -> None:
+        """Every chat in memory, before a change decides on it (on the writer's thread)."""
+        self._need(None)
+
+    def _lookup(self, chat_id: str) -> Chat | None:
+        """One chat not read yet, from the load's snapshot (one indexed row), not kept."""
+        with self._load_lock:
+            load = self._load
+            if load is None:
+                return self._chats.get(chat_id)
+            rows = load.conn.execute(
+                f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
+                " LEFT JOIN membership m ON m.chat_id = c.id WHERE c.id = ?", (chat_id,)
+            ).fetchall()
+        return self._records(rows, self._workspaces)[0].get(chat_id)
+
+    def _step(self, load: Load) -> None:
+        """One page (under ``_load_lock``)."""
+        if load.wanted or load.todo:
+            batch: list[str] = []
+            size = 0
+            while load.wanted and size < PAGE_CHATS:
+                ws_id = load.wanted.pop(0)
+                if ws_id not in self._pages and ws_id in self._workspaces:
+                    batch.append(ws_id)
+                    size += sum(load.counts.get(ws_id, (0, 0)))
+            while load.todo and size < PAGE_CHATS:
+                ws_id = load.todo.pop(0)
+                if ws_id not in self._pages and ws_id not in batch:
+                    batch.append(ws_id)
+                    size += sum(load.counts.get(ws_id, (0, 0)))
+            if batch:
+                self._read_pages(load, batch)
+            return
+        if not load.scanned:
+            # Ungrouped's chats are those no membership names: found by walking the chat
+            # table in rowid order (a join would cost a lookup per chat), keeping the ones
+            # no page read.
+            rows = load.conn.execute(
+                f"SELECT {PAGE_COLUMNS} FROM chat c WHERE c.rowid > ? ORDER BY c.rowid LIMIT ?",
+                (load.after, PAGE_CHATS * 2)).fetchall()
+            if rows:
+                load.after = rows[-1][0]
+                known = self._chats
+                load.loose.extend(r for r in rows
+                                  if (c := known.get(r[1])) is None or c.workspace_id is None)
+            else:
+                load.scanned = True
+            return
+        try:
+            self.db.check()  # the integrity check, before anything may write
+        finally:
+            load.conn.close()
+        self._end_load(load)
+
+    def _read_pages(self, load: Load, ws_ids: list[str]) -> None:
+        """The chats of *ws_ids*, in their manual order, into memory (under ``_load_lock``)."""
+        marks = ", ".join("?" * len(ws_ids))
+        rows = load.conn.execute(
+            f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM membership m"
+            f" JOIN chat c ON c.id = m.chat_id WHERE m.workspace_id IN ({marks})"
+            " ORDER BY m.workspace_id, m.position", ws_ids).fetchall()
+        chats, seq = self._records(rows, self._workspaces)
+        members: dict[str, list[str]] = {ws_id: [] for ws_id in ws_ids}
+        for row in rows:
+            members[row[0]].append(row[2])
+        with self._lock:
+            self._chats.update(chats)
+            self._seq.update(seq)
+            for ws_id, ids in members.items():
+                self._members[ws_id] = ids
+                self._visible[ws_id] = Rows([c for c in ids if chats[c].archived_at is None])
+            self._pages.update(ws_ids)
+            self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
+            ready = [w for w in load.waiting if w[0] is not None and w[0] in self._pages]
+            load.waiting = [w for w in load.waiting if w not in ready]
+        for _, callback in ready:
+            callback()
+
+    @staticmethod
+    def _records(rows: list[tuple[Any, ...]], workspaces: dict[str, Workspace],
+                 ) -> tuple[dict[str, Chat], dict[str, int]]:
+        """Chat records from page rows (workspace, rowid, header...): plain tuples, and the
+        strings a chat shares with its workspace or itself kept once (its folder is mostly
+        its workspace's path; a chat never changed has updated_at == created_at)."""
+        new = tuple.__new__
+        chats: dict[str, Chat] = {}
+        seq: dict[str, int] = {}
+        for ws_id, rowid, chat_id, title, folder, created, updated, archived, pin in rows:
+            ws = workspaces.get(ws_id) if ws_id is not None else None
+            if ws is not None and folder == ws.path:
+                folder = ws.path
+            chats[chat_id] = new(Chat, (chat_id, title, folder, ws_id, created,
+                                        created if updated == created else updated,
+                                        archived, pin))
+            seq[chat_id] = rowid
+        return chats, seq
+
+    def _end_load(self, load: Load) -> None:
+        """Ungrouped's and Archived's rows, once every chat is read; the load ends."""
+        loose, _ = self._records([(None, *r) for r in load.loose], self._workspaces)
+        seq = {r[1]: r[0] for r in load.loose}
+        with self._lock:
+            chats = self._chats
+            chats.update(loose)
+            self._seq.update(seq)
+            self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
+            key = self._created_key
+            ungrouped = sorted((c for c, chat in loose.items() if chat.archived_at is None),
+                               key=key, reverse=True)
+            self._ungrouped = Rows(ungrouped, newest_first=True)
+            archived = sorted((c for c, chat in chats.items() if chat.archived_at is not None),
+                              key=key)
+            # Stable: chats archived in the same millisecond keep the older first.
+            archived.sort(key=lambda c: chats[c].archived_at or "", reverse=True)
+            self._archived = Rows(archived, newest_first=True)
+            self._load = None
+            self._pages = set()
+            waiting, load.waiting = load.waiting, []
+        log.debug("start-up load ended: %d chats", len(chats))
+        for _, callback in waiting:
+            callback()
+
+    def _abandon_load(self) -> list[tuple[str | None, Callable[[], object]]]:
+        """End a load under way without reading the rest (a whole reload replaces memory);
+        returns whom to tell once memory is whole."""
+        if self._load is None:
+            return []
+        with self._load_lock:
+            load, self._load = self._load, None
+            self._pages = set()
+            if load is None:
+                return []
+            load.conn.close()
+            waiting, load.waiting = load.waiting, []
+            return waiting
 
     # ----------------------------------------------------------------- writing
 
@@ -286,6 +591,7 @@ class RegistryState:
         """
         with self._changing():
             self._let_readers_in()
+            self._finish_load()  # a change decides on every chat, never on half of them
             with self.db.write() as conn:
                 version = self.db.data_version(conn)
                 if version != self._data_version:
