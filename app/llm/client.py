@@ -260,6 +260,8 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
 def overloaded_in_stream(error: BaseException) -> bool:
     """The stream's own ``error`` event said ``overloaded_error`` (an HTTP 200 whose stream
     broke off): worth sending again when nothing of the reply was shown yet."""
+    import anthropic  # (already imported: a call was made)
+
     if not isinstance(error, anthropic.APIStatusError) or error.status_code != 200:
         return False
     body = error.body if isinstance(error.body, dict) else {}
