@@ -69,7 +69,10 @@ class Cairn:
         """The rebuild's timers; made on first use, inside the running event loop."""
         if self._scheduler is None:
             self._scheduler = KnowledgeScheduler(self.rebuilder, self.registry, self.settings)
-            self._loop = asyncio.get_running_loop()
+            try:  # the loop CAIRN.md's outside edits hand their rebuilds to (see _relearn)
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # made outside a loop (a test patching it): set on first use
+                self._loop = None
         return self._scheduler
 
     def _relearn(self, chat_ids: tuple[str, ...]) -> None:
