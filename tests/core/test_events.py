@@ -265,6 +265,37 @@ def test_a_missing_folder_is_a_change_once(registry, seen, folders):
     assert taken(seen) == []
 
 
+def test_a_folder_status_change_keeps_readers_out_until_every_listener_heard_it(
+        registry, folders):
+    """Issue 20, item 4: the sidebar's row sometimes stayed *missing* after the folder came
+    back.  A status change commits nothing, so its events went out without the memory lock:
+    the window could be handed the event by the first listener (the bridge) and read past
+    it before the second (the model's bookkeeping) had heard it, and then dropped every later
+    event.  Readers must wait while a change's events are delivered, writes or not."""
+    (path,) = folders("Acme")
+    registry.add_workspace(path)
+    readers_got_in: list[bool] = []
+
+    def try_to_read(_event: Event) -> None:
+        # From another thread, as the GUI thread would: can it take the memory lock now?
+        def attempt() -> None:
+            got = registry._lock.acquire(blocking=False)
+            if got:
+                registry._lock.release()
+            readers_got_in.append(got)
+        reader = threading.Thread(target=attempt)
+        reader.start()
+        reader.join()
+
+    registry.hub.subscribe(try_to_read)
+    shutil.rmtree(path)
+    registry.refresh_status()  # missing
+    Path(path).mkdir()
+    registry.refresh_status()  # back
+    registry.sync()  # nothing new: no events
+    assert readers_got_in == [False, False]
+
+
 def test_move_to_folder_adds_regroups_and_removes(registry, seen, folders, tmp_path):
     a, old, b = folders("a", "Thesis", "b")
     registry.add_workspace(a)

@@ -144,8 +144,8 @@ class RegistryState:
     def _changing(self) -> Iterator[list[Event]]:
         """One change, ordered after every other; its events go to the hub once, when it ends.
 
-        Delivery happens while the change still holds ``_writer`` (and the memory lock it
-        took after its commit), so listeners see changes in commit order and read the state
+        Delivery happens while the change still holds ``_writer`` and the memory lock (taken
+        after its commit, or for the delivery when it committed nothing), so listeners see changes in commit order and read the state
         right after this one.  A catch-up reload counts
         even when the change itself is then refused.
         """
@@ -160,6 +160,13 @@ class RegistryState:
                         while self._at_end:
                             self._at_end.pop()()
                         if self._outbox:
+                            if not self._applying:
+                                # A change that wrote nothing (a folder's status looked at
+                                # again, a catch-up reload) holds no memory lock yet: take it,
+                                # so a reader that waits for this change (a model's barrier)
+                                # resumes only after every listener heard its events.
+                                self._lock.acquire()
+                                self._applying += 1
                             events, self._outbox = self._outbox, []
                             if any(isinstance(e, Reset) for e in events):
                                 events = [Reset()]  # re-reading covers this change's own events
