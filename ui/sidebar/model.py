@@ -127,6 +127,11 @@ class SidebarModel(QAbstractItemModel):
         """True when every event heard is applied and no wanted list waits to be read."""
         return not self._in_flight and not self._wanted and not self._verify
 
+    def is_changing(self) -> bool:
+        """True while rows are being changed (an event applied, a list read, a reset): a
+        view's current row that moves now was moved by the rows, not by the person."""
+        return self._busy
+
     def is_fetched(self, place: str) -> bool:
         """Whether the chats of *place* (a workspace id, or a chat section) have been read."""
         return self._rows.lists.get(place) is not None
