@@ -176,8 +176,11 @@ class SidebarActions(QObject):
         return value if ok else None
 
     def _confirm(self, title: str, text: str, action: str) -> bool:
+        undone_by_unarchive = action in ("Archive", "Stop and archive")
         return confirm(QMessageBox.Icon.Question, title, title, action, informative=text,
-                       role=QMessageBox.ButtonRole.DestructiveRole, parent=self._parent)
+                       role=QMessageBox.ButtonRole.AcceptRole if undone_by_unarchive
+                       else QMessageBox.ButtonRole.DestructiveRole,
+                       parent=self._parent, action_is_default=undone_by_unarchive)
 
     def _ask_folder(self, title: str) -> str | None:
         return QFileDialog.getExistingDirectory(self._parent, title) or None

@@ -8,7 +8,7 @@ the light and the dark look.
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
@@ -114,11 +114,13 @@ class SidebarDelegate(QStyledItemDelegate):
             painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
             painter.drawRoundedRect(band, RADIUS, RADIUS)
         if state & QStyle.StateFlag.State_HasFocus and self._view.hasFocus():
-            focus = QColor(palette.color(QPalette.ColorRole.Link))
-            focus.setAlpha(150)
-            painter.setPen(focus)
+            # The keyboard's place: a 2 px ring, in the text colour on the selection band
+            # (a link colour on it would barely show), in the link colour elsewhere.
+            focus = QColor(palette.color(QPalette.ColorRole.HighlightedText if selected
+                                         else QPalette.ColorRole.Link))
+            painter.setPen(QPen(focus, 2))
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(QRectF(band).adjusted(0.5, 0.5, -0.5, -0.5), RADIUS, RADIUS)
+            painter.drawRoundedRect(QRectF(band).adjusted(2, 2, -2, -2), RADIUS - 1, RADIUS - 1)
 
         missing = bool(index.data(MISSING_ROLE))
         text_colour = palette.color(QPalette.ColorRole.HighlightedText if selected

@@ -143,7 +143,7 @@ class Sidebar(QWidget):
         self.tree = SidebarTree(self)
         self.tree.setModel(self.model)
         self.tree.clicked.connect(self._open)
-        self.tree.sig_open_requested.connect(self._open)
+        self.tree.sig_open_requested.connect(self._enter)
         self.tree.sig_rename_requested.connect(self._rename)
         self.tree.sig_delete_requested.connect(self._delete)
         self.tree.sig_menu_requested.connect(self._pop_menu)
@@ -423,6 +423,36 @@ class Sidebar(QWidget):
         finally:
             self._quiet -= 1
 
+    def _enter(self, index: QModelIndex) -> None:
+        """Enter on a row opens it; on a section heading it only unfolds a folded section
+        (folding a whole section is Left's, as in any tree, never a side effect of Enter)."""
+        if index.data(KIND_ROLE) == SECTION:
+            if not self.tree.isExpanded(index):
+                self.tree.expand(index)
+            return
+        self._open(index)
+
+    def _first_row(self) -> QModelIndex:
+        """The first workspace or chat the tree shows (under the filter: the first match,
+        not a row shown only because it holds one)."""
+        view = self.tree.model()
+        needle = self.filter_text().casefold() if view is self.proxy else ""
+
+        def first(parent: QModelIndex) -> QModelIndex:
+            for row in range(view.rowCount(parent)):
+                if self.tree.isRowHidden(row, parent):
+                    continue
+                index = view.index(row, 0, parent)
+                if index.data(KIND_ROLE) != SECTION and needle in str(index.data()).casefold():
+                    return index
+                if self.tree.isExpanded(index):
+                    found = first(index)
+                    if found.isValid():
+                        return found
+            return QModelIndex()
+
+        return first(QModelIndex())
+
     def _pop_menu(self, index: QModelIndex, where: QPoint) -> None:
         menu = self.context_menu(index)
         if menu is not None:
@@ -636,9 +666,11 @@ class Sidebar(QWidget):
 
     def _filter_now(self) -> None:
         self.set_filter(self.filter.text())
-        first = self.tree.model().index(0, 0)
+        first = self._first_row()
         if first.isValid():
-            self.tree.setFocus()
+            self.tree.setFocus(Qt.FocusReason.TabFocusReason)
+            self.tree.selectionModel().setCurrentIndex(
+                first, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def _end_filter(self) -> None:
         self.capped_note.hide()
@@ -673,7 +705,14 @@ class Sidebar(QWidget):
                 self.set_filter("")
                 return True
             if event.key() == Qt.Key.Key_Down:
-                self.tree.setFocus()
+                # Into the tree, on its first row, highlighted with the focus ring (it opens
+                # after the pause arrow keys take).
+                self.tree.setFocus(Qt.FocusReason.TabFocusReason)
+                first = self._first_row()
+                if first.isValid():
+                    self.tree.selectionModel().setCurrentIndex(
+                        first, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+                    self.tree.scrollTo(first)
                 return True
         return super().eventFilter(watched, event)
 
