@@ -69,7 +69,8 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
     elif action == "show":
         ws = registry.get_workspace(args.id)
     elif action == "rename":
-        check_title(args.title, f"cannot rename workspace '{shown(args.id)}'")
+        named = registry.get_workspace(args.id, verb="rename").title
+        check_title(args.title, f"cannot rename workspace '{shown(named)}'")
         ws = registry.rename_workspace(args.id, args.title)
     elif action == "set":
         # The texts as the window's editor saves them (with nothing expected: on top).

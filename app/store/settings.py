@@ -35,6 +35,18 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+# How a sentence names each setting: the label Settings shows, never the key.
+LABELS: dict[str, str] = {
+    "model.chat": "Chat model",
+    "model.knowledge": "Knowledge model",
+    "model.chat_effort": "Chat effort",
+    "model.knowledge_effort": "Knowledge effort",
+    "api.base_url": "Base URL",
+    "memory.enabled": "Memory",
+    "knowledge.idle_seconds": "Knowledge idle delay",
+    "chat.enter_sends": "Enter sends",
+}
+
 # Settings that take one of a few values ("" means the model's own default).
 CHOICES: dict[str, tuple[str, ...]] = {
     "model.chat_effort": ("", "low", "medium", "high", "xhigh", "max"),
@@ -126,7 +138,7 @@ class Settings:
             raise Refused(f"cannot change setting '{_shown(key)}': there is no such setting")
         reason = reason_to_refuse(key, value)
         if reason is not None:
-            raise Refused(f"cannot change setting '{key}': {reason}")
+            raise Refused(f"cannot change setting '{LABELS.get(key, key)}': {reason}")
         with self._db.write() as conn:
             conn.execute("INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)",
                          (key, json.dumps(value)))

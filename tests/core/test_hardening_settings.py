@@ -20,6 +20,7 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import null
 
+from app.store.settings import LABELS
 from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,9 +56,28 @@ def test_settings_that_make_no_sense_are_refused(isolated, capsys, name, value, 
     before = settings(capsys)
     code, out, err = run(capsys, "settings", "set", name, value)
     assert (code, out) == (1, "")
-    assert err.startswith(f"cannot change setting '{name}': {says}"), err
+    assert err.startswith(f"cannot change setting '{LABELS[name]}': {says}"), err
     assert len(err.splitlines()) == 1
     assert settings(capsys) == before
+
+
+def test_a_refused_setting_is_named_by_its_label_never_its_key():
+    """Issue 20, item 14: "cannot change setting 'Base URL'", not 'api.base_url'."""
+    from app.errors import Refused
+    from app.store.settings import DEFAULTS
+
+    assert set(LABELS) == set(DEFAULTS)
+
+    class NoDatabase:
+        def query(self, _sql: str) -> list[tuple[str, str]]:
+            return []
+
+    from app.store.settings import Settings
+    settings_ = Settings(NoDatabase())  # type: ignore[arg-type]
+    with pytest.raises(Refused) as refused:
+        settings_.set("api.base_url", "http://")
+    assert str(refused.value).startswith("cannot change setting 'Base URL': ")
+    assert "api.base_url" not in str(refused.value)
 
 
 @pytest.mark.parametrize("name, value, stored", [

@@ -158,8 +158,8 @@ def test_restore_refuses_a_folder_another_workspace_holds(registry, folders):
     assert created and fresh.id != ws.id
     with pytest.raises(Refused) as refused:
         registry.restore_workspace(ws.id)
-    assert str(refused.value) == (f"cannot restore workspace '{ws.id}' at '{path}': that folder "
-                                  f"is already the workspace '{fresh.id}'")
+    assert str(refused.value) == (f"cannot restore workspace 'Acme' at '{path}': that folder "
+                                  "is already the workspace 'Acme'")
     assert [w.id for w in registry.workspaces()] == [fresh.id]
     assert [r.id for r in registry.removed_workspaces()] == [ws.id]
 

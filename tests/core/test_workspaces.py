@@ -63,11 +63,41 @@ def test_rename_changes_title_only(registry, open_registry, folders):
 def test_rename_refusals(registry, folders):
     (path,) = folders("Acme")
     ws, _ = registry.add_workspace(path)
-    with pytest.raises(Refused, match=rf"^cannot rename workspace '{ws.id}': the title is empty$"):
+    with pytest.raises(Refused, match=rf"^cannot rename workspace '{ws.title}': the title is empty$"):
         registry.rename_workspace(ws.id, "   ")
     with pytest.raises(Refused, match=r"^cannot rename workspace 'ws_nope': no such workspace$"):
         registry.rename_workspace("ws_nope", "x")
     assert registry.workspace(ws.id).title == "Acme"
+
+
+def test_refusals_name_a_workspace_and_a_chat_by_title_never_by_id(registry, folders):
+    """Issue 20, item 14: the sentences a person reads say 'Thesis', not 'ws_…'."""
+    from app.base.titles import MAX_DESCRIPTION
+
+    thesis, other = folders("Thesis", "Other")
+    ws, _ = registry.add_workspace(thesis)
+    taken, _ = registry.add_workspace(other)
+    chat = registry.new_chat(folder=thesis, title="Draft")
+    registry.update_workspace(ws.id, build_status="shipped")
+    said: list[str] = []
+    for attempt in (lambda: registry.rename_workspace(ws.id, " "),
+                    lambda: registry.rename_workspace(ws.id, "\u200b"),
+                    lambda: registry.advance_workspace(ws.id),
+                    lambda: registry.update_workspace(ws.id, build_status="done"),
+                    lambda: registry.update_workspace(ws.id, description="x" * (MAX_DESCRIPTION + 1)),
+                    lambda: registry.move_to_folder(ws.id, other),
+                    lambda: registry.rename_chat(chat.id, "")):
+        with pytest.raises(Refused) as refused:
+            attempt()
+        said.append(str(refused.value))
+    assert all("'Thesis'" in s or "'Draft'" in s for s in said), said
+    assert not [s for s in said if ws.id in s or chat.id in s or taken.id in s], said
+    shutil.rmtree(thesis)
+    registry.refresh_status()
+    with pytest.raises(Refused) as refused:
+        registry.move_to_folder(ws.id, other)
+    assert str(refused.value) == (f"cannot move workspace 'Thesis' to '{other}': that folder is "
+                                  "already the workspace 'Other'")
 
 
 # ------------------------------------------------------------------ which folders qualify
@@ -185,7 +215,7 @@ def test_build_status_advance_and_set(registry, open_registry, folders):
     assert ws.build_status == "idea"
     seen = [registry.advance_workspace(ws.id).build_status for _ in range(3)]
     assert seen == ["planning", "building", "shipped"]
-    with pytest.raises(Refused, match=rf"^cannot advance workspace '{ws.id}': it is already shipped$"):
+    with pytest.raises(Refused, match=rf"^cannot advance workspace '{ws.title}': it is already shipped$"):
         registry.advance_workspace(ws.id)
     registry.update_workspace(ws.id, build_status="planning", description="Brand work",
                               instructions="Answer in British English.")

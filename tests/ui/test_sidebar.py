@@ -740,7 +740,7 @@ def test_a_refusal_shows_the_core_sentence(qtbot, sidebar, registry, acme):
     sidebar.handlers.ask_text = lambda title, label, text: "   "
     trigger(sidebar.context_menu(sidebar.model.workspace_index(acme["ws"].id)), "Rename…")
     settle(qtbot, sidebar)
-    assert sidebar.errors[-1] == f"cannot rename workspace '{acme['ws'].id}': the title is empty"
+    assert sidebar.errors[-1] == "cannot rename workspace 'Acme Inc': the title is empty"
 
 
 def test_a_refusal_nobody_listens_to_is_shown_in_a_box(qtbot, loop, registry, bridge, ops,  # noqa: F811
@@ -1076,3 +1076,20 @@ def test_a_live_change_after_the_filter_was_used_keeps_what_was_open(
     assert not [r for r in qtlog.records if "ResetModel" in r.message]
     qtbot.keyClick(sidebar.filter, Qt.Key.Key_Escape)
     assert set(sidebar.expanded_ids()) == opened
+
+
+# ================================================================= issue 20, item 14
+
+
+def test_the_rename_dialogs_ok_is_off_while_the_title_is_empty(qtbot, sidebar):
+    from ui.sidebar.actions import TitleDialog
+
+    dialog = TitleDialog(sidebar, "Rename workspace", "Title", "Acme")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    ok = dialog.ok_button()
+    assert ok is not None and ok.isEnabled()
+    dialog.setTextValue("   ")
+    assert not ok.isEnabled()
+    dialog.setTextValue("Acme Corp")
+    assert ok.isEnabled()

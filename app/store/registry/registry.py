@@ -182,9 +182,9 @@ class Registry(RecentlyRemoved, FirstStart):
 
         def rename(ws: Workspace) -> dict[str, Any]:
             if not title.strip():
-                raise Refused(f"cannot rename workspace '{ws_id}': the title is empty")
+                raise Refused(f"cannot rename workspace '{ws.title}': the title is empty")
             if not visible(clean):
-                raise Refused(f"cannot rename workspace '{ws_id}': the title has only "
+                raise Refused(f"cannot rename workspace '{ws.title}': the title has only "
                               "invisible characters")
             return {"title": clean}
 
@@ -199,7 +199,7 @@ class Registry(RecentlyRemoved, FirstStart):
         build_status: str | None = None,
     ) -> Workspace:
         """Set the description, custom instructions or build status (None leaves one as is)."""
-        description = _description(ws_id, description)
+        description = _description(self._named(ws_id), description)
         changes = {
             name: value
             for name, value in (
@@ -213,7 +213,7 @@ class Registry(RecentlyRemoved, FirstStart):
         def update(ws: Workspace) -> dict[str, Any]:
             if build_status is not None and build_status not in BUILD_STATUSES:
                 raise Refused(
-                    f"cannot set workspace '{ws_id}' to status '{build_status}': "
+                    f"cannot set workspace '{ws.title}' to status '{build_status}': "
                     f"the status must be one of {', '.join(BUILD_STATUSES)}"
                 )
             return changes
@@ -226,10 +226,15 @@ class Registry(RecentlyRemoved, FirstStart):
         def advance(ws: Workspace) -> dict[str, Any]:
             step = BUILD_STATUSES.index(ws.build_status)
             if step == len(BUILD_STATUSES) - 1:
-                raise Refused(f"cannot advance workspace '{ws_id}': it is already shipped")
+                raise Refused(f"cannot advance workspace '{ws.title}': it is already shipped")
             return {"build_status": BUILD_STATUSES[step + 1]}
 
         return self._change_workspace(ws_id, "advance", advance)
+
+    def _named(self, ws_id: str) -> str:
+        """How a sentence names a workspace: its title (the id only when there is none)."""
+        ws = self._workspaces.get(ws_id)
+        return ws.title if ws is not None else ws_id
 
     def _change_workspace(self, ws_id: str, verb: str,
                           decide: Callable[[Workspace], dict[str, Any]]) -> Workspace:
@@ -262,7 +267,7 @@ class Registry(RecentlyRemoved, FirstStart):
         written, when another save changed them meanwhile.  Decided on the stored state
         inside the write, so two editors (or two processes) never overwrite each other.
         """
-        description = _description(ws_id, description)
+        description = _description(self._named(ws_id), description)
 
         class _Moved(Exception):
             """The stored texts are neither the expected nor the new ones."""
@@ -312,12 +317,13 @@ class Registry(RecentlyRemoved, FirstStart):
             with self._writing() as conn:
                 old = self.get_workspace(ws_id, verb="move")
                 if paths.folder_status(old.path) == OK:
-                    raise Refused(f"cannot move workspace '{ws_id}' to another folder: "
-                                  f"its folder '{old.path}' is still there")
+                    raise Refused(f"cannot move workspace '{old.title}' to another folder: "
+                                  f"its folder '{paths.shown(old.path)}' is still there")
                 taken = self._existing(folder)
                 if taken is not None:
-                    raise Refused(f"cannot move workspace '{ws_id}' to '{folder.canonical}': "
-                                  f"that folder is already the workspace '{taken.id}'")
+                    raise Refused(f"cannot move workspace '{old.title}' to "
+                                  f"'{paths.shown(folder.canonical)}': that folder is already "
+                                  f"the workspace '{taken.title}'")
                 position = conn.execute("SELECT position FROM display_order WHERE workspace_id = ?",
                                         (ws_id,)).fetchone()[0]
                 conn.execute("DELETE FROM display_order WHERE workspace_id = ?", (ws_id,))
@@ -372,13 +378,13 @@ class Registry(RecentlyRemoved, FirstStart):
 __all__ = ["Registry", "DEFAULT_CHAT_TITLE"]
 
 
-def _description(ws_id: str, description: str | None) -> str | None:
+def _description(name: str, description: str | None) -> str | None:
     """A workspace's description as stored: its lines kept, NFC, no control or bidi-override
     character; refused past ``MAX_DESCRIPTION`` characters."""
     if description is None:
         return None
     clean = text_lines(description)
     if len(clean) > MAX_DESCRIPTION:
-        raise Refused(f"cannot change workspace '{ws_id}': the description is longer than "
+        raise Refused(f"cannot change workspace '{name}': the description is longer than "
                       f"{MAX_DESCRIPTION:,} characters")
     return clean

@@ -125,9 +125,9 @@ class RecentlyRemoved(ChatList):
                 folder = paths.resolve_folder(path)  # the same sentences as adding a folder when it fails
                 taken = self._existing(folder)
                 if taken is not None:
-                    raise Refused(f"cannot restore workspace '{ws_id}' at "
+                    raise Refused(f"cannot restore workspace '{title}' at "
                                   f"'{paths.shown(folder.canonical)}': that folder is already "
-                                  f"the workspace '{taken.id}'")
+                                  f"the workspace '{taken.title}'")
                 now = utc_now()
                 ws = Workspace(
                     id=ws_id, path=folder.canonical, key=folder.key, title=title,
