@@ -162,8 +162,10 @@ class Operations:
         """Recently removed (a storage read): most recently removed first."""
         return await self.read(self.cairn.registry.removed_workspaces)
 
-    async def restore_workspace(self, ws_id: str) -> tuple[Workspace, Changes]:
-        return await self.run(lambda: self.cairn.registry.restore_workspace(ws_id))
+    async def restore_workspace(self, ws_id: str, *, into: str | None = None
+                                ) -> tuple[Workspace, Changes]:
+        """Restore a removed workspace at its folder, or *into* another one."""
+        return await self.run(lambda: self.cairn.registry.restore_workspace(ws_id, into=into))
 
     async def export_workspace(self, ws_id: str, target: Path, *, with_chats: bool = False,
                                with_history: bool = False, replace: bool = False

@@ -67,6 +67,7 @@ class RecentlyRemoved(QDialog):
     """Workspaces removed in the last 30 days; Restore brings one back at its folder."""
 
     sig_restore = Signal(str)  # workspace id
+    sig_restore_into = Signal(str)  # workspace id: the person is asked for another folder
 
     def __init__(self, removed: list[RemovedWorkspace], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,12 +80,20 @@ class RecentlyRemoved(QDialog):
         intro.setWordWrap(True)
         self.list = QListWidget()
         self.list.setAccessibleName("Recently removed workspaces")
+        self._missing: set[str] = set()
         for ws in removed:
+            where = f"{ws.path} (folder missing)" if ws.folder_missing else ws.path
             item = QListWidgetItem(
-                f"{ws.title}\n{ws.path}\nremoved {ago(ws.removed_at)} · {len(ws.chats)} "
+                f"{ws.title}\n{where}\nremoved {ago(ws.removed_at)} · {len(ws.chats)} "
                 f"chat{'s' if len(ws.chats) != 1 else ''} · {ws.files} "
                 f"file{'s' if ws.files != 1 else ''}")
             item.setData(Qt.ItemDataRole.UserRole, ws.id)
+            if ws.folder_missing:
+                self._missing.add(ws.id)
+                item.setIcon(self.style().standardIcon(
+                    self.style().StandardPixmap.SP_MessageBoxWarning))
+                item.setToolTip(f"The folder {ws.path} is missing: restore it into another "
+                                "folder.")
             self.list.addItem(item)
         if removed:
             self.list.setCurrentRow(0)
@@ -98,9 +107,15 @@ class RecentlyRemoved(QDialog):
         self.restore.setAccessibleName("Restore")
         self.restore.setEnabled(bool(removed))
         self.restore.clicked.connect(self._restore)
+        self.restore_into = QPushButton("Restore into another folder…")
+        self.restore_into.setAccessibleName("Restore into another folder")
+        self.restore_into.clicked.connect(self._restore_into)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
+        close.addButton(self.restore_into, QDialogButtonBox.ButtonRole.ActionRole)
         close.addButton(self.restore, QDialogButtonBox.ButtonRole.ActionRole)
+        self.list.currentItemChanged.connect(lambda _now, _before: self._update_buttons())
+        self._update_buttons()
         for widget in (intro, self.list, self.empty, self.problem, close):
             layout.addWidget(widget)
 
@@ -109,12 +124,27 @@ class RecentlyRemoved(QDialog):
         if item is not None:
             self.sig_restore.emit(str(item.data(Qt.ItemDataRole.UserRole)))
 
+    def _restore_into(self) -> None:
+        item = self.list.currentItem()
+        if item is not None:
+            self.sig_restore_into.emit(str(item.data(Qt.ItemDataRole.UserRole)))
+
+    def _update_buttons(self) -> None:
+        """Restore where it was only while that folder is there; elsewhere, always."""
+        item = self.list.currentItem()
+        ws_id = str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+        self.restore.setEnabled(ws_id is not None and ws_id not in self._missing)
+        self.restore_into.setEnabled(ws_id is not None)
+        self.problem.setText(
+            "Its folder is missing: choose where it is now (or another folder) with "
+            "“Restore into another folder…”." if ws_id in self._missing else "")
+
     def restored(self, ws_id: str) -> None:
         for row in range(self.list.count()):
             if self.list.item(row).data(Qt.ItemDataRole.UserRole) == ws_id:
                 self.list.takeItem(row)
                 break
-        self.restore.setEnabled(self.list.count() > 0)
+        self._update_buttons()
         self.empty.setVisible(self.list.count() == 0)
 
 
@@ -130,6 +160,7 @@ class SharingFlows:
         self.ask_replace: Callable[[str], bool] = self._ask_replace
         self.ask_bundle: Callable[[], str | None] = self._ask_bundle
         self.ask_import_folder: Callable[[str], str | None] = self._ask_import_folder
+        self.ask_restore_folder: Callable[[], str | None] = self._ask_restore_folder
         self.removed_dialog: RecentlyRemoved | None = None
 
     # ----------------------------------------------------------------- export
@@ -207,13 +238,19 @@ class SharingFlows:
         dialog = RecentlyRemoved(removed, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.sig_restore.connect(lambda ws_id: self.window.run_task(self._restore(ws_id)))
+        dialog.sig_restore_into.connect(self._restore_elsewhere)
         self.removed_dialog = dialog
         dialog.open()
 
-    async def _restore(self, ws_id: str) -> None:
+    def _restore_elsewhere(self, ws_id: str) -> None:
+        folder = self.ask_restore_folder()
+        if folder:
+            self.window.run_task(self._restore(ws_id, into=folder))
+
+    async def _restore(self, ws_id: str, into: str | None = None) -> None:
         dialog = self.removed_dialog
         try:
-            ws, _ = await self.ops.restore_workspace(ws_id)
+            ws, _ = await self.ops.restore_workspace(ws_id, into=into)
         except CairnError as refused:
             if dialog is not None:
                 dialog.problem.setText(str(refused))
@@ -248,6 +285,11 @@ class SharingFlows:
         path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace", "",
                                               f"Cairn bundles (*{BUNDLE_SUFFIX})")
         return path or None
+
+    def _ask_restore_folder(self) -> str | None:
+        folder = QFileDialog.getExistingDirectory(
+            self.window, "Restore into which folder? (where it is now, or another)")
+        return folder or None
 
     def _ask_import_folder(self, name: str) -> str | None:
         folder = QFileDialog.getExistingDirectory(

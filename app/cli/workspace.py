@@ -42,6 +42,8 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     json_flag(ws_cmds.add_parser("removed", help="the recently removed workspaces"))
     p = json_flag(ws_cmds.add_parser("restore", help="bring a recently removed workspace back"))
     p.add_argument("id", metavar="ID")
+    p.add_argument("--into", metavar="PATH", default=None,
+                   help="restore it into another folder (its own moved or is gone)")
 
 
 def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
@@ -100,13 +102,15 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
             if not removed_list:
                 return "No recently removed workspaces."
             return "\n".join(
-                f"{r.id}  {shown(r.title)}  {shown(r.path)}  removed {r.removed_at[:10]}, "
-                f"purged after {r.purge_after[:10]}" for r in removed_list)
+                f"{r.id}  {shown(r.title)}  {shown(r.path)}"
+                f"{'  (folder missing: restore with --into PATH)' if r.folder_missing else ''}"
+                f"  removed {r.removed_at[:10]}, purged after {r.purge_after[:10]}"
+                for r in removed_list)
 
         out.emit([r.to_json() for r in removed_list], listing)
         return 0
     elif action == "restore":
-        ws = registry.restore_workspace(args.id)
+        ws = registry.restore_workspace(args.id, into=args.into)
     else:  # pragma: no cover - argparse guards the choices
         raise AssertionError(action)
     parent = registry.parent_of(ws.id)
