@@ -1093,3 +1093,44 @@ def test_the_rename_dialogs_ok_is_off_while_the_title_is_empty(qtbot, sidebar):
     assert not ok.isEnabled()
     dialog.setTextValue("Acme Corp")
     assert ok.isEnabled()
+
+
+# ================================================================= issue 20, item 16
+
+
+def test_two_workspaces_of_the_same_title_show_their_folders(qtbot, sidebar, registry, folders):
+    from ui.sidebar.kinds import HINT_ROLE
+
+    work, home, thesis = folders("work/Acme", "home/Acme", "Thesis")
+    a, _ = registry.add_workspace(work)
+    b, _ = registry.add_workspace(home)
+    t, _ = registry.add_workspace(thesis)
+    settle(qtbot, sidebar)
+    hint = {ws.id: sidebar.model.workspace_index(ws.id).data(HINT_ROLE) for ws in (a, b, t)}
+    assert hint == {a.id: "work/Acme", b.id: "home/Acme", t.id: ""}
+    repainted: list[str] = []
+    sidebar.model.dataChanged.connect(lambda first, _last, _roles=(): repainted.append(
+        first.data(ID_ROLE)))
+    registry.rename_workspace(b.id, "Acme at home")
+    settle(qtbot, sidebar)
+    assert sidebar.model.workspace_index(a.id).data(HINT_ROLE) == ""
+    assert a.id in repainted  # the other one of the pair is drawn again, without its hint
+    registry.rename_workspace(t.id, "ACME")  # titles repeat whatever their case
+    settle(qtbot, sidebar)
+    assert sidebar.model.workspace_index(t.id).data(HINT_ROLE) == \
+        f"{Path(thesis).parent.name}/Thesis"
+    assert sidebar.model.workspace_index(a.id).data(HINT_ROLE) == "work/Acme"
+
+
+def test_a_board_cards_subtitle_is_elided_in_the_middle(qapp):
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from ui.board.cards import Card
+    from ui.board.delegate import detail_line
+
+    metrics = QFontMetrics(QFont())
+    card = Card(id="ws_1", title="Brand", parents=("Acme Holdings International",
+                                                    "Marketing Department", "Campaigns 2027"),
+                status="idea", missing=True, path="/x/Brand")
+    line = detail_line(card, metrics, metrics.horizontalAdvance("⚠ Folder missing · in Acme"))
+    assert line.startswith("⚠ Folder") and line.endswith("2027") and "…" in line
