@@ -178,6 +178,14 @@ class Operations:
             self.cairn.registry, ws_id, target, with_chats=with_chats,
             with_history=with_history, replace=replace))
 
+    async def check_bundle(self, source: Path) -> str:
+        """Check a ``.cairn`` bundle before anything is asked or written: the title of the
+        workspace it holds (refused with the import's own sentence)."""
+        from app.sharing.importing import check_bundle
+
+        title, _ = await self.run(lambda: check_bundle(source))
+        return title
+
     async def import_bundle(self, source: Path, folder: str) -> tuple[Imported, Changes]:
         """Open a ``.cairn`` bundle into *folder* as a new workspace; the registry reloads
         (one ``Reset``) once it committed."""

@@ -8,6 +8,7 @@ refusal in one sentence through the window's notice.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 from app.errors import CairnError
 from app.knowledge.status import ago
 from app.store.files import human_size
+from ui.dialogs import ask_folder, home, workspace_folder
 from ui.text import Label, message_box
 
 if TYPE_CHECKING:
@@ -162,6 +164,7 @@ class SharingFlows:
         self.ask_import_folder: Callable[[str], str | None] = self._ask_import_folder
         self.ask_restore_folder: Callable[[], str | None] = self._ask_restore_folder
         self.removed_dialog: RecentlyRemoved | None = None
+        self.start_folder = home()  # where the next file dialog opens (a workspace's folder)
 
     # ----------------------------------------------------------------- export
 
@@ -172,6 +175,7 @@ class SharingFlows:
         options = self.ask_export_options(ws.title)
         if options is None:
             return
+        self.start_folder = workspace_folder(self.registry, ws_id)
         target = self.ask_export_file(ws.title)
         if not target:
             return
@@ -207,14 +211,26 @@ class SharingFlows:
     # ----------------------------------------------------------------- import
 
     def choose_bundle(self) -> None:
+        self.start_folder = workspace_folder(self.registry, self.window.selected_workspace_id())
         source = self.ask_bundle()
         if source:
             self.import_bundle(source)
 
     def import_bundle(self, source: str) -> None:
-        folder = self.ask_import_folder(Path(source).name)
+        """Check the bundle first (a file that is no bundle is said at once), then ask
+        where it goes, then import."""
+        self.window.run_task(self._check_then_import(Path(source)))
+
+    async def _check_then_import(self, source: Path) -> None:
+        try:
+            title = await self.ops.check_bundle(source)
+        except CairnError as refused:
+            self.window.notice.say(str(refused))
+            return
+        self.start_folder = str(source.parent)
+        folder = self.ask_import_folder(f"“{title}” ({source.name})")
         if folder:
-            self.window.run_task(self._import(Path(source), folder))
+            await self._import(source, folder)
 
     async def _import(self, source: Path, folder: str) -> None:
         try:
@@ -269,9 +285,10 @@ class SharingFlows:
         return dialog.chats.isChecked(), dialog.history.isChecked()
 
     def _ask_export_file(self, title: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export workspace",
-                                              f"{title}{BUNDLE_SUFFIX}",
-                                              f"Cairn bundles (*{BUNDLE_SUFFIX})")
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Export workspace",
+            os.path.join(self.start_folder, f"{title}{BUNDLE_SUFFIX}"),
+            f"Cairn bundles (*{BUNDLE_SUFFIX})")
         return path or None
 
     def _ask_replace(self, path: str) -> bool:
@@ -282,16 +299,15 @@ class SharingFlows:
         return box.exec() == QMessageBox.StandardButton.Yes
 
     def _ask_bundle(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace", "",
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace",
+                                              self.start_folder,
                                               f"Cairn bundles (*{BUNDLE_SUFFIX})")
         return path or None
 
     def _ask_restore_folder(self) -> str | None:
-        folder = QFileDialog.getExistingDirectory(
-            self.window, "Restore into which folder? (where it is now, or another)")
-        return folder or None
+        return ask_folder(self.window, "Restore into which folder? (where it is now, or a new "
+                          "one)", home())
 
     def _ask_import_folder(self, name: str) -> str | None:
-        folder = QFileDialog.getExistingDirectory(
-            self.window, f"Import {name} into which folder? (an empty or new one)")
-        return folder or None
+        return ask_folder(self.window, f"Import {name} into which folder? (an empty or new one)",
+                          self.start_folder)

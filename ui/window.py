@@ -448,14 +448,19 @@ class MainWindow(QMainWindow):
         if self.chat_panel is not None:  # a new chat is for writing in
             self.chat_panel.composer.edit.setFocus()
 
+    def selected_workspace_id(self) -> str | None:
+        """The selected workspace, or the open chat's (None: neither)."""
+        ws_id = self._workspace_id
+        if ws_id is None and self._chat_id is not None and self.cairn is not None:
+            chat = self.cairn.registry.chat(self._chat_id)
+            ws_id = chat.workspace_id if chat is not None else None
+        return ws_id
+
     def export_selected(self) -> None:
         """File › Export workspace…: the selected workspace, or the open chat's."""
         if self.sharing is None or self.cairn is None:
             return
-        ws_id = self._workspace_id
-        if ws_id is None and self._chat_id is not None:
-            chat = self.cairn.registry.chat(self._chat_id)
-            ws_id = chat.workspace_id if chat is not None else None
+        ws_id = self.selected_workspace_id()
         if ws_id is None:
             self.notice.say("Select a workspace (or one of its chats) to export it.")
             return
@@ -556,6 +561,10 @@ class MainWindow(QMainWindow):
         self.header.setText(" › ".join(trail))
         self.setWindowTitle(f"{trail[-1]} — Cairn" if trail else "Cairn")
         if chat is not None and self.chat_panel is not None:
+            from ui.dialogs import workspace_folder  # Attach opens in the chat's folder
+
+            self.chat_panel.composer.start_folder = workspace_folder(
+                registry, ws.id if ws is not None else None, chat.folder)
             self.center_stack.setCurrentWidget(self.chat_panel)
             self.chat_panel.show_chat(chat.id)
         else:
