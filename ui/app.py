@@ -252,6 +252,7 @@ class Starter:
         # The slow things, in the background, after the window is filled in.
         self.cairn.scheduler.resume()
         self.window.run_task(self.ops.check_folders())
+        self.window.run_task(self.window.check_key())  # no key: said now, not at a failure
         if not self.headless:  # a timed start quits before it would matter
             self._warm_timer = QTimer(self.window, singleShot=True, interval=WARM_UP_AFTER_MS)
             self._warm_timer.timeout.connect(lambda: self.window.run_task(self.ops.warm_up()))
@@ -362,6 +363,7 @@ class Starter:
         dialog = SettingsDialog(self.ops, registry=cairn.registry, settings=cairn.settings,
                                 catalog=cairn.catalog, parent=self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a fresh one each time
+        dialog.finished.connect(lambda _r: self.window.run_task(self.window.check_key()))
         dialog.open()
 
     async def finish(self) -> None:

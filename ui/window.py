@@ -263,6 +263,12 @@ class MainWindow(QMainWindow):
         self.center_text.setStyleSheet("#center-text { color: palette(placeholder-text); }")
         self.notice = Notice()
         self._center_layout.insertWidget(0, self.notice)
+        self.key_notice = Notice()  # no API key yet: said at once, apart from refusals
+        self.key_notice.setObjectName("key-notice")
+        self.key_notice.setStyleSheet("#key-notice { background: palette(alternate-base);"
+                                      " border: 1px solid palette(mid); border-radius: 6px; }")
+        self.key_notice.setAccessibleName("API key")
+        self._center_layout.insertWidget(0, self.key_notice)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.center_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
         if isinstance(self.panel, QLabel):
@@ -403,6 +409,24 @@ class MainWindow(QMainWindow):
 
     def _say(self, sentence: str) -> None:
         self.notice.say(sentence)
+
+    async def check_key(self) -> None:
+        """No key yet (or a keychain that cannot keep one): say so at once, with a way to
+        add it, before the first message fails.  The keychain is asked off the GUI thread."""
+        if self.ops is None or self.cairn is None:
+            return
+        from app.store.settings import no_key_sentence
+
+        settings = self.cairn.settings
+        key, _ = await self.ops.run(settings.api_key)
+        if key:
+            self.key_notice.hide()
+            return
+        problem = settings.keychain_problem
+        self.key_notice.say(no_key_sentence(problem) if problem else (
+            "No API key yet: add your Anthropic API key to start chatting (it is kept in your "
+            "system keychain), or set ANTHROPIC_API_KEY."))
+        self.key_notice.offer("Add your API key…", self.sig_settings_requested.emit)
 
     # ----------------------------------------------------------------- actions
 

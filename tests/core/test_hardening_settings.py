@@ -173,8 +173,25 @@ async def test_a_turn_without_a_keychain_says_why_and_what_to_do(online, workspa
     chat = online.registry.new_chat(folder=workspace.path)
     result = await online.engine.send(chat.id, "Hello")
     assert result.status == "failed"
+    linux = ", or install and unlock GNOME Keyring or KWallet" if sys.platform.startswith(
+        "linux") else ""
     assert result.error == (f"No API key: {UNAVAILABLE}. Set ANTHROPIC_API_KEY to give Cairn "
-                            "your key.")
+                            f"your key{linux}.")
+
+
+async def test_a_keychain_that_keeps_nothing_points_the_chat_to_the_environment(online,
+                                                                                 workspace):
+    """Issue 20, item 18: on Linux without a keychain service, keyring answers "no key"
+    forever; the chat's sentence points to ANTHROPIC_API_KEY, as Settings does."""
+    from app.store.settings import _UNREAD
+
+    keyring.set_keyring(null.Keyring())
+    online.settings._keychain = _UNREAD
+    chat = online.registry.new_chat(folder=workspace.path)
+    result = await online.engine.send(chat.id, "Hello")
+    assert result.status == "failed"
+    assert result.error.startswith("No API key: no usable system keychain was found. Set "
+                                   "ANTHROPIC_API_KEY to give Cairn your key")
 
 
 def test_an_unknown_keyring_backend_is_one_sentence(isolated, tmp_path):
