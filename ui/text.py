@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
+from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton, QWidget
 
 
 def make_plain(label: QLabel) -> QLabel:
@@ -92,7 +92,8 @@ def confirm(icon: QMessageBox.Icon, title: str, text: str, action: str, *,
     box.setAccessibleName(title)
     go = box.addButton(action, role)
     go.setAccessibleName(action)
-    default = go if action_is_default else box.button(QMessageBox.StandardButton.Cancel)
+    cancel = box.button(QMessageBox.StandardButton.Cancel)
+    default = go if action_is_default or not isinstance(cancel, QPushButton) else cancel
     box.setDefaultButton(default)
     default.setFocus()  # the focus ring and the default frame on the same button
     bold = default.font()

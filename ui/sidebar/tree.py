@@ -152,7 +152,7 @@ class SidebarTree(QTreeView):
         where = self.visualRect(index).bottomLeft() if index.isValid() else QPoint(8, 8)
         self.sig_menu_requested.emit(index, self.viewport().mapToGlobal(where))
 
-    def currentChanged(self, current: QModelIndex, previous: QModelIndex) -> None:
+    def currentChanged(self, current: Index, previous: Index) -> None:
         super().currentChanged(current, previous)
         self.sig_current_moved.emit()
 
