@@ -296,7 +296,9 @@ def test_a_folder_status_change_keeps_readers_out_until_every_listener_heard_it(
     assert readers_got_in == [False, False]
 
 
-def test_move_to_folder_adds_regroups_and_removes(registry, seen, folders, tmp_path):
+def test_move_to_folder_keeps_the_workspace_and_re_reads_the_tree(registry, seen, folders):
+    """Issue 20, item 13: the same workspace (its id, place, chats) at its new folder, said
+    as a removal at the old place and an addition at the new one (never a Reset)."""
     a, old, b = folders("a", "Thesis", "b")
     registry.add_workspace(a)
     ws, _ = registry.add_workspace(old)
@@ -307,12 +309,16 @@ def test_move_to_folder_adds_regroups_and_removes(registry, seen, folders, tmp_p
     registry.refresh_status()
     taken(seen)
     (target,) = folders("Moved/Thesis")
-    fresh = registry.move_to_folder(ws.id, target)
+    moved = registry.move_to_folder(ws.id, target)
     assert taken(seen) == [
-        WorkspaceAdded(fresh.id, None, 0, fresh),
-        ChatsRegrouped(ids=(second.id, first.id), to=fresh.id, rows=(0, 1)),
-        WorkspaceRemoved(ws.id, None, 1),
+        ChatsRegrouped(ids=(second.id, first.id), to=None, rows=(0, 1)),
+        WorkspaceRemoved(ws.id, None, 0),
+        WorkspaceAdded(ws.id, None, 0, moved),
+        ChatsRegrouped(ids=(second.id, first.id), to=ws.id, rows=(0, 1)),
     ]
+    assert (moved.id, moved.path, moved.title, moved.status) == (ws.id, target, "Thesis", "ok")
+    assert [w.id for w in registry.workspaces()][0] == ws.id
+    assert [c.id for c in registry.chats_of(ws.id)] == [second.id, first.id]
 
 
 def test_move_to_folder_into_a_parent_of_other_workspaces(registry, seen, folders):
@@ -323,12 +329,13 @@ def test_move_to_folder_into_a_parent_of_other_workspaces(registry, seen, folder
     shutil.rmtree(old)
     registry.refresh_status()
     taken(seen)
-    fresh = registry.move_to_folder(ws.id, str(Path(inner).parent))
+    moved = registry.move_to_folder(ws.id, str(Path(inner).parent))
     assert taken(seen) == [
-        WorkspaceAdded(fresh.id, None, 2, fresh),
-        WorkspaceMoved(w_inner.id, None, fresh.id, 0, 1),
         WorkspaceRemoved(ws.id, None, 2),
+        WorkspaceAdded(ws.id, None, 2, moved),
+        WorkspaceMoved(w_inner.id, None, ws.id, 0, 1),
     ]
+    assert moved.id == ws.id and registry.parent_of(w_inner.id) == ws.id
 
 
 # ================================================================= chats

@@ -319,7 +319,8 @@ def test_changes_from_another_process_are_picked_up_by_the_next_write(open_regis
     assert (found.id, created) == (wa.id, False)  # never two workspaces for one folder
 
 
-def test_move_to_folder_takes_over_a_missing_workspace(registry, open_registry, folders):
+def test_move_to_folder_keeps_the_workspace_at_its_new_folder(registry, open_registry, folders):
+    """Issue 20, item 13: the same workspace, id included, at its new folder."""
     a, old, b = folders("a", "Thesis", "b")
     registry.add_workspace(a)
     ws, _ = registry.add_workspace(old)
@@ -338,16 +339,18 @@ def test_move_to_folder_takes_over_a_missing_workspace(registry, open_registry, 
         registry.move_to_folder(ws.id, "rel")
     order_before = ids(registry)
     moved = registry.move_to_folder(ws.id, old.replace("Thesis", "Thesis-moved"))
-    assert moved.id != ws.id and registry.workspace(ws.id) is None
+    assert moved.id == ws.id and registry.workspace(ws.id).path == old.replace("Thesis",
+                                                                               "Thesis-moved")
     assert (moved.title, moved.description, moved.instructions, moved.build_status) == (
         "My thesis", "PhD", "Cite sources.", "building")
-    assert ids(registry) == [moved.id if i == ws.id else i for i in order_before]
+    assert ids(registry) == order_before
     assert [c.id for c in registry.chats_of(moved.id)] == [second.id, first.id]
     assert registry.chat(first.id).folder == old  # the recorded folder is never rewritten
     registry.close()
     again = open_registry()
     assert ids(again) == ids(registry)
     assert [c.id for c in again.chats_of(moved.id)] == [second.id, first.id]
+    assert again.workspace(ws.id).path == moved.path and again.workspace(ws.id).status == "ok"
 
 
 def test_path_fuzzing_never_crashes_the_registry(registry, folders):

@@ -122,7 +122,8 @@ def test_move_to_folder_keeps_the_moved_workspace_open_and_highlighted(opened, f
     sidebar.handlers.move_to_folder(ws.id)
     wait_for(lambda: any(w.path == str(new.resolve()) for w in window.cairn.registry.workspaces()))
     moved = next(w for w in window.cairn.registry.workspaces() if w.path == str(new.resolve()))
-    wait_for(lambda: agree(window) and shown_id(window) == moved.id)
+    assert moved.id == ws.id  # the same workspace, at its new folder (issue 20, item 13)
+    wait_for(lambda: agree(window) and shown_id(window) == ws.id)
 
 
 def test_clearing_the_filter_keeps_the_highlight_on_what_was_opened_under_it(opened, folders):

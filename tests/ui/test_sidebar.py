@@ -725,9 +725,10 @@ def test_new_chat_description_status_and_move_to_folder(qtbot, sidebar, registry
     settle(qtbot, sidebar)
     trigger(sidebar.context_menu(sidebar.model.workspace_index(ws_id)), "Move to folder…")
     settle(qtbot, sidebar)
-    fresh = registry.workspace_for_folder(moved_to)
-    assert fresh is not None and fresh.title == "Acme Inc" and sidebar.current_id() == fresh.id
-    assert registry.workspace(ws_id) is None and sidebar.model.workspace(ws_id) is None
+    moved = registry.workspace_for_folder(moved_to)
+    assert moved is not None and moved.id == ws_id and moved.title == "Acme Inc"
+    assert sidebar.current_id() == ws_id and sidebar.model.workspace(ws_id).path == moved_to
+    assert not sidebar.model.workspace_index(ws_id).data(MISSING_ROLE)
 
 
 def test_a_refusal_shows_the_core_sentence(qtbot, sidebar, registry, acme):

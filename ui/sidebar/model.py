@@ -437,6 +437,9 @@ class SidebarModel(QAbstractItemModel):
     def _fetch(self, place: str) -> bool:
         rows = self._rows
         if rows.lists.get(place) is not None:
+            # (Wanted, then read another way: a workspace removed and added again with its
+            # id, by Move to folder… or Restore, comes back with its list read and empty.)
+            self._wanted.discard(place)
             return True
         if place not in rows.ws and place not in CHAT_SECTIONS:
             self._wanted.discard(place)

@@ -306,11 +306,15 @@ class Registry(RecentlyRemoved, FirstStart):
             events.extend(self._reshape(order, moved=ws_id).events())
 
     def move_to_folder(self, ws_id: str, path: str) -> Workspace:
-        """"Move to folder…" for a workspace whose folder is gone.
+        """"Move to folder…" for a workspace whose folder is gone: the same workspace (its
+        id, title, description, instructions, build status, place in the list, chats,
+        knowledge and files) now at *path*.
 
-        A new workspace at *path* takes over the old one's title, description, instructions,
-        build status, place in the list, chats, knowledge and files; the old entry is removed.  The old stored
-        path is never rewritten: the new entry has its own identity.
+        Cairn never rewrites a stored path by itself (a folder gone stays missing); this is
+        the person saying where it went.  The tree may change shape around it (the new
+        folder may sit inside another workspace, or hold some), so the events say it as a
+        removal at the old place and an addition at the new one, of the same workspace, its
+        chats leaving and joining it again.
         """
         folder = paths.resolve_folder(path)
         with self._changing() as events:
@@ -324,27 +328,25 @@ class Registry(RecentlyRemoved, FirstStart):
                     raise Refused(f"cannot move workspace '{old.title}' to "
                                   f"'{paths.shown(folder.canonical)}': that folder is already "
                                   f"the workspace '{taken.title}'")
-                position = conn.execute("SELECT position FROM display_order WHERE workspace_id = ?",
-                                        (ws_id,)).fetchone()[0]
-                conn.execute("DELETE FROM display_order WHERE workspace_id = ?", (ws_id,))
-                fresh = self._insert_workspace(
-                    conn, folder, at_end=True, title=old.title, description=old.description,
-                    instructions=old.instructions, build_status=old.build_status)
-                conn.execute("UPDATE display_order SET position = ? WHERE workspace_id = ?",
-                             (position, fresh.id))  # takes over the old one's place
-                for table, column in (("membership", "workspace_id"), ("knowledge", "owner"),
-                                      ("knowledge_version", "owner"),
-                                      ("knowledge_status", "owner"),
-                                      ("knowledge_file", "workspace_id")):
-                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",
-                                 (fresh.id, ws_id))  # chats, knowledge and files go along
-                conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))
-            members = self._members[ws_id]
-            order = [fresh.id if i == ws_id else i for i in self._order]
-            change = self._reshape(order, added=fresh, removed=ws_id)
-            regrouped = self._regroup(members, fresh.id)
+                now = utc_now()
+                conn.execute("UPDATE workspace SET path = ?, path_key = ?, updated_at = ?"
+                             " WHERE id = ?", (folder.canonical, folder.key, now, ws_id))
+            moved = replace(old, path=folder.canonical, key=folder.key, updated_at=now,
+                            status=OK, identity=folder.identity)
+            order = list(self._order)
+            members = list(self._members[ws_id])
+            # Out at the old place, as a removal says it ...
+            regrouped = self._regroup(members, None)
+            change = self._reshape([i for i in order if i != ws_id], removed=ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
-        return fresh
+            # ... and in at the new one, in the same place in the list, as a restore says it.
+            for chat_id in members:
+                if self._chats[chat_id].archived_at is None:
+                    self._ungrouped.remove(chat_id)
+            change = self._reshape(order, added=moved)
+            regrouped = self._regroup(members, ws_id)
+            events.extend(change.events(between=[regrouped] if regrouped else []))
+        return moved
 
     def remove_workspace(self, ws_id: str) -> bool:
         """Take the entry off the list: the folder is untouched and its chats become Ungrouped.
