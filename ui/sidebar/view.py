@@ -262,10 +262,6 @@ class Sidebar(QWidget):
         self._wish = (kind, item_id, True)
         self._fulfil_wish()
 
-    def opened(self) -> tuple[str, str] | None:
-        """(kind, id) of what the sidebar last opened or was told is open."""
-        return self._opened
-
     def current_id(self) -> str | None:
         """The id of the selected workspace or chat, if any."""
         index = self.tree.currentIndex()
