@@ -171,8 +171,10 @@ class Operations:
         """Recently removed (a storage read): most recently removed first."""
         return await self.read(self.cairn.registry.removed_workspaces)
 
-    async def restore_workspace(self, ws_id: str) -> tuple[Workspace, Changes]:
-        return await self.run(lambda: self.cairn.registry.restore_workspace(ws_id))
+    async def restore_workspace(self, ws_id: str, *, into: str | None = None
+                                ) -> tuple[Workspace, Changes]:
+        """Restore a removed workspace at its folder, or *into* another one."""
+        return await self.run(lambda: self.cairn.registry.restore_workspace(ws_id, into=into))
 
     async def export_workspace(self, ws_id: str, target: Path, *, with_chats: bool = False,
                                with_history: bool = False, replace: bool = False
@@ -184,6 +186,14 @@ class Operations:
         return await self.run(lambda: export_workspace(
             self.cairn.registry, ws_id, target, with_chats=with_chats,
             with_history=with_history, replace=replace))
+
+    async def check_bundle(self, source: Path) -> str:
+        """Check a ``.cairn`` bundle before anything is asked or written: the title of the
+        workspace it holds (refused with the import's own sentence)."""
+        from app.sharing.importing import check_bundle
+
+        title, _ = await self.run(lambda: check_bundle(source))
+        return title
 
     async def import_bundle(self, source: Path, folder: str) -> tuple[Imported, Changes]:
         """Open a ``.cairn`` bundle into *folder* as a new workspace; the registry reloads

@@ -262,6 +262,7 @@ class Starter:
         QTimer.singleShot(LOAD_AFTER_MS, self._start_loading)  # (a window not shown: anyway)
         self.cairn.scheduler.resume()
         self.window.run_task(self.ops.check_folders())
+        self.window.run_task(self.window.check_key())  # no key: said now, not at a failure
         if not self.headless:  # a timed start quits before it would matter
             self._warm_timer = QTimer(self.window, singleShot=True, interval=WARM_UP_AFTER_MS)
             self._warm_timer.timeout.connect(lambda: self.window.run_task(self.ops.warm_up()))
@@ -387,6 +388,7 @@ class Starter:
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a fresh one each time
         if self.window.bridge is not None:
             self.window.bridge.sig_setting_changed.connect(dialog.changed_elsewhere)
+        dialog.finished.connect(lambda _r: self.window.run_task(self.window.check_key()))
         dialog.open()
 
     async def finish(self) -> None:

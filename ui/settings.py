@@ -72,18 +72,9 @@ def model_label(info: ModelInfo) -> str:
 def keychain_problem() -> str | None:
     """Why the system keychain cannot keep a key (its backend is keyring's fail or null
     backend, or cannot be loaded), or None.  On the writer thread: loading it is slow."""
-    try:
-        import keyring
-        from keyring.backends import chainer, fail, null
+    from app.store.settings import unusable_keychain  # one rule, with the chat's sentence
 
-        backend = keyring.get_keyring()
-    except Exception as error:  # noqa: BLE001 - a third-party backend may raise anything
-        return f"the keychain could not be loaded ({type(error).__name__})"
-    if isinstance(backend, (fail.Keyring, null.Keyring)):
-        return "no usable system keychain was found"
-    if isinstance(backend, chainer.ChainerBackend) and not backend.backends:
-        return "no usable system keychain was found"
-    return None
+    return unusable_keychain()
 
 
 def _local_time(stamp: str | None) -> str:

@@ -8,6 +8,7 @@ refusal in one sentence through the window's notice.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 from app.errors import CairnError
 from app.knowledge.status import ago
 from app.store.files import human_size
+from ui.dialogs import ask_folder, home, workspace_folder
 from ui.text import Label, message_box
 
 if TYPE_CHECKING:
@@ -67,6 +69,7 @@ class RecentlyRemoved(QDialog):
     """Workspaces removed in the last 30 days; Restore brings one back at its folder."""
 
     sig_restore = Signal(str)  # workspace id
+    sig_restore_into = Signal(str)  # workspace id: the person is asked for another folder
 
     def __init__(self, removed: list[RemovedWorkspace], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,12 +82,20 @@ class RecentlyRemoved(QDialog):
         intro.setWordWrap(True)
         self.list = QListWidget()
         self.list.setAccessibleName("Recently removed workspaces")
+        self._missing: set[str] = set()
         for ws in removed:
+            where = f"{ws.path} (folder missing)" if ws.folder_missing else ws.path
             item = QListWidgetItem(
-                f"{ws.title}\n{ws.path}\nremoved {ago(ws.removed_at)} · {len(ws.chats)} "
+                f"{ws.title}\n{where}\nremoved {ago(ws.removed_at)} · {len(ws.chats)} "
                 f"chat{'s' if len(ws.chats) != 1 else ''} · {ws.files} "
                 f"file{'s' if ws.files != 1 else ''}")
             item.setData(Qt.ItemDataRole.UserRole, ws.id)
+            if ws.folder_missing:
+                self._missing.add(ws.id)
+                item.setIcon(self.style().standardIcon(
+                    self.style().StandardPixmap.SP_MessageBoxWarning))
+                item.setToolTip(f"The folder {ws.path} is missing: restore it into another "
+                                "folder.")
             self.list.addItem(item)
         if removed:
             self.list.setCurrentRow(0)
@@ -98,9 +109,15 @@ class RecentlyRemoved(QDialog):
         self.restore.setAccessibleName("Restore")
         self.restore.setEnabled(bool(removed))
         self.restore.clicked.connect(self._restore)
+        self.restore_into = QPushButton("Restore into another folder…")
+        self.restore_into.setAccessibleName("Restore into another folder")
+        self.restore_into.clicked.connect(self._restore_into)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
+        close.addButton(self.restore_into, QDialogButtonBox.ButtonRole.ActionRole)
         close.addButton(self.restore, QDialogButtonBox.ButtonRole.ActionRole)
+        self.list.currentItemChanged.connect(lambda _now, _before: self._update_buttons())
+        self._update_buttons()
         for widget in (intro, self.list, self.empty, self.problem, close):
             layout.addWidget(widget)
 
@@ -109,12 +126,27 @@ class RecentlyRemoved(QDialog):
         if item is not None:
             self.sig_restore.emit(str(item.data(Qt.ItemDataRole.UserRole)))
 
+    def _restore_into(self) -> None:
+        item = self.list.currentItem()
+        if item is not None:
+            self.sig_restore_into.emit(str(item.data(Qt.ItemDataRole.UserRole)))
+
+    def _update_buttons(self) -> None:
+        """Restore where it was only while that folder is there; elsewhere, always."""
+        item = self.list.currentItem()
+        ws_id = str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+        self.restore.setEnabled(ws_id is not None and ws_id not in self._missing)
+        self.restore_into.setEnabled(ws_id is not None)
+        self.problem.setText(
+            "Its folder is missing: choose where it is now (or another folder) with "
+            "“Restore into another folder…”." if ws_id in self._missing else "")
+
     def restored(self, ws_id: str) -> None:
         for row in range(self.list.count()):
             if self.list.item(row).data(Qt.ItemDataRole.UserRole) == ws_id:
                 self.list.takeItem(row)
                 break
-        self.restore.setEnabled(self.list.count() > 0)
+        self._update_buttons()
         self.empty.setVisible(self.list.count() == 0)
 
 
@@ -130,7 +162,9 @@ class SharingFlows:
         self.ask_replace: Callable[[str], bool] = self._ask_replace
         self.ask_bundle: Callable[[], str | None] = self._ask_bundle
         self.ask_import_folder: Callable[[str], str | None] = self._ask_import_folder
+        self.ask_restore_folder: Callable[[], str | None] = self._ask_restore_folder
         self.removed_dialog: RecentlyRemoved | None = None
+        self.start_folder = home()  # where the next file dialog opens (a workspace's folder)
 
     # ----------------------------------------------------------------- export
 
@@ -141,6 +175,7 @@ class SharingFlows:
         options = self.ask_export_options(ws.title)
         if options is None:
             return
+        self.start_folder = workspace_folder(self.registry, ws_id)
         target = self.ask_export_file(ws.title)
         if not target:
             return
@@ -176,14 +211,26 @@ class SharingFlows:
     # ----------------------------------------------------------------- import
 
     def choose_bundle(self) -> None:
+        self.start_folder = workspace_folder(self.registry, self.window.selected_workspace_id())
         source = self.ask_bundle()
         if source:
             self.import_bundle(source)
 
     def import_bundle(self, source: str) -> None:
-        folder = self.ask_import_folder(Path(source).name)
+        """Check the bundle first (a file that is no bundle is said at once), then ask
+        where it goes, then import."""
+        self.window.run_task(self._check_then_import(Path(source)))
+
+    async def _check_then_import(self, source: Path) -> None:
+        try:
+            title = await self.ops.check_bundle(source)
+        except CairnError as refused:
+            self.window.notice.say(str(refused))
+            return
+        self.start_folder = str(source.parent)
+        folder = self.ask_import_folder(f"“{title}” ({source.name})")
         if folder:
-            self.window.run_task(self._import(Path(source), folder))
+            await self._import(source, folder)
 
     async def _import(self, source: Path, folder: str) -> None:
         try:
@@ -234,13 +281,19 @@ class SharingFlows:
         dialog = RecentlyRemoved(removed, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.sig_restore.connect(lambda ws_id: self.window.run_task(self._restore(ws_id)))
+        dialog.sig_restore_into.connect(self._restore_elsewhere)
         self.removed_dialog = dialog
         dialog.open()
 
-    async def _restore(self, ws_id: str) -> None:
+    def _restore_elsewhere(self, ws_id: str) -> None:
+        folder = self.ask_restore_folder()
+        if folder:
+            self.window.run_task(self._restore(ws_id, into=folder))
+
+    async def _restore(self, ws_id: str, into: str | None = None) -> None:
         dialog = self.removed_dialog
         try:
-            ws, _ = await self.ops.restore_workspace(ws_id)
+            ws, _ = await self.ops.restore_workspace(ws_id, into=into)
         except CairnError as refused:
             if dialog is not None:
                 dialog.problem.setText(str(refused))
@@ -259,9 +312,10 @@ class SharingFlows:
         return dialog.chats.isChecked(), dialog.history.isChecked()
 
     def _ask_export_file(self, title: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export workspace",
-                                              f"{title}{BUNDLE_SUFFIX}",
-                                              f"Cairn bundles (*{BUNDLE_SUFFIX})")
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Export workspace",
+            os.path.join(self.start_folder, f"{title}{BUNDLE_SUFFIX}"),
+            f"Cairn bundles (*{BUNDLE_SUFFIX})")
         return path or None
 
     def _ask_replace(self, path: str) -> bool:
@@ -272,11 +326,15 @@ class SharingFlows:
         return box.exec() == QMessageBox.StandardButton.Yes
 
     def _ask_bundle(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace", "",
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace",
+                                              self.start_folder,
                                               f"Cairn bundles (*{BUNDLE_SUFFIX})")
         return path or None
 
+    def _ask_restore_folder(self) -> str | None:
+        return ask_folder(self.window, "Restore into which folder? (where it is now, or a new "
+                          "one)", home())
+
     def _ask_import_folder(self, name: str) -> str | None:
-        folder = QFileDialog.getExistingDirectory(
-            self.window, f"Import {name} into which folder? (an empty or new one)")
-        return folder or None
+        return ask_folder(self.window, f"Import {name} into which folder? (an empty or new one)",
+                          self.start_folder)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 import re
 
-from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
+from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton, QWidget
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -93,14 +93,21 @@ def message_box(icon: QMessageBox.Icon, title: str, text: str, *, informative: s
 
 def confirm(icon: QMessageBox.Icon, title: str, text: str, action: str, *,
             informative: str = "", role: QMessageBox.ButtonRole = QMessageBox.ButtonRole.AcceptRole,
-            parent: QWidget | None = None) -> bool:
-    """Ask before *action* (a button named so, beside Cancel, which is the default):
-    whether the person chose it.  Texts are plain text, as in :func:`message_box`."""
+            parent: QWidget | None = None, action_is_default: bool = False) -> bool:
+    """Ask before *action* (a button named so, beside Cancel): whether the person chose it.
+    Enter takes the default button: Cancel, or *action* when it is easily undone
+    (*action_is_default*, e.g. Archive).  Texts are plain text, as in :func:`message_box`."""
     box = message_box(icon, title, text, informative=informative,
                       buttons=QMessageBox.StandardButton.Cancel, parent=parent)
     box.setAccessibleName(title)
     go = box.addButton(action, role)
     go.setAccessibleName(action)
-    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    cancel = box.button(QMessageBox.StandardButton.Cancel)
+    default = go if action_is_default or not isinstance(cancel, QPushButton) else cancel
+    box.setDefaultButton(default)
+    default.setFocus()  # the focus ring and the default frame on the same button
+    bold = default.font()
+    bold.setBold(True)  # the style's default frame is faint: the button Enter takes shows
+    default.setFont(bold)
     box.exec()
     return box.clickedButton() is go

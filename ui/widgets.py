@@ -8,6 +8,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
+    QPushButton,
     QSizePolicy,
     QToolButton,
     QWidget,
@@ -16,6 +17,8 @@ from PySide6.QtWidgets import (
 from ui.text import Label, sentence, tip
 
 if TYPE_CHECKING:  # (imported where used: see ui/window.py on the first paint)
+    from collections.abc import Callable
+
     from PySide6.QtCore import Qt
 
 
@@ -40,11 +43,25 @@ class Notice(QFrame):
         close.setAccessibleName("Dismiss")
         close.setAutoRaise(True)
         close.clicked.connect(self.hide)
+        # What the sentence asks the person to do, when there is one ("Add your API key…").
+        self.action = QPushButton()
+        self.action.hide()
+        self._do: Callable[[], object] | None = None
+        self.action.clicked.connect(lambda _checked=False: self._do() if self._do else None)
         layout.addWidget(self.label, 1)
+        layout.addWidget(self.action, 0, Qt.AlignmentFlag.AlignVCenter)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.hide()
 
+    def offer(self, text: str, do: Callable[[], object]) -> None:
+        """A button beside the sentence that does what it says (until the next ``say``)."""
+        self.action.setText(text)
+        self.action.setAccessibleName(text.rstrip("…"))
+        self._do = do
+        self.action.show()
+
     def say(self, text: str) -> None:
+        self.action.hide()
         text = sentence(text)
         self.label.setText(text)
         self.label.setAccessibleDescription(text)

@@ -264,6 +264,12 @@ class MainWindow(QMainWindow):
         self.center_text.setStyleSheet("#center-text { color: palette(placeholder-text); }")
         self.notice = Notice()
         self._center_layout.insertWidget(0, self.notice)
+        self.key_notice = Notice()  # no API key yet: said at once, apart from refusals
+        self.key_notice.setObjectName("key-notice")
+        self.key_notice.setStyleSheet("#key-notice { background: palette(alternate-base);"
+                                      " border: 1px solid palette(mid); border-radius: 6px; }")
+        self.key_notice.setAccessibleName("API key")
+        self._center_layout.insertWidget(0, self.key_notice)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.center_text.setAlignment(Qt.AlignmentFlag.AlignCenter)
         if isinstance(self.panel, QLabel):
@@ -415,6 +421,24 @@ class MainWindow(QMainWindow):
     def _say(self, sentence: str) -> None:
         self.notice.say(sentence)
 
+    async def check_key(self) -> None:
+        """No key yet (or a keychain that cannot keep one): say so at once, with a way to
+        add it, before the first message fails.  The keychain is asked off the GUI thread."""
+        if self.ops is None or self.cairn is None:
+            return
+        from app.store.settings import no_key_sentence
+
+        settings = self.cairn.settings
+        key, _ = await self.ops.run(settings.api_key)
+        if key:
+            self.key_notice.hide()
+            return
+        problem = settings.keychain_problem
+        self.key_notice.say(no_key_sentence(problem) if problem else (
+            "No API key yet: add your Anthropic API key to start chatting (it is kept in your "
+            "system keychain), or set ANTHROPIC_API_KEY."))
+        self.key_notice.offer("Add your API key…", self.sig_settings_requested.emit)
+
     # ----------------------------------------------------------------- actions
 
     async def open_folder(self, path: str) -> str | None:
@@ -459,14 +483,19 @@ class MainWindow(QMainWindow):
         if self.chat_panel is not None:  # a new chat is for writing in
             self.chat_panel.composer.edit.setFocus()
 
+    def selected_workspace_id(self) -> str | None:
+        """The selected workspace, or the open chat's (None: neither)."""
+        ws_id = self._workspace_id
+        if ws_id is None and self._chat_id is not None and self.cairn is not None:
+            chat = self.cairn.registry.chat(self._chat_id)
+            ws_id = chat.workspace_id if chat is not None else None
+        return ws_id
+
     def export_selected(self) -> None:
         """File › Export workspace…: the selected workspace, or the open chat's."""
         if self.sharing is None or self.cairn is None:
             return
-        ws_id = self._workspace_id
-        if ws_id is None and self._chat_id is not None:
-            chat = self.cairn.registry.chat(self._chat_id)
-            ws_id = chat.workspace_id if chat is not None else None
+        ws_id = self.selected_workspace_id()
         if ws_id is None:
             self.notice.say("Select a workspace (or one of its chats) to export it.")
             return
@@ -567,6 +596,10 @@ class MainWindow(QMainWindow):
         self.header.setText(" › ".join(trail))
         self.setWindowTitle(f"{trail[-1]} — Cairn" if trail else "Cairn")
         if chat is not None and self.chat_panel is not None:
+            from ui.dialogs import workspace_folder  # Attach opens in the chat's folder
+
+            self.chat_panel.composer.start_folder = workspace_folder(
+                registry, ws.id if ws is not None else None, chat.folder)
             self.center_stack.setCurrentWidget(self.chat_panel)
             self.chat_panel.show_chat(chat.id)
         else:

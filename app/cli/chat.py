@@ -12,7 +12,7 @@ from app.base.paths import shown
 from app.cli.conversation import whole_number
 from app.cli.output import Commands, JsonFlag, Out, check_title, text_of
 from app.errors import Refused
-from app.records import Chat
+from app.records import Chat, Workspace
 
 if TYPE_CHECKING:
     from app.store.messages import Message
@@ -51,6 +51,23 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
     action = args.action
     if action == "list":
         listing = registry.chat_listing()
+        tree = registry.tree()
+        chats_of = {ws.id: chats for ws, chats in listing.workspaces}
+        # As the sidebar shows them: each workspace with its folders nested under it, in
+        # display order (the JSON lists them depth first, each with its parent).
+        nested: list[tuple[int, Workspace, str | None]] = []
+
+        def walk(parent: str | None, depth: int) -> None:
+            for ws in tree.get(parent, []):
+                nested.append((depth, ws, parent))
+                walk(ws.id, depth + 1)
+
+        walk(None, 0)
+        data = listing.to_json()
+        data["workspaces"] = [
+            {"id": ws.id, "title": ws.title, "parent": parent, "depth": depth,
+             "chats": [c.to_json() for c in chats_of.get(ws.id, [])]}
+            for depth, ws, parent in nested]
 
         def text() -> str:
             lines: list[str] = []
@@ -58,9 +75,15 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
                 lines.append("PINNED")
                 lines += [_chat_line(c) for c in listing.pinned]
             lines.append("WORKSPACES")
-            for ws, chats in listing.workspaces:
-                lines.append(f"  {shown(ws.title)}  ({ws.id})")
-                lines += [_chat_line(c, "    ") for c in chats]
+
+            def branch(parent: str | None, depth: int) -> None:
+                indent = "  " * (depth + 1)
+                for ws in tree.get(parent, []):
+                    lines.append(f"{indent}{shown(ws.title)}  ({ws.id})")
+                    branch(ws.id, depth + 1)  # its folders first, as the sidebar shows them
+                    lines.extend(_chat_line(c, indent + "  ") for c in chats_of.get(ws.id, []))
+
+            branch(None, 0)
             if listing.ungrouped:
                 lines.append("UNGROUPED")
                 lines += [_chat_line(c) for c in listing.ungrouped]
@@ -69,7 +92,7 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
                 lines += [_chat_line(c) for c in listing.archived]
             return "\n".join(lines)
 
-        out.emit(listing.to_json(), text)
+        out.emit(data, text)
         return 0
     chat: Chat
     if action == "new":

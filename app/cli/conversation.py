@@ -536,7 +536,7 @@ def _report_rebuild(report: Report, stderr: TextIO) -> None:
 
 def _settings(cairn: Cairn, args: argparse.Namespace,
               emit: Emit) -> int:
-    from app.store.settings import DEFAULTS
+    from app.store.settings import DEFAULTS, LABELS
 
     if args.action == "set":
         if args.name not in DEFAULTS:
@@ -549,13 +549,13 @@ def _settings(cairn: Cairn, args: argparse.Namespace,
             choices = {"on": True, "true": True, "yes": True, "1": True,
                        "off": False, "false": False, "no": False, "0": False}
             if raw.lower() not in choices:
-                raise Refused(f"cannot change setting '{args.name}': say on or off, not "
+                raise Refused(f"cannot change setting '{LABELS[args.name]}': say on or off, not "
                               f"'{shown(raw[:80])}'")
             value = choices[raw.lower()]
         elif kind is int:
             # isdigit() alone takes "²" and "٣", which int() refuses or reads as another number.
             if not (raw.isascii() and raw.isdigit()):
-                raise Refused(f"cannot change setting '{args.name}': '{shown(raw[:80])}' is not "
+                raise Refused(f"cannot change setting '{LABELS[args.name]}': '{shown(raw[:80])}' is not "
                               "a whole number of 0 or more")
             digits = raw.lstrip("0") or "0"
             value = int(digits) if len(digits) <= 12 else 10**12  # out of range either way

@@ -55,6 +55,8 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
                    help="a hidden or secret-looking path Claude may read (repeatable)")
     p = json_flag(ws_cmds.add_parser("restore", help="bring a recently removed workspace back"))
     p.add_argument("id", metavar="ID")
+    p.add_argument("--into", metavar="PATH", default=None,
+                   help="restore it into another folder (its own moved or is gone)")
 
 
 def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
@@ -82,7 +84,8 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
     elif action == "show":
         ws = registry.get_workspace(args.id)
     elif action == "rename":
-        check_title(args.title, f"cannot rename workspace '{shown(args.id)}'")
+        named = registry.get_workspace(args.id, verb="rename").title
+        check_title(args.title, f"cannot rename workspace '{shown(named)}'")
         ws = registry.rename_workspace(args.id, args.title)
     elif action == "set":
         # The texts as the window's editor saves them (with nothing expected: on top).
@@ -112,13 +115,15 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
             if not removed_list:
                 return "No recently removed workspaces."
             return "\n".join(
-                f"{r.id}  {shown(r.title)}  {shown(r.path)}  removed {r.removed_at[:10]}, "
-                f"purged after {r.purge_after[:10]}" for r in removed_list)
+                f"{r.id}  {shown(r.title)}  {shown(r.path)}"
+                f"{'  (folder missing: restore with --into PATH)' if r.folder_missing else ''}"
+                f"  removed {r.removed_at[:10]}, purged after {r.purge_after[:10]}"
+                for r in removed_list)
 
         out.emit([r.to_json() for r in removed_list], listing)
         return 0
     elif action == "restore":
-        ws = registry.restore_workspace(args.id)
+        ws = registry.restore_workspace(args.id, into=args.into)
     else:  # pragma: no cover - argparse guards the choices
         raise AssertionError(action)
     parent = registry.parent_of(ws.id)

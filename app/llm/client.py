@@ -98,12 +98,9 @@ def make_client(settings: Settings, *, key: str | None = None,
     (Settings' Test tries what was typed, storing nothing)."""
     key = key or settings.api_key()
     if not key:
-        if settings.keychain_problem:
-            raise ModelError(f"No API key: {settings.keychain_problem}. Set ANTHROPIC_API_KEY "
-                             "to give Cairn your key.", kind="no-key")
-        raise ModelError(
-            "No API key is set. Add your Anthropic API key in Settings or with `cairn key set` "
-            "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.", kind="no-key")
+        from app.store.settings import no_key_sentence
+
+        raise ModelError(no_key_sentence(settings.keychain_problem), kind="no-key")
     # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
     return client_class()(api_key=key, base_url=settings.base_url() if base_url is None
                        else base_url or None, max_retries=2, timeout=timeouts())

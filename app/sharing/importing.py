@@ -46,6 +46,15 @@ class Imported:
     knowledge_files: tuple[str, ...] = ()
 
 
+def check_bundle(source: Path) -> str:
+    """Open and check *source* as an import would, writing nothing: the title of the
+    workspace it holds, or :class:`Refused` with the sentence the import would say (so a
+    bad file is said before the person is asked where to put it)."""
+    with open_bundle(source) as reader:
+        top = next((w for w in reader.bundle.workspaces if not w.folder), None)
+        return top.title if top is not None else source.stem
+
+
 def import_bundle(registry: Registry, source: Path, folder: str) -> Imported:
     """Import the bundle *source* into *folder* (fully qualified, as given) as a new workspace.
 

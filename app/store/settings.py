@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,6 +35,18 @@ DEFAULTS: dict[str, Any] = {
     "chat.enter_sends": True,  # Enter sends and Shift+Enter breaks the line (off: swapped)
 }
 
+
+# How a sentence names each setting: the label Settings shows, never the key.
+LABELS: dict[str, str] = {
+    "model.chat": "Chat model",
+    "model.knowledge": "Knowledge model",
+    "model.chat_effort": "Chat effort",
+    "model.knowledge_effort": "Knowledge effort",
+    "api.base_url": "Base URL",
+    "memory.enabled": "Memory",
+    "knowledge.idle_seconds": "Knowledge idle delay",
+    "chat.enter_sends": "Enter sends",
+}
 
 # Settings that take one of a few values ("" means the model's own default).
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -142,7 +155,7 @@ class Settings:
             raise Refused(f"cannot change setting '{_shown(key)}': there is no such setting")
         reason = reason_to_refuse(key, value)
         if reason is not None:
-            raise Refused(f"cannot change setting '{key}': {reason}")
+            raise Refused(f"cannot change setting '{LABELS.get(key, key)}': {reason}")
         with self._db.write() as conn:
             conn.execute("INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)",
                          (key, json.dumps(value)))
@@ -171,6 +184,9 @@ class Settings:
                 return None
             self.keychain_problem = None
             if found is None:
+                # A keychain that keeps nothing (no service on this Linux, keyring's null
+                # backend) answers "no key" forever: say so, as Settings does.
+                self.keychain_problem = unusable_keychain()
                 return None  # not remembered: `cairn key set` in a terminal is seen at once
             self._keychain = found
         return self._keychain  # type: ignore[return-value]
@@ -213,6 +229,35 @@ class _Unavailable(Exception):
         super().__init__(sentence)
         self.sentence = sentence
         self.kind = kind
+
+
+def unusable_keychain() -> str | None:
+    """Why the system keychain cannot keep a key (keyring's fail or null backend, or no
+    backend at all), or None.  Slow the first time (it loads keyring): off the GUI thread."""
+    try:
+        import keyring
+        from keyring.backends import chainer, fail, null
+
+        backend = keyring.get_keyring()
+    except Exception as error:  # noqa: BLE001 - a third-party backend may raise anything
+        return f"the keychain could not be loaded ({type(error).__name__})"
+    if isinstance(backend, (fail.Keyring, null.Keyring)):
+        return "no usable system keychain was found"
+    if isinstance(backend, chainer.ChainerBackend) and not backend.backends:
+        return "no usable system keychain was found"
+    return None
+
+
+def no_key_sentence(problem: str | None) -> str:
+    """What a turn (or the window's first look) says when there is no key: with a keychain
+    that cannot keep one, the environment variable, as Settings says it."""
+    if problem:
+        also = (", or install and unlock GNOME Keyring or KWallet"
+                if sys.platform.startswith("linux") else "")
+        return (f"No API key: {problem.rstrip('.')}. Set ANTHROPIC_API_KEY to give Cairn "
+                f"your key{also}.")
+    return ("No API key is set. Add your Anthropic API key in Settings or with `cairn key set` "
+            "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.")
 
 
 def _keychain(action: str, key: str = "") -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -165,3 +166,22 @@ def test_list_indents_folders_under_their_parents_whatever_the_order(empty, caps
     lines = out.splitlines()
     titles = [(len(line) - len(line.lstrip()), line.split()[1]) for line in lines]
     assert titles == [(0, "Acme"), (2, "Brand"), (4, "Logo")]
+
+
+def test_chat_list_shows_nested_workspaces_nested_and_in_order(empty, capsys, folders):
+    """Issue 20, item 19: a folder under its workspace, indented, as the sidebar shows it."""
+    acme, brand, thesis = folders("Acme", "Acme/Brand", "Thesis")
+    run_json(capsys, "workspace", "add", thesis)
+    run_json(capsys, "workspace", "add", brand)
+    a = run_json(capsys, "workspace", "add", acme)  # leads the list; Brand nests under it
+    run_json(capsys, "chat", "new", "--folder", brand, "--title", "Logo ideas")
+    run_json(capsys, "chat", "new", "--folder", acme, "--title", "Q3 plans")
+    code, out, _ = run(capsys, "chat", "list")
+    lines = out.splitlines()
+    start = lines.index("WORKSPACES")
+    assert code == 0
+    shown = [re.sub(r"ch_\w+  |  \(ws_\w+\)", "", line) for line in lines[start + 1:start + 6]]
+    assert shown == ["  Acme", "    Brand", "      Logo ideas", "    Q3 plans", "  Thesis"]
+    listing = run_json(capsys, "chat", "list")
+    assert [(w["title"], w["parent"]) for w in listing["workspaces"]] == [
+        ("Acme", None), ("Brand", a["id"]), ("Thesis", None)]

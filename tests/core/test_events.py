@@ -265,7 +265,40 @@ def test_a_missing_folder_is_a_change_once(registry, seen, folders):
     assert taken(seen) == []
 
 
-def test_move_to_folder_adds_regroups_and_removes(registry, seen, folders, tmp_path):
+def test_a_folder_status_change_keeps_readers_out_until_every_listener_heard_it(
+        registry, folders):
+    """Issue 20, item 4: the sidebar's row sometimes stayed *missing* after the folder came
+    back.  A status change commits nothing, so its events went out without the memory lock:
+    the window could be handed the event by the first listener (the bridge) and read past
+    it before the second (the model's bookkeeping) had heard it, and then dropped every later
+    event.  Readers must wait while a change's events are delivered, writes or not."""
+    (path,) = folders("Acme")
+    registry.add_workspace(path)
+    readers_got_in: list[bool] = []
+
+    def try_to_read(_event: Event) -> None:
+        # From another thread, as the GUI thread would: can it take the memory lock now?
+        def attempt() -> None:
+            got = registry._lock.acquire(blocking=False)
+            if got:
+                registry._lock.release()
+            readers_got_in.append(got)
+        reader = threading.Thread(target=attempt)
+        reader.start()
+        reader.join()
+
+    registry.hub.subscribe(try_to_read)
+    shutil.rmtree(path)
+    registry.refresh_status()  # missing
+    Path(path).mkdir()
+    registry.refresh_status()  # back
+    registry.sync()  # nothing new: no events
+    assert readers_got_in == [False, False]
+
+
+def test_move_to_folder_keeps_the_workspace_and_re_reads_the_tree(registry, seen, folders):
+    """Issue 20, item 13: the same workspace (its id, place, chats) at its new folder, said
+    as a removal at the old place and an addition at the new one (never a Reset)."""
     a, old, b = folders("a", "Thesis", "b")
     registry.add_workspace(a)
     ws, _ = registry.add_workspace(old)
@@ -276,12 +309,16 @@ def test_move_to_folder_adds_regroups_and_removes(registry, seen, folders, tmp_p
     registry.refresh_status()
     taken(seen)
     (target,) = folders("Moved/Thesis")
-    fresh = registry.move_to_folder(ws.id, target)
+    moved = registry.move_to_folder(ws.id, target)
     assert taken(seen) == [
-        WorkspaceAdded(fresh.id, None, 0, fresh),
-        ChatsRegrouped(ids=(second.id, first.id), to=fresh.id, rows=(0, 1)),
-        WorkspaceRemoved(ws.id, None, 1),
+        ChatsRegrouped(ids=(second.id, first.id), to=None, rows=(0, 1)),
+        WorkspaceRemoved(ws.id, None, 0),
+        WorkspaceAdded(ws.id, None, 0, moved),
+        ChatsRegrouped(ids=(second.id, first.id), to=ws.id, rows=(0, 1)),
     ]
+    assert (moved.id, moved.path, moved.title, moved.status) == (ws.id, target, "Thesis", "ok")
+    assert [w.id for w in registry.workspaces()][0] == ws.id
+    assert [c.id for c in registry.chats_of(ws.id)] == [second.id, first.id]
 
 
 def test_move_to_folder_into_a_parent_of_other_workspaces(registry, seen, folders):
@@ -292,12 +329,13 @@ def test_move_to_folder_into_a_parent_of_other_workspaces(registry, seen, folder
     shutil.rmtree(old)
     registry.refresh_status()
     taken(seen)
-    fresh = registry.move_to_folder(ws.id, str(Path(inner).parent))
+    moved = registry.move_to_folder(ws.id, str(Path(inner).parent))
     assert taken(seen) == [
-        WorkspaceAdded(fresh.id, None, 2, fresh),
-        WorkspaceMoved(w_inner.id, None, fresh.id, 0, 1),
         WorkspaceRemoved(ws.id, None, 2),
+        WorkspaceAdded(ws.id, None, 2, moved),
+        WorkspaceMoved(w_inner.id, None, ws.id, 0, 1),
     ]
+    assert moved.id == ws.id and registry.parent_of(w_inner.id) == ws.id
 
 
 # ================================================================= chats

@@ -20,6 +20,7 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import null
 
+from app.store.settings import LABELS
 from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,9 +56,28 @@ def test_settings_that_make_no_sense_are_refused(isolated, capsys, name, value, 
     before = settings(capsys)
     code, out, err = run(capsys, "settings", "set", name, value)
     assert (code, out) == (1, "")
-    assert err.startswith(f"cannot change setting '{name}': {says}"), err
+    assert err.startswith(f"cannot change setting '{LABELS[name]}': {says}"), err
     assert len(err.splitlines()) == 1
     assert settings(capsys) == before
+
+
+def test_a_refused_setting_is_named_by_its_label_never_its_key():
+    """Issue 20, item 14: "cannot change setting 'Base URL'", not 'api.base_url'."""
+    from app.errors import Refused
+    from app.store.settings import DEFAULTS
+
+    assert set(LABELS) == set(DEFAULTS)
+
+    class NoDatabase:
+        def query(self, _sql: str) -> list[tuple[str, str]]:
+            return []
+
+    from app.store.settings import Settings
+    settings_ = Settings(NoDatabase())  # type: ignore[arg-type]
+    with pytest.raises(Refused) as refused:
+        settings_.set("api.base_url", "http://")
+    assert str(refused.value).startswith("cannot change setting 'Base URL': ")
+    assert "api.base_url" not in str(refused.value)
 
 
 @pytest.mark.parametrize("name, value, stored", [
@@ -153,8 +173,25 @@ async def test_a_turn_without_a_keychain_says_why_and_what_to_do(online, workspa
     chat = online.registry.new_chat(folder=workspace.path)
     result = await online.engine.send(chat.id, "Hello")
     assert result.status == "failed"
+    linux = ", or install and unlock GNOME Keyring or KWallet" if sys.platform.startswith(
+        "linux") else ""
     assert result.error == (f"No API key: {UNAVAILABLE}. Set ANTHROPIC_API_KEY to give Cairn "
-                            "your key.")
+                            f"your key{linux}.")
+
+
+async def test_a_keychain_that_keeps_nothing_points_the_chat_to_the_environment(online,
+                                                                                 workspace):
+    """Issue 20, item 18: on Linux without a keychain service, keyring answers "no key"
+    forever; the chat's sentence points to ANTHROPIC_API_KEY, as Settings does."""
+    from app.store.settings import _UNREAD
+
+    keyring.set_keyring(null.Keyring())
+    online.settings._keychain = _UNREAD
+    chat = online.registry.new_chat(folder=workspace.path)
+    result = await online.engine.send(chat.id, "Hello")
+    assert result.status == "failed"
+    assert result.error.startswith("No API key: no usable system keychain was found. Set "
+                                   "ANTHROPIC_API_KEY to give Cairn your key")
 
 
 def test_an_unknown_keyring_backend_is_one_sentence(isolated, tmp_path):

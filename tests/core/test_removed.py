@@ -134,20 +134,38 @@ def test_restore_re_nests_folders_lifted_by_the_removal(registry, folders):
     assert registry.parent_of(w_brand.id) == w_acme.id
 
 
-def test_restore_refuses_a_folder_that_no_longer_qualifies(registry, folders):
+def test_restore_of_a_gone_folder_speaks_of_restoring_and_offers_another_folder(
+        registry, folders, tmp_path):
+    """Issue 20, item 13: the refusal says restore (not "cannot create a workspace"), the
+    list flags the missing folder first, and "Restore into another folder" brings it back
+    there with its id, knowledge and chats."""
     (path,) = folders("Acme")
     ws, _ = registry.add_workspace(path)
+    chat = registry.new_chat(folder=path, title="Plans")
     registry.remove_workspace(ws.id)
-    Path(path).rmdir()
-    with pytest.raises(Refused) as refused:
-        registry.restore_workspace(ws.id)
-    assert str(refused.value) == f"cannot create a workspace at '{path}': path does not exist"
-    Path(path).write_text("now a file")
+    moved = tmp_path / "elsewhere" / "Acme"
+    moved.parent.mkdir()
+    Path(path).rename(moved)
+    (listed,) = registry.removed_workspaces()
+    assert listed.folder_missing and listed.to_json()["folder_missing"] is True
     with pytest.raises(Refused) as refused:
         registry.restore_workspace(ws.id)
     assert str(refused.value) == (
-        f"cannot create a workspace at '{path}': path is not a directory")
+        f"cannot restore workspace 'Acme': its folder '{path}' is missing. Restore it into "
+        "another folder with “Restore into another folder…” (or `cairn workspace restore ID "
+        "--into PATH`).")
+    Path(path).write_text("now a file")
+    with pytest.raises(Refused, match="^cannot restore workspace 'Acme': its folder"):
+        registry.restore_workspace(ws.id)
+    with pytest.raises(Refused) as refused:
+        registry.restore_workspace(ws.id, into=str(tmp_path / "nowhere"))
+    assert str(refused.value) == (f"cannot restore workspace 'Acme' into "
+                                  f"'{tmp_path / 'nowhere'}': that is not a folder that exists")
     assert registry.workspace(ws.id) is None and len(registry.removed_workspaces()) == 1
+    back = registry.restore_workspace(ws.id, into=str(moved))
+    assert (back.id, back.path, back.title) == (ws.id, str(moved.resolve()), "Acme")
+    assert registry.chat(chat.id).workspace_id == ws.id
+    assert registry.removed_workspaces() == []
 
 
 def test_restore_refuses_a_folder_another_workspace_holds(registry, folders):
@@ -158,8 +176,8 @@ def test_restore_refuses_a_folder_another_workspace_holds(registry, folders):
     assert created and fresh.id != ws.id
     with pytest.raises(Refused) as refused:
         registry.restore_workspace(ws.id)
-    assert str(refused.value) == (f"cannot restore workspace '{ws.id}' at '{path}': that folder "
-                                  f"is already the workspace '{fresh.id}'")
+    assert str(refused.value) == (f"cannot restore workspace 'Acme' at '{path}': that folder "
+                                  "is already the workspace 'Acme'")
     assert [w.id for w in registry.workspaces()] == [fresh.id]
     assert [r.id for r in registry.removed_workspaces()] == [ws.id]
 
@@ -262,3 +280,13 @@ def test_cli_removed_and_restore(registry, folders, capsys):
     assert out == "" and err == (f"cannot restore workspace '{ws_id}': it is not among the "
                                  "recently removed workspaces\n")
     assert cli.main(["workspace", "restore"]) == 2
+    # A folder gone: flagged in the list; --into restores it elsewhere.
+    assert cli.main(["workspace", "remove", ws_id]) == 0
+    capsys.readouterr()
+    moved = Path(path).parent / "Acme moved"
+    Path(path).rename(moved)
+    assert cli.main(["workspace", "removed"]) == 0
+    assert "(folder missing: restore with --into PATH)" in capsys.readouterr().out
+    assert cli.main(["workspace", "restore", ws_id, "--into", str(moved), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["id"] == ws_id and shown["path"] == str(moved)

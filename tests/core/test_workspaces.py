@@ -63,11 +63,41 @@ def test_rename_changes_title_only(registry, open_registry, folders):
 def test_rename_refusals(registry, folders):
     (path,) = folders("Acme")
     ws, _ = registry.add_workspace(path)
-    with pytest.raises(Refused, match=rf"^cannot rename workspace '{ws.id}': the title is empty$"):
+    with pytest.raises(Refused, match=rf"^cannot rename workspace '{ws.title}': the title is empty$"):
         registry.rename_workspace(ws.id, "   ")
     with pytest.raises(Refused, match=r"^cannot rename workspace 'ws_nope': no such workspace$"):
         registry.rename_workspace("ws_nope", "x")
     assert registry.workspace(ws.id).title == "Acme"
+
+
+def test_refusals_name_a_workspace_and_a_chat_by_title_never_by_id(registry, folders):
+    """Issue 20, item 14: the sentences a person reads say 'Thesis', not 'ws_…'."""
+    from app.base.titles import MAX_DESCRIPTION
+
+    thesis, other = folders("Thesis", "Other")
+    ws, _ = registry.add_workspace(thesis)
+    taken, _ = registry.add_workspace(other)
+    chat = registry.new_chat(folder=thesis, title="Draft")
+    registry.update_workspace(ws.id, build_status="shipped")
+    said: list[str] = []
+    for attempt in (lambda: registry.rename_workspace(ws.id, " "),
+                    lambda: registry.rename_workspace(ws.id, "\u200b"),
+                    lambda: registry.advance_workspace(ws.id),
+                    lambda: registry.update_workspace(ws.id, build_status="done"),
+                    lambda: registry.update_workspace(ws.id, description="x" * (MAX_DESCRIPTION + 1)),
+                    lambda: registry.move_to_folder(ws.id, other),
+                    lambda: registry.rename_chat(chat.id, "")):
+        with pytest.raises(Refused) as refused:
+            attempt()
+        said.append(str(refused.value))
+    assert all("'Thesis'" in s or "'Draft'" in s for s in said), said
+    assert not [s for s in said if ws.id in s or chat.id in s or taken.id in s], said
+    shutil.rmtree(thesis)
+    registry.refresh_status()
+    with pytest.raises(Refused) as refused:
+        registry.move_to_folder(ws.id, other)
+    assert str(refused.value) == (f"cannot move workspace 'Thesis' to '{other}': that folder is "
+                                  "already the workspace 'Other'")
 
 
 # ------------------------------------------------------------------ which folders qualify
@@ -185,7 +215,7 @@ def test_build_status_advance_and_set(registry, open_registry, folders):
     assert ws.build_status == "idea"
     seen = [registry.advance_workspace(ws.id).build_status for _ in range(3)]
     assert seen == ["planning", "building", "shipped"]
-    with pytest.raises(Refused, match=rf"^cannot advance workspace '{ws.id}': it is already shipped$"):
+    with pytest.raises(Refused, match=rf"^cannot advance workspace '{ws.title}': it is already shipped$"):
         registry.advance_workspace(ws.id)
     registry.update_workspace(ws.id, build_status="planning", description="Brand work",
                               instructions="Answer in British English.")
@@ -289,7 +319,8 @@ def test_changes_from_another_process_are_picked_up_by_the_next_write(open_regis
     assert (found.id, created) == (wa.id, False)  # never two workspaces for one folder
 
 
-def test_move_to_folder_takes_over_a_missing_workspace(registry, open_registry, folders):
+def test_move_to_folder_keeps_the_workspace_at_its_new_folder(registry, open_registry, folders):
+    """Issue 20, item 13: the same workspace, id included, at its new folder."""
     a, old, b = folders("a", "Thesis", "b")
     registry.add_workspace(a)
     ws, _ = registry.add_workspace(old)
@@ -308,16 +339,18 @@ def test_move_to_folder_takes_over_a_missing_workspace(registry, open_registry, 
         registry.move_to_folder(ws.id, "rel")
     order_before = ids(registry)
     moved = registry.move_to_folder(ws.id, old.replace("Thesis", "Thesis-moved"))
-    assert moved.id != ws.id and registry.workspace(ws.id) is None
+    assert moved.id == ws.id and registry.workspace(ws.id).path == old.replace("Thesis",
+                                                                               "Thesis-moved")
     assert (moved.title, moved.description, moved.instructions, moved.build_status) == (
         "My thesis", "PhD", "Cite sources.", "building")
-    assert ids(registry) == [moved.id if i == ws.id else i for i in order_before]
+    assert ids(registry) == order_before
     assert [c.id for c in registry.chats_of(moved.id)] == [second.id, first.id]
     assert registry.chat(first.id).folder == old  # the recorded folder is never rewritten
     registry.close()
     again = open_registry()
     assert ids(again) == ids(registry)
     assert [c.id for c in again.chats_of(moved.id)] == [second.id, first.id]
+    assert again.workspace(ws.id).path == moved.path and again.workspace(ws.id).status == "ok"
 
 
 def test_path_fuzzing_never_crashes_the_registry(registry, folders):

@@ -288,7 +288,7 @@ def test_a_refusal_is_shown_as_its_sentence(qtbot, open_dialog, online):
     named(dialog, QComboBox, "Chat model").setEditText("   ")
     click(qtbot, dialog, "Save")
     qtbot.waitUntil(lambda: message(dialog).startswith("cannot change setting"))
-    assert message(dialog) == "cannot change setting 'model.chat': a model name cannot be empty"
+    assert message(dialog) == "cannot change setting 'Chat model': a model name cannot be empty"
     assert online.settings.get("model.chat") == "claude-sonnet-5-5"
 
 

@@ -73,3 +73,32 @@ def test_the_file_menu_and_the_workspaces_menu_offer_sharing(opened, loop, folde
     window.export_selected()
     wait_for(lambda: (tmp_path / "out.cairn").exists() and "Exported" in
              window.notice.label.text())
+
+
+def test_recently_removed_flags_a_missing_folder_and_restores_it_elsewhere(opened, folders,
+                                                                           tmp_path):
+    """Issue 20, item 13: the list says the folder is missing before Restore is tried;
+    Restore is off for it and "Restore into another folder…" brings it back there."""
+    from pathlib import Path
+
+    (acme,) = folders("Acme")
+    (ws, _), _ = run(opened.ops.add_workspace(acme))
+    registry, sharing = opened.cairn.registry, opened.window.sharing
+    run(opened.ops.remove_workspace(ws.id))
+    moved = tmp_path / "moved" / "Acme"
+    moved.parent.mkdir()
+    Path(acme).rename(moved)
+    sharing.show_removed()
+    wait_for(lambda: sharing.removed_dialog is not None
+             and sharing.removed_dialog.list.count() == 1)
+    dialog = sharing.removed_dialog
+    assert "(folder missing)" in dialog.list.item(0).text()
+    assert not dialog.restore.isEnabled() and dialog.restore_into.isEnabled()
+    assert "missing" in dialog.problem.text()
+    sharing.ask_restore_folder = lambda: str(moved)
+    dialog.restore_into.click()
+    wait_for(lambda: registry.workspace(ws.id) is not None)
+    assert registry.workspace(ws.id).path == str(moved.resolve())
+    wait_for(lambda: dialog.list.count() == 0)
+    wait_for(lambda: opened.window.sidebar.current_id() == ws.id)
+    dialog.close()

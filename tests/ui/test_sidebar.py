@@ -725,9 +725,10 @@ def test_new_chat_description_status_and_move_to_folder(qtbot, sidebar, registry
     settle(qtbot, sidebar)
     trigger(sidebar.context_menu(sidebar.model.workspace_index(ws_id)), "Move to folder…")
     settle(qtbot, sidebar)
-    fresh = registry.workspace_for_folder(moved_to)
-    assert fresh is not None and fresh.title == "Acme Inc" and sidebar.current_id() == fresh.id
-    assert registry.workspace(ws_id) is None and sidebar.model.workspace(ws_id) is None
+    moved = registry.workspace_for_folder(moved_to)
+    assert moved is not None and moved.id == ws_id and moved.title == "Acme Inc"
+    assert sidebar.current_id() == ws_id and sidebar.model.workspace(ws_id).path == moved_to
+    assert not sidebar.model.workspace_index(ws_id).data(MISSING_ROLE)
 
 
 def test_a_refusal_shows_the_core_sentence(qtbot, sidebar, registry, acme):
@@ -740,7 +741,7 @@ def test_a_refusal_shows_the_core_sentence(qtbot, sidebar, registry, acme):
     sidebar.handlers.ask_text = lambda title, label, text: "   "
     trigger(sidebar.context_menu(sidebar.model.workspace_index(acme["ws"].id)), "Rename…")
     settle(qtbot, sidebar)
-    assert sidebar.errors[-1] == f"cannot rename workspace '{acme['ws'].id}': the title is empty"
+    assert sidebar.errors[-1] == "cannot rename workspace 'Acme Inc': the title is empty"
 
 
 def test_a_refusal_nobody_listens_to_is_shown_in_a_box(qtbot, loop, registry, bridge, ops,  # noqa: F811
@@ -1076,3 +1077,61 @@ def test_a_live_change_after_the_filter_was_used_keeps_what_was_open(
     assert not [r for r in qtlog.records if "ResetModel" in r.message]
     qtbot.keyClick(sidebar.filter, Qt.Key.Key_Escape)
     assert set(sidebar.expanded_ids()) == opened
+
+
+# ================================================================= issue 20, item 14
+
+
+def test_the_rename_dialogs_ok_is_off_while_the_title_is_empty(qtbot, sidebar):
+    from ui.sidebar.actions import TitleDialog
+
+    dialog = TitleDialog(sidebar, "Rename workspace", "Title", "Acme")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    ok = dialog.ok_button()
+    assert ok is not None and ok.isEnabled()
+    dialog.setTextValue("   ")
+    assert not ok.isEnabled()
+    dialog.setTextValue("Acme Corp")
+    assert ok.isEnabled()
+
+
+# ================================================================= issue 20, item 16
+
+
+def test_two_workspaces_of_the_same_title_show_their_folders(qtbot, sidebar, registry, folders):
+    from ui.sidebar.kinds import HINT_ROLE
+
+    work, home, thesis = folders("work/Acme", "home/Acme", "Thesis")
+    a, _ = registry.add_workspace(work)
+    b, _ = registry.add_workspace(home)
+    t, _ = registry.add_workspace(thesis)
+    settle(qtbot, sidebar)
+    hint = {ws.id: sidebar.model.workspace_index(ws.id).data(HINT_ROLE) for ws in (a, b, t)}
+    assert hint == {a.id: "work/Acme", b.id: "home/Acme", t.id: ""}
+    repainted: list[str] = []
+    sidebar.model.dataChanged.connect(lambda first, _last, _roles=(): repainted.append(
+        first.data(ID_ROLE)))
+    registry.rename_workspace(b.id, "Acme at home")
+    settle(qtbot, sidebar)
+    assert sidebar.model.workspace_index(a.id).data(HINT_ROLE) == ""
+    assert a.id in repainted  # the other one of the pair is drawn again, without its hint
+    registry.rename_workspace(t.id, "ACME")  # titles repeat whatever their case
+    settle(qtbot, sidebar)
+    assert sidebar.model.workspace_index(t.id).data(HINT_ROLE) == \
+        f"{Path(thesis).parent.name}/Thesis"
+    assert sidebar.model.workspace_index(a.id).data(HINT_ROLE) == "work/Acme"
+
+
+def test_a_board_cards_subtitle_is_elided_in_the_middle(qapp):
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from ui.board.cards import Card
+    from ui.board.delegate import detail_line
+
+    metrics = QFontMetrics(QFont())
+    card = Card(id="ws_1", title="Brand", parents=("Acme Holdings International",
+                                                    "Marketing Department", "Campaigns 2027"),
+                status="idea", missing=True, path="/x/Brand")
+    line = detail_line(card, metrics, metrics.horizontalAdvance("⚠ Folder missing · in Acme"))
+    assert line.startswith("⚠ Folder") and line.endswith("2027") and "…" in line

@@ -43,6 +43,18 @@ def _raised(palette: QPalette) -> tuple[QColor, QColor]:
     return (base, button) if base.lightness() >= button.lightness() else (button, base)
 
 
+def detail_line(card: Card, metrics: QFontMetrics, width: int) -> str:
+    """A card's subtitle in *width*: where it is, elided in the middle, so both the start
+    ("⚠ Folder missing", "in Acme", "~/") and the folder's own name stay readable."""
+    if card.missing:
+        detail = "⚠ Folder missing" + (f" · in {card.where}" if card.parents else "")
+    elif card.parents:
+        detail = f"in {card.where}"
+    else:
+        detail = _shown_path(card.path)
+    return metrics.elidedText(detail, Qt.TextElideMode.ElideMiddle, width)
+
+
 def _shown_path(path: str) -> str:
     home = str(Path.home())
     if path == home or path.startswith(home + os.sep):
@@ -142,18 +154,11 @@ class CardDelegate(QStyledItemDelegate):
         line_rect = self.bottom_row(option.rect, option.font)
         if advance is not None:
             line_rect.setRight(advance.left() - 8)
-        if card.missing:
-            detail = "⚠ Folder missing" + (f" · in {card.where}" if card.parents else "")
-        elif card.parents:
-            detail = f"in {card.where}"
-        else:
-            detail = _shown_path(card.path)
         painter.setFont(small)
         muted = palette.color(text_role if selected else QPalette.ColorRole.PlaceholderText)
         painter.setPen(muted)
         painter.drawText(line_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                         small_fm.elidedText(detail, Qt.TextElideMode.ElideLeft,
-                                             line_rect.width()))
+                         detail_line(card, small_fm, line_rect.width()))
 
         if advance is not None:
             target = _next_status(card.status) or ""

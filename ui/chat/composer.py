@@ -158,6 +158,7 @@ class Composer(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("composer")  # (files dropped on it: the chat panel takes them)
+        self.start_folder = ""  # where Attach opens: the chat's folder (the window sets it)
         self.setStyleSheet("#composer { background: palette(base); border: 1px solid"
                            " palette(mid); border-radius: 12px; }")
         outer = QVBoxLayout(self)
@@ -333,7 +334,7 @@ class Composer(QFrame):
     def ask_files(self) -> list[str]:
         """The Attach dialog (a hook: tests replace it)."""
         paths, _ = QFileDialog.getOpenFileNames(
-            self, "Attach files",
+            self, "Attach files", self.start_folder,
             filter="Text, PDF and images (*.md *.txt *.csv *.json *.py *.pdf *.png *.jpg "
                    "*.jpeg *.gif *.webp);;All files (*)")
         return list(paths)

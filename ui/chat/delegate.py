@@ -33,6 +33,7 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
     QTextBlockFormat,
+    QPen,
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
@@ -178,7 +179,7 @@ class MessageDelegate(QStyledItemDelegate):
             painter.drawRoundedRect(layout.bubble, 12, 12)
         if focused:  # keyboard focus on a message: a quiet frame, so arrows show where it is
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setPen(palette.color(QPalette.ColorRole.Highlight))
+            painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 2))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             frame = (layout.bubble or layout.column).adjusted(-4, -4, 4, 4)
             painter.drawRoundedRect(frame, 8, 8)

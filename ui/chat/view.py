@@ -14,6 +14,7 @@ from functools import partial
 
 from PySide6.QtCore import (
     QEvent,
+    QItemSelectionModel,
     QModelIndex,
     QObject,
     QPoint,
@@ -26,6 +27,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QContextMenuEvent,
+    QFocusEvent,
     QKeyEvent,
     QKeySequence,
     QMouseEvent,
@@ -376,6 +378,17 @@ class ConversationView(QListView):
         if previous >= 0:
             self.viewport().update(self.visualRect(self.conversation.index(previous, 0)))
         super().leaveEvent(event)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        had_one = self.currentIndex().isValid()
+        super().focusInEvent(event)  # (Qt makes the first row current, unselected: no frame)
+        if not had_one and self.conversation.rowCount() and \
+                event.reason() != Qt.FocusReason.MouseFocusReason:
+            # Tabbed into: the newest message takes the focus frame, so it shows where the
+            # keyboard is (issue 20, item 8).
+            last = self.conversation.index(self.conversation.rowCount() - 1, 0)
+            self.selectionModel().setCurrentIndex(
+                last, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         if event.matches(QKeySequence.StandardKey.Copy):

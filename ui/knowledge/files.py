@@ -129,7 +129,10 @@ class FilesView(QWidget):
     # ----------------------------------------------------------------- hooks (tests replace)
 
     def ask_files(self) -> list[str]:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add knowledge files")
+        from ui.dialogs import workspace_folder  # opens in the workspace's folder
+
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Add knowledge files", workspace_folder(self.ops.cairn.registry, self.ws_id))
         return list(paths)
 
     def confirm_remove(self, name: str) -> bool:

@@ -8,8 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
+from PySide6.QtGui import QGuiApplication, QShowEvent
+from PySide6.QtWidgets import (
+    QDialogButtonBox,
+    QFileDialog,
+    QInputDialog,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QWidget,
+)
 
 from app.ops import Operations
 from app.records import MISSING_DIR, Chat, Workspace
@@ -189,13 +197,15 @@ class SidebarActions(QObject):
     # ================================================================= default dialogs
 
     def _ask_text(self, title: str, label: str, text: str) -> str | None:
-        value, ok = QInputDialog.getText(self._parent, title, label, QLineEdit.EchoMode.Normal,
-                                         text)
-        return value if ok else None
+        dialog = TitleDialog(self._parent, title, label, text)
+        return dialog.textValue() if dialog.exec() else None
 
     def _confirm(self, title: str, text: str, action: str) -> bool:
+        undone_by_unarchive = action in ("Archive", "Stop and archive")
         return confirm(QMessageBox.Icon.Question, title, title, action, informative=text,
-                       role=QMessageBox.ButtonRole.DestructiveRole, parent=self._parent)
+                       role=QMessageBox.ButtonRole.AcceptRole if undone_by_unarchive
+                       else QMessageBox.ButtonRole.DestructiveRole,
+                       parent=self._parent, action_is_default=undone_by_unarchive)
 
     def _ask_folder(self, title: str) -> str | None:
         return QFileDialog.getExistingDirectory(self._parent, title) or None
@@ -203,3 +213,31 @@ class SidebarActions(QObject):
     def _ask_details(self, ws: Workspace) -> tuple[str, str] | None:
         dialog = menus.DetailsDialog(ws, self._parent)
         return dialog.values() if dialog.exec() else None
+
+
+
+class TitleDialog(QInputDialog):
+    """A dialog asking for a title: its OK is off while the title is empty (or spaces), so
+    a refusal for an empty title is never needed."""
+
+    def __init__(self, parent: QWidget | None, title: str, label: str, text: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setAccessibleName(title)
+        self.setLabelText(label)
+        self.setTextEchoMode(QLineEdit.EchoMode.Normal)
+        self.setTextValue(text)
+        self.textValueChanged.connect(self._allow)
+
+    def ok_button(self) -> QPushButton | None:
+        buttons = self.findChild(QDialogButtonBox)  # Qt builds it when first shown
+        return buttons.button(QDialogButtonBox.StandardButton.Ok) if buttons else None
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        self._allow(self.textValue())
+
+    def _allow(self, value: str) -> None:
+        ok = self.ok_button()
+        if ok is not None:
+            ok.setEnabled(bool(value.strip()))

@@ -8,7 +8,7 @@ the light and the dark look.
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from ui.icons import tinted
 from ui.sidebar.model import (
+    HINT_ROLE,
     ICON_ROLE,
     KIND_ROLE,
     MISSING_ROLE,
@@ -114,11 +115,13 @@ class SidebarDelegate(QStyledItemDelegate):
             painter.setBrush(palette.color(QPalette.ColorRole.AlternateBase))
             painter.drawRoundedRect(band, RADIUS, RADIUS)
         if state & QStyle.StateFlag.State_HasFocus and self._view.hasFocus():
-            focus = QColor(palette.color(QPalette.ColorRole.Link))
-            focus.setAlpha(150)
-            painter.setPen(focus)
+            # The keyboard's place: a 2 px ring, in the text colour on the selection band
+            # (a link colour on it would barely show), in the link colour elsewhere.
+            focus = QColor(palette.color(QPalette.ColorRole.HighlightedText if selected
+                                         else QPalette.ColorRole.Link))
+            painter.setPen(QPen(focus, 2))
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(QRectF(band).adjusted(0.5, 0.5, -0.5, -0.5), RADIUS, RADIUS)
+            painter.drawRoundedRect(QRectF(band).adjusted(2, 2, -2, -2), RADIUS - 1, RADIUS - 1)
 
         missing = bool(index.data(MISSING_ROLE))
         text_colour = palette.color(QPalette.ColorRole.HighlightedText if selected
@@ -154,8 +157,25 @@ class SidebarDelegate(QStyledItemDelegate):
 
         title = str(index.data() or "")
         metrics = QFontMetrics(font)
+        hint = str(index.data(HINT_ROLE) or "")  # a repeated title: its folder, dimmed
+        width = max(right - left, 0)
+        if hint:
+            small_metrics = QFontMetrics(small)
+            hint_width = min(small_metrics.horizontalAdvance(hint), int(width * 0.45))
+            shown_title = metrics.elidedText(title, Qt.TextElideMode.ElideRight,
+                                             max(width - hint_width - 8, 0))
+            hint_left = left + metrics.horizontalAdvance(shown_title) + 8
+            painter.setFont(small)
+            painter.setPen(text_colour if selected else quiet_colour(palette))
+            painter.drawText(QRect(hint_left, band.top(), max(right - hint_left, 0),
+                                   band.height()),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                             small_metrics.elidedText(hint, Qt.TextElideMode.ElideMiddle,
+                                                      max(right - hint_left, 0)))
+        else:
+            shown_title = metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
         painter.setFont(font)
         painter.setPen(quiet_colour(palette) if missing and not selected else text_colour)
-        text_rect = QRect(left, band.top(), max(right - left, 0), band.height())
+        text_rect = QRect(left, band.top(), width, band.height())
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         metrics.elidedText(title, Qt.TextElideMode.ElideRight, text_rect.width()))
+                         shown_title)

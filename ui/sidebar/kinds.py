@@ -11,6 +11,7 @@ PLACE_ROLE = Qt.ItemDataRole.UserRole + 3  # the list a row is in: a section or 
 ICON_ROLE = Qt.ItemDataRole.UserRole + 4  # the name of its icon in resources/icons
 MISSING_ROLE = Qt.ItemDataRole.UserRole + 5  # a workspace whose folder is gone
 WORKING_ROLE = Qt.ItemDataRole.UserRole + 6  # a chat with a reply or a rebuild running
+HINT_ROLE = Qt.ItemDataRole.UserRole + 7  # a repeated title's folder ("work/Acme"), or ""
 
 SECTION, WORKSPACE, CHAT = "section", "workspace", "chat"
 PINNED, WORKSPACES, UNGROUPED, ARCHIVED = "pinned", "workspaces", "ungrouped", "archived"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import PurePath
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ from ui.sidebar.kinds import (  # noqa: F401 - re-exported: the sidebar's names 
     ARCHIVED,
     CHAT,
     CHAT_SECTIONS,
+    HINT_ROLE,
     ICON_ROLE,
     ID_ROLE,
     KIND_ROLE,
@@ -81,6 +83,13 @@ _CHAT_FLAGS = _LISTED_CHAT_FLAGS | Qt.ItemFlag.ItemIsDragEnabled
 READ_ATTEMPTS = 8  # first reads tried before taking one that changes landed during
 
 
+def folder_hint(path: str) -> str:
+    """The last two segments of a folder's path ("work/Acme"): what tells two workspaces
+    of the same title apart."""
+    parts = [p for p in PurePath(path).parts if p not in ("/", "\\")]
+    return "/".join(parts[-2:]) if parts else path
+
+
 class SidebarModel(QAbstractItemModel):
     """The sidebar's rows, over :class:`~app.store.registry.registry.Registry` reads and
     bridge events.
@@ -108,6 +117,7 @@ class SidebarModel(QAbstractItemModel):
         self._verify = False  # the rows may have drifted: compare them at the next pause
         self._asked: set[str] = set()  # lists whose page the start-up load was asked for
         self.sig_page_loaded.connect(self._after_event, Qt.ConnectionType.QueuedConnection)
+        self._repeated: set[str] = set()  # titles two or more workspaces share (casefolded)
 
         # In flight: heard on the committing thread, not yet delivered by the bridge.
         self._in_flight = InFlight(registry)
@@ -115,6 +125,7 @@ class SidebarModel(QAbstractItemModel):
                                                     kinds=ev.REGISTRY_EVENTS)
         self.destroyed.connect(self._subscription.close)
         self._load_consistently()
+        self._repeated = self._repeated_titles()
 
         bridge.sig_event.connect(self._on_event)
         bridge.sig_reset.connect(self._on_reset)
@@ -129,6 +140,11 @@ class SidebarModel(QAbstractItemModel):
     def is_settled(self) -> bool:
         """True when every event heard is applied and no wanted list waits to be read."""
         return not self._in_flight and not self._wanted and not self._verify
+
+    def is_changing(self) -> bool:
+        """True while rows are being changed (an event applied, a list read, a reset): a
+        view's current row that moves now was moved by the rows, not by the person."""
+        return self._busy
 
     def is_fetched(self, place: str) -> bool:
         """Whether the chats of *place* (a workspace id, or a chat section) have been read."""
@@ -319,6 +335,8 @@ class SidebarModel(QAbstractItemModel):
                 return "warning" if ws.status == MISSING_DIR else "folder"
             if role == MISSING_ROLE:
                 return ws.status == MISSING_DIR
+            if role == HINT_ROLE:
+                return folder_hint(ws.path) if ws.title.casefold() in self._repeated else ""
             if role == Qt.ItemDataRole.ToolTipRole:
                 if ws.status == MISSING_DIR:
                     return tip(f"The folder {ws.path} is missing. Use “Move to folder…” to "
@@ -422,6 +440,9 @@ class SidebarModel(QAbstractItemModel):
     def _fetch(self, place: str) -> bool:
         rows = self._rows
         if rows.lists.get(place) is not None:
+            # (Wanted, then read another way: a workspace removed and added again with its
+            # id, by Move to folder… or Restore, comes back with its list read and empty.)
+            self._wanted.discard(place)
             return True
         if place not in rows.ws and place not in CHAT_SECTIONS:
             self._wanted.discard(place)
@@ -498,6 +519,8 @@ class SidebarModel(QAbstractItemModel):
                 self._updates.apply(event)
             finally:
                 self._busy = False
+            if isinstance(event, (ev.WorkspaceAdded, ev.WorkspaceRemoved, ev.WorkspaceChanged)):
+                self._titles_changed()
         self._after_event()
 
     def _on_reset(self, snapshot: Snapshot) -> None:
@@ -534,6 +557,27 @@ class SidebarModel(QAbstractItemModel):
         finally:
             self._busy = False
         self._wanted &= set(self._rows.lists)
+        self._titles_changed()
+
+    def _repeated_titles(self) -> set[str]:
+        seen: set[str] = set()
+        repeated: set[str] = set()
+        for ws in self._rows.ws.values():
+            key = ws.title.casefold()
+            (repeated if key in seen else seen).add(key)
+        return repeated
+
+    def _titles_changed(self) -> None:
+        """Workspaces whose title now repeats (or no longer does) show their folder's hint
+        (or stop): repaint those rows."""
+        repeated = self._repeated_titles()
+        if repeated == self._repeated:
+            return
+        flipped = repeated ^ self._repeated
+        self._repeated = repeated
+        for ws_id, ws in self._rows.ws.items():
+            if ws.title.casefold() in flipped:
+                self.changed(self.workspace_index(ws_id))
 
     # ================================================================= private: rows
 

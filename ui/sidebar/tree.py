@@ -64,6 +64,7 @@ class SidebarTree(QTreeView):
     sig_delete_requested = Signal(QModelIndex)  # Delete (or Backspace) on a row
     sig_menu_requested = Signal(QModelIndex, QPoint)  # a row's menu (or none), at a screen point
     sig_reset = Signal()  # the view has forgotten its rows (its model was reset): restore now
+    sig_current_moved = Signal()  # the highlighted row changed (keys, a click, or the rows)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -150,6 +151,19 @@ class SidebarTree(QTreeView):
         index = self.currentIndex()
         where = self.visualRect(index).bottomLeft() if index.isValid() else QPoint(8, 8)
         self.sig_menu_requested.emit(index, self.viewport().mapToGlobal(where))
+
+    def currentChanged(self, current: Index, previous: Index) -> None:
+        super().currentChanged(current, previous)
+        self.sig_current_moved.emit()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.RightButton:
+            # A right-click asks for that row's menu; it does not move the highlight away
+            # from what is open (the menu acts on the row under the pointer).  Left
+            # unaccepted: Qt 6.8 and later send the context menu only for an unhandled press.
+            event.ignore()
+            return
+        super().mousePressEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         if event.reason() == QContextMenuEvent.Reason.Keyboard:

@@ -11,6 +11,7 @@ listens: ``show_error``, a hook tests can replace, like the actions' dialogs).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -68,6 +69,7 @@ log = logging.getLogger(__name__)
 
 Index = QModelIndex | QPersistentModelIndex
 FILTER_DELAY_MS = 120  # typing pauses this long before the tree filters
+OPEN_DELAY_MS = 350  # arrow keys rest this long on a row before it opens (as mail clients do)
 MAX_MATCHES = 300  # chats the filter shows at most: type more to narrow
 DEFAULT_OPEN = (PINNED, WORKSPACES, UNGROUPED)
 OPEN_UNGROUPED_UP_TO = 200  # a longer Ungrouped starts folded
@@ -89,9 +91,13 @@ class Sidebar(QWidget):
         super().__init__(parent)
         self.setObjectName("sidebar")
         self._registry = registry
-        self._wish: tuple[str, str] | None = None  # a selection waiting for its row
+        self._wish: tuple[str, str, bool] | None = None  # a selection waiting for its row
+        # What is open: the row the highlight stands for.  Kept here so that the highlight
+        # and the open content agree (the selection is the one source of what is open).
+        self._opened: tuple[str, str] | None = None
+        self._quiet = 0  # selecting on the window's behalf: the highlight moves, nothing opens
+        self._lost_place = False  # the rows moved the highlight: back to what is open
         self._saved_open: list[str] | None = None  # what was expanded before filtering
-        self._saved_current: str | None = None  # what was selected before filtering
         # What was open, selected and scrolled to when the model began a reset.
         self._reset_state: tuple[list[str], str | None, int] | None = None
         self._show_archived = False
@@ -100,8 +106,9 @@ class Sidebar(QWidget):
         self.handlers = SidebarActions(registry, ops, self)  # what menus, keys, drops ask for
         self.handlers.sig_refused.connect(self._refused)
         self.handlers.sig_export_requested.connect(self.sig_export)
-        self.handlers.sig_select_workspace_requested.connect(self.select_workspace)
-        self.handlers.sig_select_chat_requested.connect(self.select_chat)
+        self.handlers.sig_select_workspace_requested.connect(
+            lambda ws_id: self.open_item(WORKSPACE, ws_id))
+        self.handlers.sig_select_chat_requested.connect(lambda c: self.open_item(CHAT, c))
         self.handlers.sig_open_chat_requested.connect(self._opened_new_chat)
 
         self.model = SidebarModel(registry, bridge, self)
@@ -137,10 +144,13 @@ class Sidebar(QWidget):
         self.tree = SidebarTree(self)
         self.tree.setModel(self.model)
         self.tree.clicked.connect(self._open)
-        self.tree.sig_open_requested.connect(self._open)
+        self.tree.sig_open_requested.connect(self._enter)
         self.tree.sig_rename_requested.connect(self._rename)
         self.tree.sig_delete_requested.connect(self._delete)
         self.tree.sig_menu_requested.connect(self._pop_menu)
+        self.tree.sig_current_moved.connect(self._current_moved)
+        self._open_soon = QTimer(self, singleShot=True, interval=OPEN_DELAY_MS)
+        self._open_soon.timeout.connect(self._open_current)
 
         top = QHBoxLayout()
         top.setContentsMargins(8, 8, 6, 4)
@@ -185,6 +195,13 @@ class Sidebar(QWidget):
         """Show only workspaces and chats whose title holds *text* (any case), with what
         holds them; '' shows everything again.  At most ``MAX_MATCHES`` chats are shown."""
         self._filter_soon.stop()
+        with self._quietly():
+            self._set_filter(text)
+            if not self._agree() and self.tree.currentIndex().isValid():
+                # What is open is filtered out: no other row pretends to be it.
+                self.tree.selectionModel().clear()
+
+    def _set_filter(self, text: str) -> None:
         if self.filter.text() != text:
             self.filter.blockSignals(True)
             self.filter.setText(text)
@@ -203,7 +220,6 @@ class Sidebar(QWidget):
             self.model.fetch(place)
         if self.tree.model() is not self.proxy:
             self._saved_open = self.expanded_ids()
-            self._saved_current = self.current_id()  # selected again when the filter ends
             current = self._current_source()
             self.proxy.setSourceModel(self.model)
             self.proxy.show_only(shown)
@@ -237,13 +253,21 @@ class Sidebar(QWidget):
         A workspace the tree does not show yet (an operation's event still on its way) is
         selected when it arrives.
         """
-        self._wish = (WORKSPACE, ws_id)
+        self._opened = (WORKSPACE, ws_id)
+        self._wish = (WORKSPACE, ws_id, False)
         self._fulfil_wish()
 
     def select_chat(self, chat_id: str) -> None:
         """Select a chat's row: in Pinned when pinned, else in its workspace or Ungrouped
         (Archived when archived, which shows that section).  Emits nothing."""
-        self._wish = (CHAT, chat_id)
+        self._opened = (CHAT, chat_id)
+        self._wish = (CHAT, chat_id, False)
+        self._fulfil_wish()
+
+    def open_item(self, kind: str, item_id: str) -> None:
+        """Select a workspace's or chat's row and open it (emits its signal), as a click on
+        it would: what an action made or moved (a folder added, moved, a chat unarchived)."""
+        self._wish = (kind, item_id, True)
         self._fulfil_wish()
 
     def current_id(self) -> str | None:
@@ -324,10 +348,114 @@ class Sidebar(QWidget):
         kind, item_id = index.data(KIND_ROLE), str(index.data(ID_ROLE))
         if kind == SECTION:
             self.tree.setExpanded(index, not self.tree.isExpanded(index))
-        elif kind == CHAT:
+        elif kind in (CHAT, WORKSPACE):
+            self._emit_open(kind, item_id)
+
+    def _emit_open(self, kind: str, item_id: str) -> None:
+        self._open_soon.stop()
+        self._opened = (kind, item_id)
+        if kind == CHAT:
             self.sig_chat_selected.emit(item_id)
-        elif kind == WORKSPACE:
+        else:
             self.sig_workspace_selected.emit(item_id)
+
+    # ----------------------------------------------------------------- the highlight is what is open
+
+    def _current_moved(self) -> None:
+        """The highlight moved: by the person (arrow keys: open after a pause), or by the
+        rows (what was open left its place: once they settle, back to it if it shows, else
+        what the highlight landed on opens)."""
+        if self._quiet:
+            return
+        if self.model.is_changing():
+            self._lost_place = True
+        self._open_soon.start()
+
+    def _open_current(self) -> None:
+        if not self.model.is_settled():
+            self._lost_place = True  # again when it settles
+            return
+        lost, self._lost_place = self._lost_place, False
+        if lost and self._agree():
+            return
+        index = self.tree.currentIndex()
+        kind = index.data(KIND_ROLE) if index.isValid() else None
+        if kind in (CHAT, WORKSPACE) and (kind, str(index.data(ID_ROLE))) != self._opened:
+            self._emit_open(kind, str(index.data(ID_ROLE)))
+
+    def _agree(self) -> bool:
+        """Put the highlight on what is open when its row shows; True when it does."""
+        if self._opened is None:
+            return False
+        source = self._shown_source(*self._opened)
+        if source is None:
+            return False
+        if self._current_source() != QPersistentModelIndex(source):
+            self._select_source(source, scroll=False)
+        return True
+
+    def _shown_source(self, kind: str, item_id: str) -> QModelIndex | None:
+        """The source row that shows a workspace or chat now, visible in the tree (every
+        row holding it expanded), without reading or opening anything; None when none."""
+        model = self.model
+        if kind == WORKSPACE:
+            source = model.workspace_index(item_id)
+        else:
+            chat = self._registry.chat(item_id)
+            if chat is None:
+                return None
+            place = model.place_of(item_id)
+            source = model.chat_index(item_id, PINNED) if chat.pinned else QModelIndex()
+            if not source.isValid() and place is not None and (
+                    place != ARCHIVED or self._show_archived):
+                source = model.chat_index(item_id, place)
+        view = self._view_index(source) if source.isValid() else QModelIndex()
+        if not view.isValid():
+            return None
+        parent = view.parent()
+        while parent.isValid():
+            if not self.tree.isExpanded(parent):
+                return None
+            parent = parent.parent()
+        return source
+
+    @contextlib.contextmanager
+    def _quietly(self) -> Iterator[None]:
+        self._quiet += 1
+        try:
+            yield
+        finally:
+            self._quiet -= 1
+
+    def _enter(self, index: QModelIndex) -> None:
+        """Enter on a row opens it; on a section heading it only unfolds a folded section
+        (folding a whole section is Left's, as in any tree, never a side effect of Enter)."""
+        if index.data(KIND_ROLE) == SECTION:
+            if not self.tree.isExpanded(index):
+                self.tree.expand(index)
+            return
+        self._open(index)
+
+    def _first_row(self) -> QModelIndex:
+        """The first workspace or chat the tree shows (under the filter: the first match,
+        not a row shown only because it holds one)."""
+        view = self.tree.model()
+        needle = self.filter_text().casefold() if view is self.proxy else ""
+
+        def first(parent: QModelIndex) -> QModelIndex:
+            for row in range(view.rowCount(parent)):
+                if self.tree.isRowHidden(row, parent):
+                    continue
+                index = view.index(row, 0, parent)
+                if index.data(KIND_ROLE) != SECTION and needle in str(index.data()).casefold():
+                    return index
+                if self.tree.isExpanded(index):
+                    found = first(index)
+                    if found.isValid():
+                        return found
+            return QModelIndex()
+
+        return first(QModelIndex())
 
     def _pop_menu(self, index: QModelIndex, where: QPoint) -> None:
         menu = self.context_menu(index)
@@ -383,8 +511,9 @@ class Sidebar(QWidget):
         index = self._view_index(source)
         if not index.isValid():
             return
-        self.tree.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        with self._quietly():
+            self.tree.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
         if scroll:
             self.tree.scrollTo(index)
 
@@ -404,6 +533,8 @@ class Sidebar(QWidget):
     def _settled(self) -> None:
         self._update_sections()
         self._fulfil_wish()
+        if self._lost_place and not self._open_soon.isActive():
+            self._open_current()
         if self.tree.model() is self.proxy and not self._filter_soon.isActive():
             self._filter_soon.start()  # the filter looks again at what changed
 
@@ -430,6 +561,8 @@ class Sidebar(QWidget):
         QTimer.singleShot(0, lambda: self._restore_place(current, scrolled))
 
     def _restore_place(self, current: str | None, scrolled: int) -> None:
+        if self._wish is None and self.current_id() is None and self._agree():
+            current = None  # back on what is open
         if current is not None and self._wish is None and self.current_id() is None:
             kind = WORKSPACE if self.model.workspace(current) is not None else CHAT
             source = self._locate(kind, current)
@@ -441,7 +574,7 @@ class Sidebar(QWidget):
         """Select the row asked for by select_workspace/select_chat once the model has it."""
         if self._wish is None:
             return
-        kind, item_id = self._wish
+        kind, item_id, then_open = self._wish
         source = self._locate(kind, item_id)
         if source is None:  # no such row, ever: forget it
             self._wish = None
@@ -456,6 +589,8 @@ class Sidebar(QWidget):
             self.tree.expand(self._view_index(parent))
             parent = parent.parent()
         self._select_source(source)
+        if then_open:
+            self._emit_open(kind, item_id)
 
     def _locate(self, kind: str, item_id: str) -> QModelIndex | None:
         """The source row of a workspace or chat: invalid while it is on its way, None when
@@ -535,15 +670,18 @@ class Sidebar(QWidget):
 
     def _filter_now(self) -> None:
         self.set_filter(self.filter.text())
-        first = self.tree.model().index(0, 0)
+        first = self._first_row()
         if first.isValid():
-            self.tree.setFocus()
+            self.tree.setFocus(Qt.FocusReason.TabFocusReason)
+            self.tree.selectionModel().setCurrentIndex(
+                first, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def _end_filter(self) -> None:
         self.capped_note.hide()
         if self.tree.model() is self.model:
             return
         current = self._current_source()
+        opened = self._opened
         self.tree.setModel(self.model)
         # Unfiltered, changes go to the tree alone.  (None detaches it: the stubs miss that.)
         self.proxy.setSourceModel(None)  # type: ignore[arg-type]
@@ -551,14 +689,10 @@ class Sidebar(QWidget):
         self.set_expanded_ids(self._saved_open or list(DEFAULT_OPEN))
         self._saved_open = None
         self._update_sections()
+        if opened is not None:  # the filter may have hidden what is open: back to it
+            current = QPersistentModelIndex(self._locate(*opened) or QModelIndex())
         if current.isValid():
             self._select_source(current)
-        elif self._saved_current is not None:  # the filter hid what was selected: back to it
-            kind = WORKSPACE if self.model.workspace(self._saved_current) is not None else CHAT
-            source = self._locate(kind, self._saved_current)
-            if source is not None and source.isValid():
-                self._select_source(source)
-        self._saved_current = None
 
     def _style_icons(self) -> None:
         colour = quiet_colour(self.palette()).name()
@@ -575,7 +709,14 @@ class Sidebar(QWidget):
                 self.set_filter("")
                 return True
             if event.key() == Qt.Key.Key_Down:
-                self.tree.setFocus()
+                # Into the tree, on its first row, highlighted with the focus ring (it opens
+                # after the pause arrow keys take).
+                self.tree.setFocus(Qt.FocusReason.TabFocusReason)
+                first = self._first_row()
+                if first.isValid():
+                    self.tree.selectionModel().setCurrentIndex(
+                        first, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+                    self.tree.scrollTo(first)
                 return True
         return super().eventFilter(watched, event)
 

@@ -254,9 +254,9 @@ class ChatList(RegistryState):
 
         def rename(chat: Chat) -> dict[str, Any] | None:
             if not title.strip():
-                raise Refused(f"cannot rename session '{chat_id}': the title is empty")
+                raise Refused(f"cannot rename chat '{chat.title}': the title is empty")
             if not visible(clean):
-                raise Refused(f"cannot rename session '{chat_id}': the title has only "
+                raise Refused(f"cannot rename chat '{chat.title}': the title has only "
                               "invisible characters")
             return {"title": clean} if chat.title != clean else None
 

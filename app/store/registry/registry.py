@@ -203,9 +203,9 @@ class Registry(RecentlyRemoved, FirstStart):
 
         def rename(ws: Workspace) -> dict[str, Any]:
             if not title.strip():
-                raise Refused(f"cannot rename workspace '{ws_id}': the title is empty")
+                raise Refused(f"cannot rename workspace '{ws.title}': the title is empty")
             if not visible(clean):
-                raise Refused(f"cannot rename workspace '{ws_id}': the title has only "
+                raise Refused(f"cannot rename workspace '{ws.title}': the title has only "
                               "invisible characters")
             return {"title": clean}
 
@@ -220,7 +220,7 @@ class Registry(RecentlyRemoved, FirstStart):
         build_status: str | None = None,
     ) -> Workspace:
         """Set the description, custom instructions or build status (None leaves one as is)."""
-        description = _description(ws_id, description)
+        description = _description(self._named(ws_id), description)
         changes = {
             name: value
             for name, value in (
@@ -234,7 +234,7 @@ class Registry(RecentlyRemoved, FirstStart):
         def update(ws: Workspace) -> dict[str, Any]:
             if build_status is not None and build_status not in BUILD_STATUSES:
                 raise Refused(
-                    f"cannot set workspace '{ws_id}' to status '{build_status}': "
+                    f"cannot set workspace '{ws.title}' to status '{build_status}': "
                     f"the status must be one of {', '.join(BUILD_STATUSES)}"
                 )
             return changes
@@ -247,10 +247,15 @@ class Registry(RecentlyRemoved, FirstStart):
         def advance(ws: Workspace) -> dict[str, Any]:
             step = BUILD_STATUSES.index(ws.build_status)
             if step == len(BUILD_STATUSES) - 1:
-                raise Refused(f"cannot advance workspace '{ws_id}': it is already shipped")
+                raise Refused(f"cannot advance workspace '{ws.title}': it is already shipped")
             return {"build_status": BUILD_STATUSES[step + 1]}
 
         return self._change_workspace(ws_id, "advance", advance)
+
+    def _named(self, ws_id: str) -> str:
+        """How a sentence names a workspace: its title (the id only when there is none)."""
+        ws = self._workspaces.get(ws_id)
+        return ws.title if ws is not None else ws_id
 
     def _change_workspace(self, ws_id: str, verb: str,
                           decide: Callable[[Workspace], dict[str, Any]]) -> Workspace:
@@ -283,7 +288,7 @@ class Registry(RecentlyRemoved, FirstStart):
         written, when another save changed them meanwhile.  Decided on the stored state
         inside the write, so two editors (or two processes) never overwrite each other.
         """
-        description = _description(ws_id, description)
+        description = _description(self._named(ws_id), description)
 
         class _Moved(Exception):
             """The stored texts are neither the expected nor the new ones."""
@@ -322,44 +327,47 @@ class Registry(RecentlyRemoved, FirstStart):
             events.extend(self._reshape(order, moved=ws_id).events())
 
     def move_to_folder(self, ws_id: str, path: str) -> Workspace:
-        """"Move to folder…" for a workspace whose folder is gone.
+        """"Move to folder…" for a workspace whose folder is gone: the same workspace (its
+        id, title, description, instructions, build status, place in the list, chats,
+        knowledge and files) now at *path*.
 
-        A new workspace at *path* takes over the old one's title, description, instructions,
-        build status, place in the list, chats, knowledge and files; the old entry is removed.  The old stored
-        path is never rewritten: the new entry has its own identity.
+        Cairn never rewrites a stored path by itself (a folder gone stays missing); this is
+        the person saying where it went.  The tree may change shape around it (the new
+        folder may sit inside another workspace, or hold some), so the events say it as a
+        removal at the old place and an addition at the new one, of the same workspace, its
+        chats leaving and joining it again.
         """
         folder = paths.resolve_folder(path)
         with self._changing() as events:
             with self._writing() as conn:
                 old = self.get_workspace(ws_id, verb="move")
                 if paths.folder_status(old.path) == OK:
-                    raise Refused(f"cannot move workspace '{ws_id}' to another folder: "
-                                  f"its folder '{old.path}' is still there")
+                    raise Refused(f"cannot move workspace '{old.title}' to another folder: "
+                                  f"its folder '{paths.shown(old.path)}' is still there")
                 taken = self._existing(folder)
                 if taken is not None:
-                    raise Refused(f"cannot move workspace '{ws_id}' to '{folder.canonical}': "
-                                  f"that folder is already the workspace '{taken.id}'")
-                position = conn.execute("SELECT position FROM display_order WHERE workspace_id = ?",
-                                        (ws_id,)).fetchone()[0]
-                conn.execute("DELETE FROM display_order WHERE workspace_id = ?", (ws_id,))
-                fresh = self._insert_workspace(
-                    conn, folder, at_end=True, title=old.title, description=old.description,
-                    instructions=old.instructions, build_status=old.build_status)
-                conn.execute("UPDATE display_order SET position = ? WHERE workspace_id = ?",
-                             (position, fresh.id))  # takes over the old one's place
-                for table, column in (("membership", "workspace_id"), ("knowledge", "owner"),
-                                      ("knowledge_version", "owner"),
-                                      ("knowledge_status", "owner"), ("knowledge_suggestion", "owner"),
-                                      ("knowledge_file", "workspace_id")):
-                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",
-                                 (fresh.id, ws_id))  # chats, knowledge and files go along
-                conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))
-            members = self._members[ws_id]
-            order = [fresh.id if i == ws_id else i for i in self._order]
-            change = self._reshape(order, added=fresh, removed=ws_id)
-            regrouped = self._regroup(members, fresh.id)
+                    raise Refused(f"cannot move workspace '{old.title}' to "
+                                  f"'{paths.shown(folder.canonical)}': that folder is already "
+                                  f"the workspace '{taken.title}'")
+                now = utc_now()
+                conn.execute("UPDATE workspace SET path = ?, path_key = ?, updated_at = ?"
+                             " WHERE id = ?", (folder.canonical, folder.key, now, ws_id))
+            moved = replace(old, path=folder.canonical, key=folder.key, updated_at=now,
+                            status=OK, identity=folder.identity)
+            order = list(self._order)
+            members = list(self._members[ws_id])
+            # Out at the old place, as a removal says it ...
+            regrouped = self._regroup(members, None)
+            change = self._reshape([i for i in order if i != ws_id], removed=ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
-        return fresh
+            # ... and in at the new one, in the same place in the list, as a restore says it.
+            for chat_id in members:
+                if self._chats[chat_id].archived_at is None:
+                    self._ungrouped.remove(chat_id)
+            change = self._reshape(order, added=moved)
+            regrouped = self._regroup(members, ws_id)
+            events.extend(change.events(between=[regrouped] if regrouped else []))
+        return moved
 
     def remove_workspace(self, ws_id: str) -> bool:
         """Take the entry off the list: the folder is untouched and its chats become Ungrouped.
@@ -393,13 +401,13 @@ class Registry(RecentlyRemoved, FirstStart):
 __all__ = ["Registry", "DEFAULT_CHAT_TITLE"]
 
 
-def _description(ws_id: str, description: str | None) -> str | None:
+def _description(name: str, description: str | None) -> str | None:
     """A workspace's description as stored: its lines kept, NFC, no control or bidi-override
     character; refused past ``MAX_DESCRIPTION`` characters."""
     if description is None:
         return None
     clean = text_lines(description)
     if len(clean) > MAX_DESCRIPTION:
-        raise Refused(f"cannot change workspace '{ws_id}': the description is longer than "
+        raise Refused(f"cannot change workspace '{name}': the description is longer than "
                       f"{MAX_DESCRIPTION:,} characters")
     return clean

@@ -40,6 +40,7 @@ class RemovedWorkspace:
     removed_at: str
     chats: tuple[str, ...]  # the chats it held, in their manual order
     files: int  # how many knowledge files it keeps
+    folder_missing: bool = False  # its folder is gone (looked at when listed): restore elsewhere
 
     @property
     def purge_after(self) -> str:
@@ -52,6 +53,7 @@ class RemovedWorkspace:
             "instructions": self.instructions, "created_at": self.created_at,
             "updated_at": self.updated_at, "removed_at": self.removed_at,
             "purge_after": self.purge_after, "chats": list(self.chats), "files": self.files,
+            "folder_missing": self.folder_missing,
         }
 
 
@@ -83,7 +85,8 @@ class RecentlyRemoved(ChatList):
     # ----------------------------------------------------------------- reading
 
     def removed_workspaces(self) -> list[RemovedWorkspace]:
-        """The recently removed workspaces, most recently removed first (a storage read)."""
+        """The recently removed workspaces, most recently removed first (a storage read;
+        each folder is looked at, so a missing one is said before Restore is tried)."""
         rows = self.db.query(
             "SELECT r.id, r.title, r.path, r.description, r.instructions, r.build_status,"
             " r.created_at, r.updated_at, r.removed_at,"
@@ -98,17 +101,18 @@ class RecentlyRemoved(ChatList):
                     id=ws_id, title=title, path=path, description=description,
                     instructions=instructions, build_status=status, created_at=created,
                     updated_at=updated, removed_at=removed, chats=tuple(chats.get(ws_id, ())),
-                    files=files)
+                    files=files, folder_missing=paths.folder_status(path) != OK)
                 for (ws_id, title, path, description, instructions, status, created, updated,
                      removed, files) in rows]
 
     # ----------------------------------------------------------------- restoring
 
-    def restore_workspace(self, ws_id: str) -> Workspace:
-        """Bring a recently removed workspace back at its folder, with its old identity.
+    def restore_workspace(self, ws_id: str, *, into: str | None = None) -> Workspace:
+        """Bring a recently removed workspace back at its folder (or *into* another one, for
+        a folder that moved or is gone), with its old identity.
 
-        Refused, with nothing changed, when the folder no longer qualifies (the same
-        sentence as adding it) or another workspace holds it.  Its chats that are still
+        Refused, with nothing changed, when the folder is gone (the sentence offers another
+        folder) or another workspace holds it.  Its chats that are still
         Ungrouped join it again in their old order; the restored workspace leads the list.
         """
         plausible = ws_id.isascii() and ws_id.isprintable()  # ids are: never ask SQLite
@@ -122,12 +126,13 @@ class RecentlyRemoved(ChatList):
                     raise Refused(f"cannot restore workspace '{paths.shown(ws_id)}': it is not "
                                   "among the recently removed workspaces")
                 path, title, description, instructions, build_status, created_at = row
-                folder = paths.resolve_folder(path)  # the same sentences as adding a folder when it fails
+                folder = self._restoring_into(title, path if into is None else into,
+                                              elsewhere=into is not None)
                 taken = self._existing(folder)
                 if taken is not None:
-                    raise Refused(f"cannot restore workspace '{ws_id}' at "
+                    raise Refused(f"cannot restore workspace '{title}' at "
                                   f"'{paths.shown(folder.canonical)}': that folder is already "
-                                  f"the workspace '{taken.id}'")
+                                  f"the workspace '{taken.title}'")
                 now = utc_now()
                 ws = Workspace(
                     id=ws_id, path=folder.canonical, key=folder.key, title=title,
@@ -158,6 +163,19 @@ class RecentlyRemoved(ChatList):
             regrouped = self._regroup(chats, ws.id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         return ws
+
+    @staticmethod
+    def _restoring_into(title: str, path: str, *, elsewhere: bool) -> paths.Folder:
+        """The folder a restore goes to, or a sentence that speaks of restoring."""
+        folder = paths.try_resolve_folder(path)
+        if folder is not None:
+            return folder
+        if elsewhere:
+            raise Refused(f"cannot restore workspace '{title}' into '{paths.shown(path)}': "
+                          "that is not a folder that exists")
+        raise Refused(f"cannot restore workspace '{title}': its folder '{paths.shown(path)}' is "
+                      "missing. Restore it into another folder with “Restore into another "
+                      "folder…” (or `cairn workspace restore ID --into PATH`).")
 
     # ----------------------------------------------------------------- purging
 

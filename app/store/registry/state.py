@@ -192,10 +192,10 @@ class RegistryState:
     def _changing(self) -> Iterator[list[Event]]:
         """One change, ordered after every other; its events go to the hub once, when it ends.
 
-        Delivery happens while the change still holds ``_writer`` (and the memory lock it
-        took after its commit), so listeners see changes in commit order and read the state
-        right after this one.  A catch-up reload counts
-        even when the change itself is then refused.
+        Delivery happens while the change still holds ``_writer`` and the memory lock (taken
+        after its commit, or for the delivery when it committed nothing), so listeners see
+        changes in commit order and read the state right after this one.  A catch-up reload
+        counts even when the change itself is then refused.
         """
         with self._writer:
             self._depth += 1
