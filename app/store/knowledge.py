@@ -25,6 +25,7 @@ from app.base.db import Database, utc_now
 from app.errors import Refused
 from app.events import Hub, KnowledgeSaved
 from app.store import watermarks
+from app.store.search_index import index_document
 
 PERSONAL = "personal"
 SOURCES = ("user", "rebuild", "import", "restore")
@@ -313,4 +314,5 @@ def _write(conn: sqlite3.Connection, owner: str, text: str, version: int, source
         " VALUES (?, ?, ?, ?, ?, ?)", (owner, version, text, source, chat_id, now))
     conn.execute("DELETE FROM knowledge_version WHERE owner = ? AND version <= ?",
                  (owner, version - HISTORY_KEPT))
+    index_document(conn, owner, text, now)  # search finds the current text, in this commit
     return Document(owner, text, version, now, source, chat_id)
