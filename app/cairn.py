@@ -15,6 +15,7 @@ from app.store.files import FileStore
 from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore
 from app.store.registry.registry import Registry
+from app.store.search import Finder
 from app.store.settings import Settings
 
 
@@ -29,6 +30,7 @@ class Cairn:
         self.chats = ChatStore(db, hub=hub)
         self.knowledge = KnowledgeStore(db, hub=hub)
         self.files = FileStore(db, BlobStore(db.path.parent / "files"), hub=hub)
+        self.search = Finder(db, self.files.blobs.read)  # checked on its first use
         self.catalog = Catalog(db.path.parent)
         # One storage thread for turns, rebuilds and the window's operations (``ops`` takes
         # ``writer``): their writes never hold up the event loop, and land one at a time.

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from app.store.knowledge import Conflict, Document, Saved, Version
     from app.store.messages import Message
     from app.store.registry.removed import RemovedWorkspace
+    from app.store.search import Hit
 
 log = logging.getLogger(__name__)
 
@@ -484,3 +485,37 @@ class Operations:
         its exchanges armed starts now instead of after the idle delay.  On the loop's thread,
         where the rebuilds' timers are."""
         self.cairn.scheduler.chat_left(chat_id)
+
+    # ----------------------------------------------------------------- find anything
+
+    def _search_thread(self) -> Executor:
+        """Searches run on a thread of their own: as-you-type queries never queue behind a
+        write, and read through WAL without waiting for one."""
+        executor: Executor | None = getattr(self, "_searcher", None)
+        if executor is None:
+            executor = self._searcher = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="cairn-search")
+        return executor
+
+    async def search(self, text: str, *, limit: int = 30) -> list[Hit]:
+        """The best results for *text* (a refusal for what cannot be searched, the index's
+        problem included)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._search_thread(), lambda: self.cairn.search.find(text, limit=limit))
+
+    async def find_in_chat(self, chat_id: str, text: str) -> list[int]:
+        """The ids of the chat's messages that match *text*, oldest first (the whole chat)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._search_thread(), lambda: self.cairn.search.in_chat(chat_id, text))
+
+    async def search_problem(self) -> str | None:
+        """The search index's start-up check: a sentence when it is missing or damaged."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._search_thread(), self.cairn.search.check)
+
+    async def reindex(self) -> dict[str, int]:
+        """Rebuild the search index from scratch, on the writer thread."""
+        counts, _ = await self.run(self.cairn.search.reindex)
+        return counts

@@ -1,0 +1,332 @@
+"""Find anything: queries over the search index (see :mod:`app.store.search_index`).
+
+Two FTS5 tables answer: ``search_message`` (a message's text, rowid = the message's id) and
+``search_doc`` (chat titles, knowledge entries, files: rowid = ``search_key.n``).  Each is
+ranked with bm25 — titles weigh 10, a knowledge entry's text and a file's description 4, a
+file's content and a message's text 1 — and the two lists are merged on that score, newer
+first on ties.  Snippets come from FTS5 for the results shown only, with the matched words
+between U+E000 and U+E001, returned as plain text and the marks' offsets: a result is never
+markup.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.base.db import Database
+from app.errors import Refused
+from app.store import search_index, search_query
+from app.store.search_index import MARK_CLOSE, MARK_OPEN
+from app.store.search_query import Query
+
+PERSONAL = "personal"
+_DOC_WEIGHTS = "10.0, 4.0, 1.0"  # title, body (entry text, description), content
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    kind: str  # message | chat | knowledge | file
+    title: str
+    snippet: str  # plain text
+    marks: tuple[tuple[int, int], ...]  # [start, end) of each matched word in the snippet
+    when: str
+    workspace: str | None = None
+    chat: str | None = None
+    message: int | None = None
+    file: str | None = None
+    owner: str | None = None  # a knowledge entry's document
+    line: int | None = None  # a knowledge entry's first line in its document
+    section: str | None = None
+    folder: str | None = None  # the workspace's folder
+    score: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"kind": self.kind, "workspace": self.workspace}
+        if self.kind in ("message", "chat"):
+            found["chat"] = self.chat
+        if self.kind == "message":
+            found["message"] = self.message
+        if self.kind == "file":
+            found["file"] = self.file
+        if self.kind == "knowledge":
+            found.update(owner=self.owner, section=self.section, line=self.line,
+                         folder=self.folder)
+        found.update(title=self.title, snippet=self.snippet,
+                     marks=[list(m) for m in self.marks], when=self.when)
+        return found
+
+    def marked(self, before: str = "[", after: str = "]") -> str:
+        """The snippet with each matched word between *before* and *after* (for a terminal)."""
+        out, at = [], 0
+        for start, end in self.marks:
+            out += [self.snippet[at:start], before, self.snippet[start:end], after]
+            at = end
+        return "".join(out) + self.snippet[at:]
+
+
+def unmark(text: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """FTS5's snippet (marks as U+E000/U+E001) as plain text and the marked spans."""
+    plain: list[str] = []
+    marks: list[tuple[int, int]] = []
+    length, start = 0, None
+    for char in text:
+        if char == MARK_OPEN:
+            start = length
+        elif char == MARK_CLOSE:
+            if start is not None and length > start:
+                marks.append((start, length))
+            start = None
+        else:
+            plain.append(char)
+            length += 1
+    return "".join(plain), tuple(marks)
+
+
+class Search:
+    """The index's queries, on read connections (never waiting on a writer)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def problem(self) -> str | None:
+        return search_index.problem(self._db)
+
+    def find(self, query: Query, *, limit: int = 20, workspaces: Sequence[str] | None = None
+             ) -> list[Hit]:
+        """The best *limit* results of *query*, best first.  *workspaces* restricts them to
+        those workspace ids (the command line's ``--workspace``); ``workspace:NAME`` in the
+        query is resolved to ids here."""
+        if limit < 1:
+            raise Refused(f"cannot show {limit} results: ask for at least 1")
+        if query.empty:
+            return []
+        ws_ids = list(workspaces) if workspaces is not None else None
+        if query.workspace is not None:
+            named = self._workspaces_named(query.workspace)
+            ws_ids = named if ws_ids is None else [w for w in ws_ids if w in named]
+        match = query.match()
+        try:
+            hits = []
+            if not query.kinds or "chats" in query.kinds:
+                hits += self._messages(match, query, ws_ids, limit)
+            kinds = [k for k, wanted in (("chat", "chats"), ("knowledge", "knowledge"),
+                                         ("file", "files"))
+                     if not query.kinds or wanted in query.kinds]
+            hits += self._docs(match, query, ws_ids, kinds, limit)
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error) or "fts5" in str(error).lower():
+                raise Refused(search_index.MISSING) from error
+            raise
+        except sqlite3.DatabaseError as error:
+            raise Refused(search_index.MISSING) from error
+        hits.sort(key=lambda h: (h.score, _newest_first(h.when), -(h.message or 0)))
+        return hits[:limit]
+
+    def _workspaces_named(self, name: str) -> list[str]:
+        rows = self._db.query("SELECT id, title FROM workspace")
+        wanted = name.casefold()
+        exact = [r[0] for r in rows if r[1].casefold() == wanted]
+        found = exact or [r[0] for r in rows if r[1].casefold().startswith(wanted)]
+        if not found:
+            raise Refused(f"cannot search in workspace '{name[:80]}': no workspace has that name")
+        return found
+
+    # ----------------------------------------------------------------- messages
+
+    def _messages(self, match: str, query: Query, ws_ids: list[str] | None, limit: int
+                  ) -> list[Hit]:
+        where = ["search_message MATCH ?"]
+        params: list[object] = [match]
+        join = "JOIN chat AS c ON c.id = s.chat_id"
+        if not query.archived:
+            where.append("c.archived_at IS NULL")
+        if ws_ids is not None:
+            where.append(f"s.chat_id IN (SELECT chat_id FROM membership WHERE workspace_id"
+                         f" IN ({_marks(ws_ids)}))")
+            params += ws_ids
+        _dates(where, params, query, "s.at")
+        rows = self._db.query(
+            f"SELECT s.rowid, s.chat_id, s.at, bm25(search_message) AS score"
+            f" FROM search_message AS s {join} WHERE {' AND '.join(where)}"
+            f" ORDER BY score, s.at DESC, s.rowid DESC LIMIT ?", (*params, limit))
+        if not rows:
+            return []
+        snippets = dict(self._db.query(
+            f"SELECT rowid, snippet(search_message, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 16)"
+            f" FROM search_message WHERE search_message MATCH ? AND rowid IN ({_marks(rows)})",
+            (match, *(r[0] for r in rows))))
+        chats = self._chats({r[1] for r in rows})
+        hits = []
+        for rowid, chat_id, at, score in rows:
+            title, ws_id = chats.get(chat_id, ("", None))
+            snippet, marks = unmark(snippets.get(rowid, ""))
+            hits.append(Hit("message", title, snippet, marks, at, workspace=ws_id, chat=chat_id,
+                            message=rowid, score=score))
+        return hits
+
+    def _chats(self, chat_ids: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+        ids = list(chat_ids)
+        if not ids:
+            return {}
+        rows = self._db.query(
+            f"SELECT c.id, c.title, m.workspace_id FROM chat AS c LEFT JOIN membership AS m"
+            f" ON m.chat_id = c.id WHERE c.id IN ({_marks(ids)})", ids)
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    # ----------------------------------------------------------------- chats, knowledge, files
+
+    def _docs(self, match: str, query: Query, ws_ids: list[str] | None, kinds: list[str],
+              limit: int) -> list[Hit]:
+        if not kinds:
+            return []
+        where = ["search_doc MATCH ?", f"k.kind IN ({_marks(kinds)})",
+                 # knowledge and files of a removed workspace wait for its restore, unseen
+                 "(k.kind = 'chat' OR k.owner = 'personal' OR k.owner IN"
+                 " (SELECT id FROM workspace))"]
+        params: list[object] = [match, *kinds]
+        if not query.archived:
+            where.append("(k.kind != 'chat' OR c.archived_at IS NULL)")
+        if ws_ids is not None:
+            marks = _marks(ws_ids)
+            where.append(f"((k.kind = 'chat' AND k.ref IN (SELECT chat_id FROM membership"
+                         f" WHERE workspace_id IN ({marks}))) OR (k.kind != 'chat' AND"
+                         f" k.owner IN ({marks})))")
+            params += [*ws_ids, *ws_ids]
+        _dates(where, params, query, "coalesce(c.updated_at, k.at)")
+        rows = self._db.query(
+            f"SELECT d.rowid, k.kind, k.ref, k.owner, k.part, coalesce(c.updated_at, k.at),"
+            f" d.title, bm25(search_doc, {_DOC_WEIGHTS}) AS score"
+            f" FROM search_doc AS d JOIN search_key AS k ON k.n = d.rowid"
+            f" LEFT JOIN chat AS c ON k.kind = 'chat' AND c.id = k.ref"
+            f" WHERE {' AND '.join(where)} ORDER BY score, 6 DESC LIMIT ?", (*params, limit))
+        if not rows:
+            return []
+        snippets = {r[0]: r[1:] for r in self._db.query(
+            f"SELECT rowid, snippet(search_doc, -1, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 16),"
+            f" snippet(search_doc, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 16)"
+            f" FROM search_doc WHERE search_doc MATCH ? AND rowid IN ({_marks(rows)})",
+            (match, *(r[0] for r in rows)))}
+        chats = self._chats(r[2] for r in rows if r[1] == "chat")
+        owners = {r[3] for r in rows if r[1] != "chat"}
+        places = self._places(owners)
+        hits = []
+        for rowid, kind, ref, owner, part, at, title, score in rows:
+            best, in_title = snippets.get(rowid, ("", ""))
+            snippet, marks = unmark(best)
+            if kind == "chat":
+                chat_title, ws_id = chats.get(ref, (title, None))
+                hits.append(Hit("chat", chat_title, snippet, marks, at, workspace=ws_id,
+                                chat=ref, score=score))
+            elif kind == "knowledge":
+                ws_title, folder = places.get(owner, ("", None))
+                name = "Personal memory" if owner == PERSONAL else ws_title
+                heading = f"{name} › {title}" if title else name
+                hits.append(Hit("knowledge", heading, snippet, marks, at,
+                                workspace=None if owner == PERSONAL else owner, owner=owner,
+                                line=part, section=title or None, folder=folder, score=score))
+            else:
+                hits.append(Hit("file", title, snippet, marks, at, workspace=owner, file=ref,
+                                folder=places.get(owner, ("", None))[1], score=score))
+        return hits
+
+    def _places(self, ws_ids: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+        ids = [w for w in ws_ids if w != PERSONAL]
+        if not ids:
+            return {}
+        rows = self._db.query(f"SELECT id, title, path FROM workspace WHERE id IN"
+                              f" ({_marks(ids)})", ids)
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    # ----------------------------------------------------------------- find in a chat
+
+    def in_chat(self, chat_id: str, query: Query) -> list[int]:
+        """The ids of the chat's messages (its conversation) that match *query*, oldest
+        first: the whole chat, not a page of it."""
+        if query.empty:
+            return []
+        span = self._db.query("SELECT min(id), max(id) FROM message WHERE chat_id = ?"
+                              " AND superseded_by IS NULL", (chat_id,))
+        if not span or span[0][0] is None:
+            return []
+        try:
+            # The rowid range keeps FTS5 to this chat's stretch of the index.
+            rows = self._db.query(
+                "SELECT rowid FROM search_message WHERE search_message MATCH ?"
+                " AND rowid BETWEEN ? AND ? AND chat_id = ? ORDER BY rowid",
+                (query.match(), span[0][0], span[0][1], chat_id))
+        except sqlite3.DatabaseError as error:
+            raise Refused(search_index.MISSING) from error
+        return [r[0] for r in rows]
+
+
+def _marks(items: Sequence[object]) -> str:
+    return ", ".join("?" * len(items))
+
+
+def _dates(where: list[str], params: list[object], query: Query, column: str) -> None:
+    if query.before is not None:
+        where.append(f"{column} < ?")
+        params.append(query.before)
+    if query.after is not None:
+        where.append(f"{column} >= ?")
+        params.append(query.after)
+
+
+def _newest_first(when: str) -> tuple[int, ...]:
+    return tuple(-ord(c) for c in when)
+
+
+# ===================================================================== the use case
+
+class Finder:
+    """Search as the window and the command line both use it: what is typed, read as a
+    query, answered from the index, or refused in one sentence — the index's own problem
+    (missing, damaged, unfinished) included, so a result is never silently empty."""
+
+    def __init__(self, db: Database, read_blob: search_index.BlobReader) -> None:
+        self._db = db
+        self._read_blob = read_blob
+        self.search = Search(db)
+        self._problem: str | None = None
+        self._checked = False
+
+    def check(self) -> str | None:
+        """The start-up check (once; again after :meth:`reindex`): the sentence that says
+        what is wrong with the index, or None."""
+        if not self._checked:
+            search_index.complete_pending(self._db, self._read_blob)
+            self._problem = search_index.problem(self._db)
+            self._checked = True
+        return self._problem
+
+    def find(self, text: str, *, in_: str | None = None, workspaces: Sequence[str] | None = None,
+             archived: bool = False, limit: int = 20) -> list[Hit]:
+        query = search_query.parse(text, in_=in_, archived=archived)
+        problem = self.check()
+        if problem is not None:
+            raise Refused(problem)
+        return self.search.find(query, limit=limit, workspaces=workspaces)
+
+    def in_chat(self, chat_id: str, text: str) -> list[int]:
+        """The messages of the chat that match *text*, oldest first (find in the chat)."""
+        query = search_query.parse(text, archived=True)
+        problem = self.check()
+        if problem is not None:
+            raise Refused(problem)
+        return self.search.in_chat(chat_id, query)
+
+    def words(self, text: str) -> tuple[str, ...]:
+        """The words of *text* as a query reads them (what a view highlights)."""
+        try:
+            return search_query.parse(text).words()
+        except Refused:
+            return ()
+
+    def reindex(self) -> dict[str, int]:
+        """Rebuild the index from scratch (``cairn search --reindex``)."""
+        counts = search_index.reindex(self._db, self._read_blob)
+        self._checked = False
+        return counts
