@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from app.store.knowledge import Conflict, Document, Saved, Version
     from app.store.messages import Message
     from app.store.registry.removed import RemovedWorkspace
+    from app.base.fuzzy import Match
     from app.store.search import Hit
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,18 @@ class Changes:
 
     def __bool__(self) -> bool:
         return bool(self.events)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the search box shows for *text*: titles first, then content."""
+
+    text: str
+    workspaces: list[Match[str]]
+    chats: list[Match[str]]
+    hits: list[Hit]
+    refusal: str | None = None  # the sentence when the index cannot answer this text
+    words: tuple[str, ...] = ()  # the words typed, as the query reads them (to highlight)
 
 
 class Operations:
@@ -504,11 +517,49 @@ class Operations:
         return await loop.run_in_executor(
             self._search_thread(), lambda: self.cairn.search.find(text, limit=limit))
 
+    async def find_anything(self, text: str, *, limit: int = 30) -> Found:
+        """The search box: workspace and chat titles matched fuzzily (from the registry's
+        memory), then the index's results; a query the index refuses keeps the titles."""
+        registry = self.cairn.registry
+
+        def work() -> Found:
+            from app.base import fuzzy
+
+            workspaces = fuzzy.best(text, ((w.id, w.title) for w in registry.workspaces()),
+                                    limit=5)
+            listing = registry.chat_listing()
+            live = [c for c in listing.pinned] + [c for _, cs in listing.workspaces for c in cs]
+            live += listing.ungrouped
+            chats = fuzzy.best(text, ((c.id, c.title) for c in live), limit=8)
+            try:
+                hits = self.cairn.search.find(text, limit=limit)
+                refusal = None
+            except Refused as refused:
+                hits, refusal = [], str(refused)
+            return Found(text, workspaces, chats, hits, refusal, self.words(text))
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._search_thread(), work)
+
+    def words(self, text: str) -> tuple[str, ...]:
+        """The words of *text* as a query reads them (what a view highlights); no I/O."""
+        return self.cairn.search.words(text)
+
     async def find_in_chat(self, chat_id: str, text: str) -> list[int]:
         """The ids of the chat's messages that match *text*, oldest first (the whole chat)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._search_thread(), lambda: self.cairn.search.in_chat(chat_id, text))
+
+    async def reaching(self, chat_id: str, message_id: int, *, before: int, limit: int = 50
+                       ) -> tuple[list[Message], bool]:
+        """The messages a chat view reads to show *message_id* (see ``ChatStore.reaching``)."""
+        return await self.read(lambda: self.cairn.chats.reaching(
+            chat_id, message_id, before=before, limit=limit))
+
+    async def messages_before(self, chat_id: str, before: int) -> list[Message]:
+        """The whole conversation before message *before*, oldest first (Ctrl+Home)."""
+        return await self.read(lambda: self.cairn.chats.messages(chat_id, before=before))
 
     async def search_problem(self) -> str | None:
         """The search index's start-up check: a sentence when it is missing or damaged."""

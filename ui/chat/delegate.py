@@ -27,6 +27,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
+    QColor,
     QPainter,
     QPalette,
     QTextCursor,
@@ -55,6 +56,7 @@ PAD_Y = 10  # space above and below an entry
 GAP = 6  # between the documents of one entry
 BUBBLE_PAD = 12  # inside the person's bubble
 STREAMING = "streaming"
+FOUND = "#ffe066"  # the background of a word found (find in the chat, a search result)
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -100,6 +102,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._growth: dict[str, tuple[str, list[str]]] = {}  # streaming: (stable text, pieces)
         self.hovered_row = -1
         self.editing_row = -1
+        self._highlight: tuple[str, ...] = ()
         self.colours = Colours()
         self.palette_changed()
 
@@ -189,9 +192,27 @@ class MessageDelegate(QStyledItemDelegate):
                 painter.save()
                 painter.translate(QPointF(block.x, block.y))
                 context.clip = sight.translated(-block.x, -block.y)
+                context.selections = self._found(block.doc)  # find and search: marked
                 block.doc.documentLayout().draw(painter, context)
                 painter.restore()
         painter.restore()
+
+    def highlight(self, words: tuple[str, ...]) -> None:
+        """Mark *words* wherever they appear (find in the chat, a search result); () none."""
+        self._highlight = tuple(w for w in words if w)
+
+    def _found(self, doc: QTextDocument) -> list[QAbstractTextDocumentLayout.Selection]:
+        marks: list[QAbstractTextDocumentLayout.Selection] = []
+        for word in self._highlight:
+            cursor = doc.find(word)
+            while not cursor.isNull() and len(marks) < 200:
+                mark = QAbstractTextDocumentLayout.Selection()
+                mark.cursor = cursor
+                mark.format.setBackground(QColor(FOUND))
+                mark.format.setForeground(QColor("#1f1f1f"))
+                marks.append(mark)
+                cursor = doc.find(word, cursor)
+        return marks
 
     def _rechecked(self) -> None:
         waiting, self._recheck = self._recheck, {}
