@@ -9,9 +9,10 @@ the chat and shows its first message.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
@@ -19,7 +20,22 @@ from app.errors import CairnError
 from ui.chat.entries import build
 
 if TYPE_CHECKING:
-    from ui.chat.panel import ChatPanel
+    from app.ops import Operations
+    from ui.chat.view import ConversationView
+
+
+class ChatPanel(Protocol):
+    """What of the chat panel these use (the panel itself imports this module)."""
+
+    chat_id: str | None
+    ops: Operations
+    view: ConversationView
+    sig_error: SignalInstance
+
+    def run_task(self, coroutine: Coroutine[Any, Any, Any], /) -> Any: ...
+    def shown_count(self) -> int: ...
+    def oldest_id(self) -> int | None: ...
+    def set_oldest_id(self, message_id: int) -> None: ...
 
 
 class FindField(QLineEdit):
@@ -46,8 +62,8 @@ class FindBar(QWidget):
     sig_searched = Signal()  # an answer arrived (tests wait on it)
     sig_moved = Signal(int)  # shown: the message id of the current match
 
-    def __init__(self, panel: ChatPanel) -> None:
-        super().__init__(panel)
+    def __init__(self, panel: ChatPanel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self.panel = panel
         self.setObjectName("find-bar")
         self.field = FindField()
@@ -219,9 +235,9 @@ async def to_first(panel: ChatPanel) -> None:
     view.scrollToTop()
 
 
-def install(panel: ChatPanel) -> FindBar:
+def install(panel: ChatPanel, parent: QWidget) -> FindBar:
     """The find bar above the conversation, and Ctrl+Home on the conversation."""
-    bar = FindBar(panel)
+    bar = FindBar(panel, parent)
     home = QShortcut(QKeySequence("Ctrl+Home"), panel.view)
     home.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
     home.activated.connect(lambda: panel.run_task(to_first(panel)))

@@ -99,7 +99,7 @@ class ChatPanel(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.composer)
-        self.find_bar = find.install(self)  # find in the chat, and Ctrl+Home (issue 22)
+        self.find_bar = find.install(self, self)  # find in the chat, and Ctrl+Home (issue 22)
         layout.insertWidget(1, self.find_bar)
         self._reveal: tuple[str, int, tuple[str, ...]] | None = None  # a result to go to
 
