@@ -12,8 +12,10 @@ markup.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+import re
+import unicodedata
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.base.db import Database
@@ -24,6 +26,8 @@ from app.store.search_query import Query
 
 PERSONAL = "personal"
 _DOC_WEIGHTS = "10.0, 4.0, 1.0"  # title, body (entry text, description), content
+# How many of the newest matches are ranked, widened while filters leave too few (None: all).
+RANKED: tuple[int | None, ...] = (300, 3_000, 30_000, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,7 @@ class Hit:
     section: str | None = None
     folder: str | None = None  # the workspace's folder
     score: float = 0.0
+    row: int = 0  # its row in the index (search_message's or search_doc's rowid)
 
     def to_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {"kind": self.kind, "workspace": self.workspace}
@@ -123,7 +128,7 @@ class Search:
         except sqlite3.DatabaseError as error:
             raise Refused(search_index.MISSING) from error
         hits.sort(key=lambda h: (h.score, _newest_first(h.when), -(h.message or 0)))
-        return hits[:limit]
+        return self._with_snippets(hits[:limit], query)
 
     def _workspaces_named(self, name: str) -> list[str]:
         rows = self._db.query("SELECT id, title FROM workspace")
@@ -148,24 +153,63 @@ class Search:
                          f" IN ({_marks(ws_ids)}))")
             params += ws_ids
         _dates(where, params, query, "s.at")
-        rows = self._db.query(
+        rows = self._bounded("search_message", match, limit, lambda bound: self._db.query(
             f"SELECT s.rowid, s.chat_id, s.at, bm25(search_message) AS score"
-            f" FROM search_message AS s {join} WHERE {' AND '.join(where)}"
-            f" ORDER BY score, s.at DESC, s.rowid DESC LIMIT ?", (*params, limit))
+            f" FROM search_message AS s {join} WHERE {' AND '.join(where)}{bound}"
+            f" ORDER BY score, s.at DESC, s.rowid DESC LIMIT ?", (*params, limit)), "s")
         if not rows:
             return []
-        snippets = dict(self._db.query(
-            f"SELECT rowid, snippet(search_message, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 16)"
-            f" FROM search_message WHERE search_message MATCH ? AND rowid IN ({_marks(rows)})",
-            (match, *(r[0] for r in rows))))
         chats = self._chats({r[1] for r in rows})
         hits = []
         for rowid, chat_id, at, score in rows:
             title, ws_id = chats.get(chat_id, ("", None))
-            snippet, marks = unmark(snippets.get(rowid, ""))
-            hits.append(Hit("message", title, snippet, marks, at, workspace=ws_id, chat=chat_id,
-                            message=rowid, score=score))
+            hits.append(Hit("message", title, "", (), at, workspace=ws_id, chat=chat_id,
+                            message=rowid, score=score, row=rowid))
         return hits
+
+    def _bounded(self, table: str, match: str, limit: int,
+                 ranked: Callable[[str], list[tuple[Any, ...]]], alias: str
+                 ) -> list[tuple[Any, ...]]:
+        """*ranked*'s rows, ranking only the newest matches when there are very many.
+
+        bm25 scores every match before the best can be picked: a word in half of 500,000
+        messages would cost half a second.  So the newest :data:`RANKED` matches are ranked
+        first (FTS5 walks a word's list of rows backwards without scoring or reading them),
+        then ten times as many when the filters left too few, then all of them.
+        """
+        for window in RANKED:
+            if window is not None:
+                found = self._db.query(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC"
+                    f" LIMIT 1 OFFSET ?", (match, window - 1))
+                if not found:
+                    return ranked("")  # fewer matches than the window: rank them all
+                rows = ranked(f" AND {alias}.rowid >= {int(found[0][0])}")
+                if len(rows) >= limit:
+                    return rows
+                continue
+            return ranked("")
+        return []
+
+    def _with_snippets(self, hits: list[Hit], query: Query) -> list[Hit]:
+        """The results shown, each with its snippet: read by rowid (no second MATCH, which
+        would expand every prefix again) and cut around the first matched word here."""
+        terms = _terms(query)
+        done = []
+        for hit in hits:
+            if hit.kind == "message":
+                rows = self._db.query("SELECT text FROM search_message WHERE rowid = ?",
+                                      (hit.row,))
+                columns = [rows[0][0]] if rows else [""]
+            else:
+                rows = self._db.query("SELECT title, body, content FROM search_doc"
+                                      " WHERE rowid = ?", (hit.row,))
+                columns = list(rows[0]) if rows else [""]
+                if hit.kind == "knowledge":
+                    columns = columns[1:2] + columns[:1]  # the entry, before its section
+            text, marks = snippet(columns, terms)
+            done.append(replace(hit, snippet=text, marks=marks))
+        return done
 
     def _chats(self, chat_ids: Iterable[str]) -> dict[str, tuple[str, str | None]]:
         ids = list(chat_ids)
@@ -190,46 +234,43 @@ class Search:
         if not query.archived:
             where.append("(k.kind != 'chat' OR c.archived_at IS NULL)")
         if ws_ids is not None:
-            marks = _marks(ws_ids)
+            holes = _marks(ws_ids)
             where.append(f"((k.kind = 'chat' AND k.ref IN (SELECT chat_id FROM membership"
-                         f" WHERE workspace_id IN ({marks}))) OR (k.kind != 'chat' AND"
-                         f" k.owner IN ({marks})))")
+                         f" WHERE workspace_id IN ({holes}))) OR (k.kind != 'chat' AND"
+                         f" k.owner IN ({holes})))")
             params += [*ws_ids, *ws_ids]
         _dates(where, params, query, "coalesce(c.updated_at, k.at)")
-        rows = self._db.query(
+        rows = self._bounded("search_doc", match, limit, lambda bound: self._db.query(
             f"SELECT d.rowid, k.kind, k.ref, k.owner, k.part, coalesce(c.updated_at, k.at),"
             f" d.title, bm25(search_doc, {_DOC_WEIGHTS}) AS score"
             f" FROM search_doc AS d JOIN search_key AS k ON k.n = d.rowid"
             f" LEFT JOIN chat AS c ON k.kind = 'chat' AND c.id = k.ref"
-            f" WHERE {' AND '.join(where)} ORDER BY score, 6 DESC LIMIT ?", (*params, limit))
+            f" WHERE {' AND '.join(where)}{bound} ORDER BY score, 6 DESC LIMIT ?",
+            (*params, limit)), "d")
         if not rows:
             return []
-        snippets = {r[0]: r[1:] for r in self._db.query(
-            f"SELECT rowid, snippet(search_doc, -1, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 16),"
-            f" snippet(search_doc, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 16)"
-            f" FROM search_doc WHERE search_doc MATCH ? AND rowid IN ({_marks(rows)})",
-            (match, *(r[0] for r in rows)))}
         chats = self._chats(r[2] for r in rows if r[1] == "chat")
         owners = {r[3] for r in rows if r[1] != "chat"}
         places = self._places(owners)
         hits = []
         for rowid, kind, ref, owner, part, at, title, score in rows:
-            best, in_title = snippets.get(rowid, ("", ""))
-            snippet, marks = unmark(best)
+            snippet, marks = "", ()
             if kind == "chat":
                 chat_title, ws_id = chats.get(ref, (title, None))
                 hits.append(Hit("chat", chat_title, snippet, marks, at, workspace=ws_id,
-                                chat=ref, score=score))
+                                chat=ref, score=score, row=rowid))
             elif kind == "knowledge":
                 ws_title, folder = places.get(owner, ("", None))
                 name = "Personal memory" if owner == PERSONAL else ws_title
                 heading = f"{name} › {title}" if title else name
                 hits.append(Hit("knowledge", heading, snippet, marks, at,
                                 workspace=None if owner == PERSONAL else owner, owner=owner,
-                                line=part, section=title or None, folder=folder, score=score))
+                                line=part, section=title or None, folder=folder, score=score,
+                                row=rowid))
             else:
                 hits.append(Hit("file", title, snippet, marks, at, workspace=owner, file=ref,
-                                folder=places.get(owner, ("", None))[1], score=score))
+                                folder=places.get(owner, ("", None))[1], score=score,
+                                row=rowid))
         return hits
 
     def _places(self, ws_ids: Iterable[str]) -> dict[str, tuple[str, str | None]]:
@@ -330,3 +371,55 @@ class Finder:
         counts = search_index.reindex(self._db, self._read_blob)
         self._checked = False
         return counts
+
+
+# ===================================================================== snippets
+
+_TOKEN = re.compile(r"[^\W_]+")  # as FTS5's unicode61 splits words
+SNIPPET_WORDS = 16
+
+
+def fold(word: str) -> str:
+    """A word as the index compares it: case and diacritics folded (unicode61's
+    ``remove_diacritics 2``)."""
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def _terms(query: Query) -> list[tuple[str, bool]]:
+    """Each word of the query, folded, and whether it matches as a prefix."""
+    found = []
+    for words, prefix in query.terms:
+        for n, word in enumerate(words):
+            last = n == len(words) - 1
+            found.append((fold(word), prefix and last and len(word) > 1))
+    return found
+
+
+def snippet(columns: Sequence[str], terms: list[tuple[str, bool]]
+            ) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """About :data:`SNIPPET_WORDS` words of the first column that holds a matched word,
+    around the first one, as plain text with the matched words' spans."""
+    for text in columns:
+        tokens = [(m.start(), m.end(), fold(m.group())) for m in _TOKEN.finditer(text or "")]
+        hits = [i for i, (_, _, word) in enumerate(tokens)
+                if any(word.startswith(t) if prefix else word == t for t, prefix in terms)]
+        if not hits:
+            continue
+        first = max(0, hits[0] - 4)
+        last = min(len(tokens), first + SNIPPET_WORDS) - 1
+        start, end = tokens[first][0], tokens[last][1]
+        head = "…" if first > 0 else ""
+        tail = "…" if last < len(tokens) - 1 else ""
+        body = " ".join(text[start:end].split())  # line breaks and runs of space: one space
+        marks = []
+        # The spans again in the squeezed text: its words are the same tokens, in order.
+        squeezed = [(m.start(), m.end()) for m in _TOKEN.finditer(body)]
+        for i in hits:
+            if first <= i <= last and i - first < len(squeezed):
+                s, e = squeezed[i - first]
+                marks.append((s + len(head), e + len(head)))
+        return head + body + tail, tuple(marks)
+    text = next((c for c in columns if c), "")
+    short = " ".join(text.split()[:SNIPPET_WORDS])
+    return short + ("…" if len(short) < len(" ".join(text.split())) else ""), ()
