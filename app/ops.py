@@ -528,9 +528,10 @@ class Operations:
             workspaces = fuzzy.best(text, ((w.id, w.title) for w in registry.workspaces()),
                                     limit=5)
             listing = registry.chat_listing()
-            live = [c for c in listing.pinned] + [c for _, cs in listing.workspaces for c in cs]
-            live += listing.ungrouped
-            chats = fuzzy.best(text, ((c.id, c.title) for c in live), limit=8)
+            live = {c.id: c.title for c in listing.pinned}  # (a pinned chat is listed twice)
+            live.update((c.id, c.title) for _, cs in listing.workspaces for c in cs)
+            live.update((c.id, c.title) for c in listing.ungrouped)
+            chats = fuzzy.best(text, live.items(), limit=8)
             try:
                 hits = self.cairn.search.find(text, limit=limit)
                 refusal = None
