@@ -25,7 +25,7 @@ from app.store.search_index import MARK_CLOSE, MARK_OPEN
 from app.store.search_query import Query
 
 PERSONAL = "personal"
-_DOC_WEIGHTS = "10.0, 4.0, 1.0"  # title, body (entry text, description), content
+_DOC_WEIGHTS = "10.0, 4.0, 1.0, 0.0, 0.0"  # title, body (entry, description), content
 # How many of the newest matches are ranked, widened while filters leave too few (None: all).
 RANKED: tuple[int | None, ...] = (300, 3_000, 30_000, None)
 
@@ -144,25 +144,30 @@ class Search:
     def _messages(self, match: str, query: Query, ws_ids: list[str] | None, limit: int
                   ) -> list[Hit]:
         where = ["search_message MATCH ?"]
-        params: list[object] = [match]
+        expression = f"text : ({match})"
+        if ws_ids is not None:  # the workspace's chats, as a filter FTS5 applies itself
+            chats = [r[0] for r in self._db.query(
+                f"SELECT chat_id FROM membership WHERE workspace_id IN ({_marks(ws_ids)})",
+                ws_ids)]
+            if not chats:
+                return []
+            expression += " AND chat : (" + " OR ".join(
+                f'"{search_index.token(c)}"' for c in chats) + ")"
+        params: list[object] = [expression]
         join = "JOIN chat AS c ON c.id = s.chat_id"
         if not query.archived:
             where.append("c.archived_at IS NULL")
-        if ws_ids is not None:
-            where.append(f"s.chat_id IN (SELECT chat_id FROM membership WHERE workspace_id"
-                         f" IN ({_marks(ws_ids)}))")
-            params += ws_ids
         _dates(where, params, query, "s.at")
-        rows = self._bounded("search_message", match, limit, lambda bound: self._db.query(
-            f"SELECT s.rowid, s.chat_id, s.at, bm25(search_message) AS score"
+        rows = self._bounded("search_message", expression, limit, lambda bound: self._db.query(
+            f"SELECT s.rowid, s.chat_id, s.at, bm25(search_message, 1.0, 0.0) AS score"
             f" FROM search_message AS s {join} WHERE {' AND '.join(where)}{bound}"
             f" ORDER BY score, s.at DESC, s.rowid DESC LIMIT ?", (*params, limit)), "s")
         if not rows:
             return []
-        chats = self._chats({r[1] for r in rows})
+        chats_shown = self._chats({r[1] for r in rows})
         hits = []
         for rowid, chat_id, at, score in rows:
-            title, ws_id = chats.get(chat_id, ("", None))
+            title, ws_id = chats_shown.get(chat_id, ("", None))
             hits.append(Hit("message", title, "", (), at, workspace=ws_id, chat=chat_id,
                             message=rowid, score=score, row=rowid))
         return hits
@@ -224,23 +229,41 @@ class Search:
 
     def _docs(self, match: str, query: Query, ws_ids: list[str] | None, kinds: list[str],
               limit: int) -> list[Hit]:
-        if not kinds:
-            return []
-        where = ["search_doc MATCH ?", f"k.kind IN ({_marks(kinds)})",
+        """Chat titles, knowledge entries and files.  With a workspace filter, knowledge and
+        files are filtered by FTS5 (their owner is a token) and chat titles by membership
+        (a chat moves between workspaces without its row changing)."""
+        if ws_ids is None:
+            return self._doc_rows(match, query, kinds, None, limit)
+        hits = []
+        owned = [k for k in kinds if k != "chat"]
+        if owned:
+            hits += self._doc_rows(match, query, owned, ws_ids, limit)
+        if "chat" in kinds:
+            hits += self._doc_rows(match, query, ["chat"], ws_ids, limit)
+        return hits
+
+    def _doc_rows(self, match: str, query: Query, kinds: list[str], ws_ids: list[str] | None,
+                  limit: int) -> list[Hit]:
+        expression = f"{{title body content}} : ({match})"
+        if len(kinds) < 3:
+            expression += " AND kind : (" + " OR ".join(f'"{k}"' for k in kinds) + ")"
+        where = ["search_doc MATCH ?",
                  # knowledge and files of a removed workspace wait for its restore, unseen
                  "(k.kind = 'chat' OR k.owner = 'personal' OR k.owner IN"
                  " (SELECT id FROM workspace))"]
-        params: list[object] = [match, *kinds]
+        params: list[object] = []
+        if ws_ids is not None and kinds == ["chat"]:
+            where.append(f"k.ref IN (SELECT chat_id FROM membership WHERE workspace_id IN"
+                         f" ({_marks(ws_ids)}))")
+            params += ws_ids
+        elif ws_ids is not None:
+            expression += " AND owner : (" + " OR ".join(
+                f'"{search_index.token(w)}"' for w in ws_ids) + ")"
+        params.insert(0, expression)
         if not query.archived:
             where.append("(k.kind != 'chat' OR c.archived_at IS NULL)")
-        if ws_ids is not None:
-            holes = _marks(ws_ids)
-            where.append(f"((k.kind = 'chat' AND k.ref IN (SELECT chat_id FROM membership"
-                         f" WHERE workspace_id IN ({holes}))) OR (k.kind != 'chat' AND"
-                         f" k.owner IN ({holes})))")
-            params += [*ws_ids, *ws_ids]
         _dates(where, params, query, "coalesce(c.updated_at, k.at)")
-        rows = self._bounded("search_doc", match, limit, lambda bound: self._db.query(
+        rows = self._bounded("search_doc", expression, limit, lambda bound: self._db.query(
             f"SELECT d.rowid, k.kind, k.ref, k.owner, k.part, coalesce(c.updated_at, k.at),"
             f" d.title, bm25(search_doc, {_DOC_WEIGHTS}) AS score"
             f" FROM search_doc AS d JOIN search_key AS k ON k.n = d.rowid"
@@ -254,21 +277,20 @@ class Search:
         places = self._places(owners)
         hits = []
         for rowid, kind, ref, owner, part, at, title, score in rows:
-            snippet, marks = "", ()
             if kind == "chat":
                 chat_title, ws_id = chats.get(ref, (title, None))
-                hits.append(Hit("chat", chat_title, snippet, marks, at, workspace=ws_id,
-                                chat=ref, score=score, row=rowid))
+                hits.append(Hit("chat", chat_title, "", (), at, workspace=ws_id, chat=ref,
+                                score=score, row=rowid))
             elif kind == "knowledge":
                 ws_title, folder = places.get(owner, ("", None))
                 name = "Personal memory" if owner == PERSONAL else ws_title
                 heading = f"{name} › {title}" if title else name
-                hits.append(Hit("knowledge", heading, snippet, marks, at,
+                hits.append(Hit("knowledge", heading, "", (), at,
                                 workspace=None if owner == PERSONAL else owner, owner=owner,
                                 line=part, section=title or None, folder=folder, score=score,
                                 row=rowid))
             else:
-                hits.append(Hit("file", title, snippet, marks, at, workspace=owner, file=ref,
+                hits.append(Hit("file", title, "", (), at, workspace=owner, file=ref,
                                 folder=places.get(owner, ("", None))[1], score=score,
                                 row=rowid))
         return hits
@@ -288,16 +310,10 @@ class Search:
         first: the whole chat, not a page of it."""
         if query.empty:
             return []
-        span = self._db.query("SELECT min(id), max(id) FROM message WHERE chat_id = ?"
-                              " AND superseded_by IS NULL", (chat_id,))
-        if not span or span[0][0] is None:
-            return []
+        expression = f'text : ({query.match()}) AND chat : "{search_index.token(chat_id)}"'
         try:
-            # The rowid range keeps FTS5 to this chat's stretch of the index.
-            rows = self._db.query(
-                "SELECT rowid FROM search_message WHERE search_message MATCH ?"
-                " AND rowid BETWEEN ? AND ? AND chat_id = ? ORDER BY rowid",
-                (query.match(), span[0][0], span[0][1], chat_id))
+            rows = self._db.query("SELECT rowid FROM search_message WHERE search_message"
+                                  " MATCH ? ORDER BY rowid", (expression,))
         except sqlite3.DatabaseError as error:
             raise Refused(search_index.MISSING) from error
         return [r[0] for r in rows]

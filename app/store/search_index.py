@@ -113,8 +113,14 @@ def index_document(conn: sqlite3.Connection, owner: str, text: str, at: str) -> 
         n = conn.execute("INSERT INTO search_key (kind, ref, owner, part, at)"
                          " VALUES ('knowledge', ?, ?, ?, ?)",
                          (owner, owner, entry.line, at)).lastrowid
-        conn.execute("INSERT INTO search_doc (rowid, title, body, content) VALUES (?, ?, ?, '')",
-                     (n, entry.section, entry.text))
+        conn.execute("INSERT INTO search_doc (rowid, title, body, content, kind, owner)"
+                     " VALUES (?, ?, ?, '', 'knowledge', ?)",
+                     (n, entry.section, entry.text, token(owner)))
+
+
+def token(ident: str) -> str:
+    """An id as the index keeps it in a filter column: one token, as SQL's ``hex()``."""
+    return ident.encode("utf-8").hex().upper()
 
 
 def _drop_document(conn: sqlite3.Connection, owner: str) -> None:
