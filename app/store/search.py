@@ -424,7 +424,8 @@ def snippet(columns: Sequence[str], terms: list[tuple[str, bool]]
             continue
         first = max(0, hits[0] - 4)
         last = min(len(tokens), first + SNIPPET_WORDS) - 1
-        start, end = tokens[first][0], tokens[last][1]
+        start = tokens[first][0] if first > 0 else 0  # (the text's own start, "<" and all)
+        end = tokens[last][1] if last < len(tokens) - 1 else len(text)
         head = "…" if first > 0 else ""
         tail = "…" if last < len(tokens) - 1 else ""
         body = " ".join(text[start:end].split())  # line breaks and runs of space: one space
