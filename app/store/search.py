@@ -12,7 +12,7 @@ markup.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 import re
 import unicodedata
 from dataclasses import dataclass, replace
@@ -26,8 +26,8 @@ from app.store.search_query import Query
 
 PERSONAL = "personal"
 _DOC_WEIGHTS = "10.0, 4.0, 1.0, 0.0, 0.0"  # title, body (entry, description), content
-# How many of the newest matches are ranked, widened while filters leave too few (None: all).
-RANKED: tuple[int | None, ...] = (300, 3_000, 30_000, None)
+# How many of the newest matches (that pass the filters) are ranked.
+RANKED = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +158,10 @@ class Search:
         if not query.archived:
             where.append("c.archived_at IS NULL")
         _dates(where, params, query, "s.at")
-        rows = self._bounded("search_message", expression, limit, lambda bound: self._db.query(
+        rows = self._newest_ranked(
             f"SELECT s.rowid, s.chat_id, s.at, bm25(search_message, 1.0, 0.0) AS score"
-            f" FROM search_message AS s {join} WHERE {' AND '.join(where)}{bound}"
-            f" ORDER BY score, s.at DESC, s.rowid DESC LIMIT ?", (*params, limit)), "s")
+            f" FROM search_message AS s {join} WHERE {' AND '.join(where)}", params, limit,
+            "s", 2)
         if not rows:
             return []
         chats_shown = self._chats({r[1] for r in rows})
@@ -172,29 +172,20 @@ class Search:
                             message=rowid, score=score, row=rowid))
         return hits
 
-    def _bounded(self, table: str, match: str, limit: int,
-                 ranked: Callable[[str], list[tuple[Any, ...]]], alias: str
-                 ) -> list[tuple[Any, ...]]:
-        """*ranked*'s rows, ranking only the newest matches when there are very many.
+    def _newest_ranked(self, sql: str, params: Sequence[object], limit: int, alias: str,
+                       at: int) -> list[tuple[Any, ...]]:
+        """The best *limit* rows of *sql* (a match with its filters, its score last) among
+        the newest :data:`RANKED` rows that pass the filters.
 
-        bm25 scores every match before the best can be picked: a word in half of 500,000
-        messages would cost half a second.  So the newest :data:`RANKED` matches are ranked
-        first (FTS5 walks a word's list of rows backwards without scoring or reading them),
-        then ten times as many when the filters left too few, then all of them.
+        bm25 must score every row before the best can be picked: a word in half of 500,000
+        messages would cost half a second.  FTS5 walks a word's rows newest first without
+        sorting, and SQLite scores only the rows it returns: so the newest matches that pass
+        the filters are scored, and ranked here (all of them, when there are fewer).  Column
+        *at* of a row is its time, for "newer first" on ties.
         """
-        for window in RANKED:
-            if window is not None:
-                found = self._db.query(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC"
-                    f" LIMIT 1 OFFSET ?", (match, window - 1))
-                if not found:
-                    return ranked("")  # fewer matches than the window: rank them all
-                rows = ranked(f" AND {alias}.rowid >= {int(found[0][0])}")
-                if len(rows) >= limit:
-                    return rows
-                continue
-            return ranked("")
-        return []
+        rows = self._db.query(f"{sql} ORDER BY {alias}.rowid DESC LIMIT {RANKED}", params)
+        rows.sort(key=lambda r: (r[-1], _newest_first(r[at]), -r[0]))
+        return rows[:limit]
 
     def _with_snippets(self, hits: list[Hit], query: Query) -> list[Hit]:
         """The results shown, each with its snippet: read by rowid (no second MATCH, which
@@ -263,13 +254,12 @@ class Search:
         if not query.archived:
             where.append("(k.kind != 'chat' OR c.archived_at IS NULL)")
         _dates(where, params, query, "coalesce(c.updated_at, k.at)")
-        rows = self._bounded("search_doc", expression, limit, lambda bound: self._db.query(
+        rows = self._newest_ranked(
             f"SELECT d.rowid, k.kind, k.ref, k.owner, k.part, coalesce(c.updated_at, k.at),"
             f" d.title, bm25(search_doc, {_DOC_WEIGHTS}) AS score"
             f" FROM search_doc AS d JOIN search_key AS k ON k.n = d.rowid"
             f" LEFT JOIN chat AS c ON k.kind = 'chat' AND c.id = k.ref"
-            f" WHERE {' AND '.join(where)}{bound} ORDER BY score, 6 DESC LIMIT ?",
-            (*params, limit)), "d")
+            f" WHERE {' AND '.join(where)}", params, limit, "d", 5)
         if not rows:
             return []
         chats = self._chats(r[2] for r in rows if r[1] == "chat")
