@@ -392,8 +392,10 @@ class MainWindow(QMainWindow):
         self.search_box = SearchBox(ops, self.run_task, self)
         self.search_box.sig_open.connect(self.open_result)
         app = QApplication.instance()
-        if app is not None:
-            app.installEventFilter(self)  # Ctrl+K even where a field takes the key
+        if app is not None:  # Ctrl+K even where a field takes the key; gone with the window
+            self._ctrl_k = _CtrlK(self)
+            app.installEventFilter(self._ctrl_k)
+            app.aboutToQuit.connect(lambda: app.removeEventFilter(self._ctrl_k))
 
         async def check() -> None:
             problem = await ops.search_problem()
@@ -444,19 +446,6 @@ class MainWindow(QMainWindow):
             opening.when_loaded(lambda: opening.select_file(files, file_id),
                                 panel.files.sig_loaded,
                                 lambda: None if opening.select_file(files, file_id) else None)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        """Ctrl+K reaches the window's shortcut from any field of this window, even one that
-        would take the key for itself (a line edit's "delete to the end of the line")."""
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) \
-                and isinstance(watched, QWidget) and watched.window() is self:
-            from PySide6.QtCore import Qt
-
-            if event.key() == Qt.Key.Key_K and event.modifiers() == \
-                    Qt.KeyboardModifier.ControlModifier:
-                event.ignore()  # not the field's: the window's shortcut gets it
-                return True
-        return super().eventFilter(watched, event)
 
     def show_knowledge_panel(self, shown: bool) -> None:
         if self.knowledge is None:
@@ -744,3 +733,23 @@ class MainWindow(QMainWindow):
 
 
 __all__ = ["MainWindow", "Notice", "icon"]
+
+
+class _CtrlK(QObject):
+    """Ctrl+K reaches the window's shortcut from any field of its window, even one that
+    would take the key for itself (a line edit's "delete to the end of the line")."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) \
+                and isinstance(watched, QWidget) and watched.window() is self._window:
+            from PySide6.QtCore import Qt
+
+            if event.key() == Qt.Key.Key_K and event.modifiers() == \
+                    Qt.KeyboardModifier.ControlModifier:
+                event.ignore()  # not the field's: the window's shortcut gets it
+                return True
+        return False

@@ -211,7 +211,7 @@ MIGRATIONS: tuple[str, ...] = (
     -- an FTS5 filter, never a scan of every match.
     CREATE VIRTUAL TABLE search_message USING fts5(
         text, chat, chat_id UNINDEXED, at UNINDEXED,
-        tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+        tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3 4');
     -- What is not a message: a chat's title, a knowledge entry, a file.  Its rowid is n of
     -- search_key, which says what the row is.
     CREATE TABLE search_key (
@@ -227,7 +227,7 @@ MIGRATIONS: tuple[str, ...] = (
     -- id as one token, hex) are filters as tokens, like search_message's chat.
     CREATE VIRTUAL TABLE search_doc USING fts5(
         title, body, content, kind, owner,
-        tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+        tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3 4');
     -- 'pending': knowledge entries and file contents still to be indexed (by Python, right
     -- after this migration); 'complete' once they are.
     CREATE TABLE search_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);

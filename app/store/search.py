@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, replace
@@ -25,9 +26,10 @@ from app.store.search_index import MARK_CLOSE, MARK_OPEN
 from app.store.search_query import Query
 
 PERSONAL = "personal"
-_DOC_WEIGHTS = "10.0, 4.0, 1.0, 0.0, 0.0"  # title, body (entry, description), content
+DOC_WEIGHTS = (10.0, 4.0, 1.0)  # title, body (an entry, a description), a file's content
+SCORED_CHARS = 1_500  # of a file's content, read to score it (its opening)
 # How many of the newest matches (that pass the filters) are ranked.
-RANKED = 400
+RANKED = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,33 +161,41 @@ class Search:
             where.append("c.archived_at IS NULL")
         _dates(where, params, query, "s.at")
         rows = self._newest_ranked(
-            f"SELECT s.rowid, s.chat_id, s.at, bm25(search_message, 1.0, 0.0) AS score"
+            f"SELECT s.rowid, s.chat_id, s.at, s.text"
             f" FROM search_message AS s {join} WHERE {' AND '.join(where)}", params, limit,
-            "s", 2)
+            "s", 2, query, (1.0,))
         if not rows:
             return []
         chats_shown = self._chats({r[1] for r in rows})
         hits = []
-        for rowid, chat_id, at, score in rows:
+        for rowid, chat_id, at, score in ((r[0], r[1], r[2], r[-1]) for r in rows):
             title, ws_id = chats_shown.get(chat_id, ("", None))
             hits.append(Hit("message", title, "", (), at, workspace=ws_id, chat=chat_id,
                             message=rowid, score=score, row=rowid))
         return hits
 
     def _newest_ranked(self, sql: str, params: Sequence[object], limit: int, alias: str,
-                       at: int) -> list[tuple[Any, ...]]:
-        """The best *limit* rows of *sql* (a match with its filters, its score last) among
-        the newest :data:`RANKED` rows that pass the filters.
+                       at: int, query: Query, weights: tuple[float, ...]
+                       ) -> list[tuple[Any, ...]]:
+        """The best *limit* rows of *sql* (a match with its filters; its last
+        ``len(weights)`` columns the text of the weighted fields) among the newest
+        :data:`RANKED` rows that pass the filters, each with its score appended (lower is
+        better, as FTS5's bm25).
 
-        bm25 must score every row before the best can be picked: a word in half of 500,000
-        messages would cost half a second.  FTS5 walks a word's rows newest first without
-        sorting, and SQLite scores only the rows it returns: so the newest matches that pass
-        the filters are scored, and ranked here (all of them, when there are fewer).  Column
-        *at* of a row is its time, for "newer first" on ties.
+        FTS5's bm25 first counts every row that holds each word (a word in half of 500,000
+        messages: tens of milliseconds), and must score every match before the best can be
+        picked.  FTS5 walks a word's rows newest first without sorting, so the newest
+        matches that pass the filters are read, and scored here with BM25's term-frequency
+        and length parts and the fields' weights (every row read holds every word, so the
+        words' rarity weighs alike in each).  Column *at* of a row is its time, for "newer
+        first" on ties.
         """
         rows = self._db.query(f"{sql} ORDER BY {alias}.rowid DESC LIMIT {RANKED}", params)
-        rows.sort(key=lambda r: (r[-1], _newest_first(r[at]), -r[0]))
-        return rows[:limit]
+        patterns = _patterns(_terms(query))
+        fields = len(weights)
+        scored = [(*row[:-fields], _score(row[-fields:], weights, patterns)) for row in rows]
+        scored.sort(key=lambda r: (r[-1], _newest_first(r[at]), -r[0]))
+        return scored[:limit]
 
     def _with_snippets(self, hits: list[Hit], query: Query) -> list[Hit]:
         """The results shown, each with its snippet: read by rowid (no second MATCH, which
@@ -256,17 +266,17 @@ class Search:
         _dates(where, params, query, "coalesce(c.updated_at, k.at)")
         rows = self._newest_ranked(
             f"SELECT d.rowid, k.kind, k.ref, k.owner, k.part, coalesce(c.updated_at, k.at),"
-            f" d.title, bm25(search_doc, {_DOC_WEIGHTS}) AS score"
+            f" d.title, d.title, d.body, substr(d.content, 1, {SCORED_CHARS})"
             f" FROM search_doc AS d JOIN search_key AS k ON k.n = d.rowid"
             f" LEFT JOIN chat AS c ON k.kind = 'chat' AND c.id = k.ref"
-            f" WHERE {' AND '.join(where)}", params, limit, "d", 5)
+            f" WHERE {' AND '.join(where)}", params, limit, "d", 5, query, DOC_WEIGHTS)
         if not rows:
             return []
         chats = self._chats(r[2] for r in rows if r[1] == "chat")
         owners = {r[3] for r in rows if r[1] != "chat"}
         places = self._places(owners)
         hits = []
-        for rowid, kind, ref, owner, part, at, title, score in rows:
+        for rowid, kind, ref, owner, part, at, title, score in (r[:7] + r[-1:] for r in rows):
             if kind == "chat":
                 chat_title, ws_id = chats.get(ref, (title, None))
                 hits.append(Hit("chat", chat_title, "", (), at, workspace=ws_id, chat=ref,
@@ -383,11 +393,15 @@ class Finder:
 
 _TOKEN = re.compile(r"[^\W_]+")  # as FTS5's unicode61 splits words
 SNIPPET_WORDS = 16
+SNIPPET_SCAN = 20_000  # characters of a field looked through for a snippet
 
 
+@functools.lru_cache(maxsize=20_000)
 def fold(word: str) -> str:
     """A word as the index compares it: case and diacritics folded (unicode61's
     ``remove_diacritics 2``)."""
+    if word.isascii():
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
@@ -406,17 +420,30 @@ def snippet(columns: Sequence[str], terms: list[tuple[str, bool]]
             ) -> tuple[str, tuple[tuple[int, int], ...]]:
     """About :data:`SNIPPET_WORDS` words of the first column that holds a matched word,
     around the first one, as plain text with the matched words' spans."""
+    patterns = _patterns(terms)
     for text in columns:
-        tokens = [(m.start(), m.end(), fold(m.group())) for m in _TOKEN.finditer(text or "")]
+        text = text or ""
+        if text.isascii():  # (folding keeps its length: start near the first match)
+            lowered = text.lower()
+            found = [m.start() for p in patterns if (m := p.search(lowered))]
+            if not found:
+                continue
+            begin = max(0, min(found) - 200)
+            begin = text.rfind(" ", 0, begin) + 1 if begin else 0
+            text = text[begin:begin + 2_000]
+            head_cut = begin > 0
+        else:
+            text, head_cut = text[:SNIPPET_SCAN], False
+        tokens = [(m.start(), m.end(), fold(m.group())) for m in _TOKEN.finditer(text)]
         hits = [i for i, (_, _, word) in enumerate(tokens)
                 if any(word.startswith(t) if prefix else word == t for t, prefix in terms)]
         if not hits:
             continue
         first = max(0, hits[0] - 4)
         last = min(len(tokens), first + SNIPPET_WORDS) - 1
-        start = tokens[first][0] if first > 0 else 0  # (the text's own start, "<" and all)
+        start = tokens[first][0] if first > 0 or head_cut else 0  # (the text's own start)
         end = tokens[last][1] if last < len(tokens) - 1 else len(text)
-        head = "…" if first > 0 else ""
+        head = "…" if first > 0 or head_cut else ""
         tail = "…" if last < len(tokens) - 1 else ""
         body = " ".join(text[start:end].split())  # line breaks and runs of space: one space
         marks = []
@@ -430,3 +457,40 @@ def snippet(columns: Sequence[str], terms: list[tuple[str, bool]]
     text = next((c for c in columns if c), "")
     short = " ".join(text.split()[:SNIPPET_WORDS])
     return short + ("…" if len(short) < len(" ".join(text.split())) else ""), ()
+
+
+_MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+K1, B = 1.2, 0.75
+AVERAGE_TOKENS = (4.0, 30.0, 300.0)  # a field's usual length: a title, a message or entry, a file
+
+
+def _patterns(terms: list[tuple[str, bool]]) -> list[re.Pattern[str]]:
+    """Each folded term as a pattern over folded text: a word's start, and its end unless
+    it is a prefix."""
+    return [re.compile(r"\b" + re.escape(term) + ("" if prefix else r"\b"))
+            for term, prefix in terms]
+
+
+def _fold_text(text: str) -> str:
+    if text.isascii():
+        return text.lower()
+    return _MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold()
+
+
+def _score(texts: Sequence[str | None], weights: tuple[float, ...],
+           patterns: list[re.Pattern[str]]) -> float:
+    """BM25's term-frequency and length parts over the fields, weighted; negative (lower
+    is better).  Words folded as the index folds them (case, diacritics)."""
+    total = 0.0
+    for n, (text, weight) in enumerate(zip(texts, weights)):
+        if not text or not weight:
+            continue
+        folded = _fold_text(text)
+        length = folded.count(" ") + folded.count("\n") + 1  # words, near enough
+        average = AVERAGE_TOKENS[min(n, 2)] if len(weights) > 1 else AVERAGE_TOKENS[1]
+        norm = K1 * (1 - B + B * length / average)
+        for pattern in patterns:
+            tf = len(pattern.findall(folded))
+            if tf:
+                total += weight * tf * (K1 + 1) / (tf + norm)
+    return -total
