@@ -20,6 +20,7 @@ from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore
 from app.store.registry.registry import Registry
 from app.store.registry.state import FirstPaint
+from app.store.search import Finder
 from app.store.settings import Settings
 
 
@@ -40,6 +41,7 @@ class Cairn:
                                               folders=self.folders, hub=hub)
         self.knowledge_files.relearn = self._relearn
         self.files = FileStore(db, BlobStore(db.path.parent / "files"), hub=hub)
+        self.search = Finder(db, self.files.blobs.read)  # checked on its first use
         self.catalog = Catalog(db.path.parent)
         # One storage thread for turns, rebuilds and the window's operations (``ops`` takes
         # ``writer``): their writes never hold up the event loop, and land one at a time.

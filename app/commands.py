@@ -5,4 +5,5 @@ from __future__ import annotations
 
 CONVERSATION = ("ask", "context", "files", "memory", "knowledge", "settings", "key", "models")
 SHARING = ("export", "import")
-SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING)
+SEARCH = ("search",)
+SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING, *SEARCH)

@@ -16,17 +16,19 @@ from typing import TYPE_CHECKING, Any
 # Not ``Qt`` itself at the top: importing that name makes PySide6 set up the whole namespace
 # (about 30 ms), which the first paint does not wait for; the methods that run after it
 # import it where they need it.
-from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
     QDragEnterEvent,
     QDropEvent,
     QIcon,
+    QKeyEvent,
     QKeySequence,
     QPaintEvent,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from ui.bridge import EventBridge
     from ui.chat.panel import ChatPanel
     from ui.knowledge import KnowledgePanel
+    from ui.search.box import Target
     from ui.sharing import SharingFlows
     from ui.sidebar import Sidebar
 
@@ -294,6 +297,7 @@ class MainWindow(QMainWindow):
         self.new_chat_action.setShortcut(QKeySequence("Ctrl+N"))
         self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
         shortcut("Ctrl+F", self.focus_filter)
+        shortcut("Ctrl+K", self.open_search)  # Cmd+K on macOS: find anything (issue 22)
 
     # ----------------------------------------------------------------- the core
 
@@ -320,6 +324,7 @@ class MainWindow(QMainWindow):
             lambda folders: [self.run_task(self.open_folder(f)) for f in folders])
         self.center_stack.addWidget(self.chat_panel)
         self._attach_knowledge(cairn, ops, bridge)
+        self._attach_search(ops)
         self.sidebar_slot.addWidget(self.sidebar)
         self.sidebar_slot.setCurrentWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
@@ -389,6 +394,68 @@ class MainWindow(QMainWindow):
         self.split.sig_folded_for_room.connect(self._panel_folded_for_room)
         self.split.foldable = True
         self.split.fit()  # a narrow window: the chat first
+
+    def _attach_search(self, ops: Operations) -> None:
+        """The search box (Ctrl+K), and the start-up check of its index said in the banner."""
+        from ui.search.box import SearchBox
+
+        self.search_box = SearchBox(ops, self.run_task, self)
+        self.search_box.sig_open.connect(self.open_result)
+        app = QApplication.instance()
+        if app is not None:  # Ctrl+K even where a field takes the key; gone with the window
+            self._ctrl_k = _CtrlK(self)
+            app.installEventFilter(self._ctrl_k)
+            app.aboutToQuit.connect(lambda: app.removeEventFilter(self._ctrl_k))
+
+        async def check() -> None:
+            problem = await ops.search_problem()
+            if problem is not None:
+                self.notice.say(problem)
+
+        self.run_task(check())
+
+    def open_search(self) -> None:
+        box = getattr(self, "search_box", None)
+        if box is not None:
+            box.open_box()
+
+    def open_result(self, target: Target) -> None:
+        """Open what the search box's Enter chose (see ``ui.search.box.Target``)."""
+        from ui.search import opening
+
+        if target.kind == "workspace" and target.workspace:
+            self.select_workspace(target.workspace)
+        elif target.kind in ("chat", "message") and target.chat:
+            self.select_chat(target.chat)
+            if self.chat_panel is not None:
+                if target.message is not None:
+                    self.chat_panel.reveal(target.chat, target.message, target.words)
+                self.chat_panel.view.setFocus()
+        elif target.kind == "knowledge" and target.owner:
+            if target.owner == "personal":  # personal memory lives in Settings
+                self.sig_settings_requested.emit()
+                return
+            self.select_workspace(target.owner)
+            if self.knowledge is None:
+                return
+            editor = self.knowledge.editor
+            self.show_knowledge_panel(True)
+            self.knowledge.tabs.setCurrentWidget(editor)
+            line, owner = target.line or 0, target.owner
+            opening.when_loaded(lambda: editor.owner == owner and editor.opened is not None,
+                                editor.sig_loaded, lambda: opening.select_line(editor.edit, line))
+        elif target.kind == "file" and target.workspace and target.file:
+            panel = self.knowledge
+            self.select_workspace(target.workspace)
+            if panel is None:
+                return
+            self.show_knowledge_panel(True)
+            panel.tabs.setCurrentWidget(panel.files)
+            file_id = target.file
+            files = panel.files.list
+            opening.when_loaded(lambda: opening.select_file(files, file_id),
+                                panel.files.sig_loaded,
+                                lambda: None if opening.select_file(files, file_id) else None)
 
     def show_knowledge_panel(self, shown: bool) -> None:
         if self.knowledge is None:
@@ -502,6 +569,14 @@ class MainWindow(QMainWindow):
         self.sharing.export(ws_id)
 
     def focus_filter(self) -> None:
+        """Ctrl+F: find in the chat when the chat has the focus (issue 22), else the
+        sidebar's filter."""
+        focus = QApplication.focusWidget()
+        panel = self.chat_panel
+        if panel is not None and panel.isVisible() and panel.chat_id is not None and \
+                focus is not None and panel.isAncestorOf(focus):
+            panel.find_bar.open_bar()
+            return
         if self.sidebar is not None:
             self.sidebar.focus_filter()
 
@@ -715,3 +790,23 @@ class MainWindow(QMainWindow):
 
 
 __all__ = ["MainWindow", "Notice", "icon"]
+
+
+class _CtrlK(QObject):
+    """Ctrl+K reaches the window's shortcut from any field of its window, even one that
+    would take the key for itself (a line edit's "delete to the end of the line")."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) \
+                and isinstance(watched, QWidget) and watched.window() is self._window:
+            from PySide6.QtCore import Qt
+
+            if event.key() == Qt.Key.Key_K and event.modifiers() == \
+                    Qt.KeyboardModifier.ControlModifier:
+                event.ignore()  # not the field's: the window's shortcut gets it
+                return True
+        return False

@@ -18,6 +18,7 @@ from app import version
 from app.base.paths import shown
 from app.cli import chat as cli_chat
 from app.cli import conversation as cli_conversation
+from app.cli import search as cli_search
 from app.cli import sharing as cli_sharing
 from app.cli import workspace as cli_workspace
 from app.cli.output import Out, say
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_conversation.add_parsers(commands, json_flag)
     cli_conversation.add_setting_parsers(commands, json_flag)
     cli_sharing.add_parsers(commands, json_flag)
+    cli_search.add_parsers(commands, json_flag)
     return parser
 
 
@@ -131,6 +133,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             return cli_sharing.run(registry, args, out.emit)
         if args.command == "workspace":
             return cli_workspace.run(registry, args, out)
+        if args.command == "search":
+            return cli_search.run(registry, args, out)
         return cli_chat.run(registry, args, out)
     except CairnError as error:
         say(stderr, str(error))

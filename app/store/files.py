@@ -28,6 +28,7 @@ from app.base.titles import MAX_LINE, MAX_NAME, one_line
 from app.errors import Refused, os_reason
 from app.events import FileAdded, FileChanged, FileRemoved, Hub
 from app.store.blobs import CHUNK, BlobStore, TooLarge
+from app.store.search_index import file_text, index_file_text
 
 PAGE_CHARS = 20_000  # one readWorkspaceFile page of text (about 5,000 tokens)
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the API's limit per image
@@ -166,6 +167,7 @@ class FileStore:
             media_type=media_type, size=size, sha256=sha,
             description=one_line(description, limit=MAX_LINE), created_at=utc_now(),
         )
+        text = self._searchable(record)  # read before the write: the writer never waits on it
         with self._db.write() as conn:
             conn.execute(
                 "INSERT INTO knowledge_file (id, workspace_id, name, media_type, size, sha256,"
@@ -173,9 +175,19 @@ class FileStore:
                 (record.id, record.workspace_id, record.name, record.media_type, record.size,
                  record.sha256, record.description, record.created_at),
             )
+            index_file_text(conn, record.id, text)  # (its name and description: a trigger)
         if self._hub is not None:
             self._hub.emit(FileAdded(workspace_id, record.id))
         return record
+
+    def _searchable(self, record: KnowledgeFile) -> str:
+        """The text search indexes of a stored file ('' for an image, a PDF, a binary)."""
+        if record.media_type.startswith("image/") or record.media_type == "application/pdf":
+            return ""
+        try:
+            return file_text(self.blobs.read(record.sha256), record.media_type, record.name)
+        except OSError:
+            return ""
 
     def get(self, file_id: str) -> KnowledgeFile:
         rows = self._db.query(

@@ -29,6 +29,7 @@ from app.events import Hub, KnowledgeSaved, SuggestionsChanged
 from app.store import history as versions
 from app.store import suggestions as suggestion_rows
 from app.store import watermarks
+from app.store.search_index import index_document
 from app.store.suggestions import Proposed, Suggestion
 
 PERSONAL = "personal"
@@ -416,4 +417,5 @@ def _write(conn: sqlite3.Connection, owner: str, text: str, version: int, source
         " source = excluded.source, chat_id = excluded.chat_id",
         (owner, text, version, now, source, chat_id),
     )
+    index_document(conn, owner, text, now)  # search finds the current text, in this commit
     return Document(owner, text, version, now, source, chat_id)

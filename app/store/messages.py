@@ -150,6 +150,15 @@ class ChatStore:
                 break  # the chat's start
         return page
 
+    def reaching(self, chat_id: str, message_id: int, *, before: int, limit: int = 50
+                 ) -> tuple[list[Message], bool]:
+        """What a view showing the conversation from *before* on reads to show the message
+        *message_id* (a search result, a find in the chat): the page that ends with it and
+        every message from it up to *before*, oldest first; and whether older ones remain."""
+        head = self.page(chat_id, before=message_id + 1, limit=limit)
+        rest = self.messages(chat_id, after=message_id, before=before)
+        return head + rest, len(head) >= limit
+
     def message(self, chat_id: str, message_id: int) -> Message | None:
         """One message of the chat, superseded or not; None when the chat holds no such id."""
         rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND id = ?",

@@ -64,6 +64,7 @@ GAP = 6  # between the documents of one entry
 BUBBLE_PAD = 12  # inside the person's bubble
 STREAMING = "streaming"
 THUMB_URL = "cairn-thumb:"  # a sent image's thumbnail, as a document's resource
+FOUND = "#ffe066"  # the background of a word found (find in the chat, a search result)
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -110,6 +111,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._growth: dict[str, tuple[str, list[str]]] = {}  # streaming: (stable text, pieces)
         self.hovered_row = -1
         self.editing_row = -1
+        self._highlight: tuple[str, ...] = ()
         self.colours = Colours()
         self.palette_changed()
 
@@ -199,6 +201,7 @@ class MessageDelegate(QStyledItemDelegate):
                 painter.save()
                 painter.translate(QPointF(block.x, block.y))
                 context.clip = sight.translated(-block.x, -block.y)
+                context.selections = self._found(block.doc)  # find and search: marked
                 block.doc.documentLayout().draw(painter, context)
                 painter.restore()
         rule = QColor(self.colours.rule)
@@ -206,6 +209,23 @@ class MessageDelegate(QStyledItemDelegate):
             for bar in block.bars:
                 painter.fillRect(bar.translated(block.x, block.y), rule)
         painter.restore()
+
+    def highlight(self, words: tuple[str, ...]) -> None:
+        """Mark *words* wherever they appear (find in the chat, a search result); () none."""
+        self._highlight = tuple(w for w in words if w)
+
+    def _found(self, doc: QTextDocument) -> list[QAbstractTextDocumentLayout.Selection]:
+        marks: list[QAbstractTextDocumentLayout.Selection] = []
+        for word in self._highlight:
+            cursor = doc.find(word)
+            while not cursor.isNull() and len(marks) < 200:
+                mark = QAbstractTextDocumentLayout.Selection()
+                mark.cursor = cursor
+                mark.format.setBackground(QColor(FOUND))
+                mark.format.setForeground(QColor("#1f1f1f"))
+                marks.append(mark)
+                cursor = doc.find(word, cursor)
+        return marks
 
     def _rechecked(self) -> None:
         waiting, self._recheck = self._recheck, {}

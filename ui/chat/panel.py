@@ -40,6 +40,7 @@ from app.errors import CairnError
 from app.store.messages import FAILED, STOPPED, Message
 from ui.chat.composer import Composer
 from ui.chat.delegate import STREAMING
+from ui.chat import find
 from ui.chat.entries import PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
 from ui.chat.thumbnails import Thumbnails
@@ -101,6 +102,9 @@ class ChatPanel(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.composer)
+        self.find_bar = find.install(self, self)  # find in the chat, and Ctrl+Home (issue 22)
+        layout.insertWidget(1, self.find_bar)
+        self._reveal: tuple[str, int, tuple[str, ...]] | None = None  # a result to go to
 
         self.chat_id: str | None = None
         self._shown = 0  # bumped per chat shown: an older chat's reads are dropped
@@ -185,7 +189,31 @@ class ChatPanel(QWidget):
         self._show_header()
         self.header.say_status(self._status_of(live))
         self.header.say_knowledge("")
+        self.find_bar.chat_changed()
         self.run_task(self._open(chat_id, self._shown))
+
+    # ----------------------------------------------------------------- going to a message
+
+    def reveal(self, chat_id: str, message_id: int, words: tuple[str, ...]) -> None:
+        """Show *message_id* of *chat_id* (a search result) once the chat has opened."""
+        self._reveal = (chat_id, message_id, words)
+        if chat_id == self.chat_id and self._draft_for == chat_id:  # open already
+            self._go_to_revealed()
+
+    def _go_to_revealed(self) -> None:
+        if self._reveal is not None and self._reveal[0] == self.chat_id:
+            _, message_id, words = self._reveal
+            self._reveal = None
+            self.run_task(find.go_to(self, message_id, words))
+
+    def shown_count(self) -> int:
+        return self._shown
+
+    def oldest_id(self) -> int | None:
+        return self._oldest_id
+
+    def set_oldest_id(self, message_id: int) -> None:
+        self._oldest_id = message_id
 
     def leave(self) -> None:
         """No chat is shown (a workspace is): the draft saved, the chat's rebuild started,
@@ -231,6 +259,7 @@ class ChatPanel(QWidget):
             self._draft_timer.start()
         self._update_actions()
         self.refresh_knowledge()
+        self._go_to_revealed()
 
     def _empty_text(self, chat_id: str) -> str:
         chat = self.registry.chat(chat_id)

@@ -17,6 +17,7 @@ from app.errors import Refused
 from app.records import ChatEntry, KnowledgeEntry, Workspace, WorkspaceEntry
 from app.store import history as versions
 from app.store.blobs import BlobStore
+from app.store.search_index import file_text, index_document, index_file_text
 
 if TYPE_CHECKING:
     from app.store.registry.registry import Registry
@@ -60,11 +61,13 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
             for ws, entry in zip(made, entries):
                 _insert_knowledge(conn, ws.id, entry.knowledge, chat_ids)
                 for f in entry.files:
+                    file_id = new_id("wf")
                     conn.execute(
                         "INSERT INTO knowledge_file (id, workspace_id, name, media_type, size,"
                         " sha256, description, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (new_id("wf"), ws.id, f.name, f.media_type, f.size, f.sha256,
+                        (file_id, ws.id, f.name, f.media_type, f.size, f.sha256,
                          f.description, f.created_at))
+                    _index_file(conn, blobs, file_id, f.sha256, f.media_type, f.name)
                     files += 1
         registry._reload()
     return [registry.get_workspace(ws.id) for ws in made], files, len(chat_ids)
@@ -121,3 +124,14 @@ def _insert_knowledge(conn: sqlite3.Connection, owner: str, knowledge: Knowledge
     conn.execute("INSERT INTO knowledge (owner, text, version, updated_at, source, chat_id)"
                  " VALUES (?, ?, ?, ?, ?, ?)",
                  (owner, knowledge.text, version, saved_at, source, chat))
+    index_document(conn, owner, knowledge.text, saved_at)
+
+
+def _index_file(conn: sqlite3.Connection, blobs: BlobStore, file_id: str, sha256: str,
+                media_type: str, name: str) -> None:
+    """A file's text into the search index, in the import's transaction."""
+    try:
+        data = blobs.read(sha256)
+    except OSError:
+        return
+    index_file_text(conn, file_id, file_text(data, media_type, name))

@@ -1,0 +1,496 @@
+"""Find anything: queries over the search index (see :mod:`app.store.search_index`).
+
+Two FTS5 tables answer: ``search_message`` (a message's text, rowid = the message's id) and
+``search_doc`` (chat titles, knowledge entries, files: rowid = ``search_key.n``).  Each is
+ranked with bm25 — titles weigh 10, a knowledge entry's text and a file's description 4, a
+file's content and a message's text 1 — and the two lists are merged on that score, newer
+first on ties.  Snippets come from FTS5 for the results shown only, with the matched words
+between U+E000 and U+E001, returned as plain text and the marks' offsets: a result is never
+markup.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.base.db import Database
+from app.errors import Refused
+from app.store import search_index, search_query
+from app.store.search_index import MARK_CLOSE, MARK_OPEN
+from app.store.search_query import Query
+
+PERSONAL = "personal"
+DOC_WEIGHTS = (10.0, 4.0, 1.0)  # title, body (an entry, a description), a file's content
+SCORED_CHARS = 1_500  # of a file's content, read to score it (its opening)
+# How many of the newest matches (that pass the filters) are ranked.
+RANKED = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    kind: str  # message | chat | knowledge | file
+    title: str
+    snippet: str  # plain text
+    marks: tuple[tuple[int, int], ...]  # [start, end) of each matched word in the snippet
+    when: str
+    workspace: str | None = None
+    chat: str | None = None
+    message: int | None = None
+    file: str | None = None
+    owner: str | None = None  # a knowledge entry's document
+    line: int | None = None  # a knowledge entry's first line in its document
+    section: str | None = None
+    folder: str | None = None  # the workspace's folder
+    score: float = 0.0
+    row: int = 0  # its row in the index (search_message's or search_doc's rowid)
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"kind": self.kind, "workspace": self.workspace}
+        if self.kind in ("message", "chat"):
+            found["chat"] = self.chat
+        if self.kind == "message":
+            found["message"] = self.message
+        if self.kind == "file":
+            found["file"] = self.file
+        if self.kind == "knowledge":
+            found.update(owner=self.owner, section=self.section, line=self.line,
+                         folder=self.folder)
+        found.update(title=self.title, snippet=self.snippet,
+                     marks=[list(m) for m in self.marks], when=self.when)
+        return found
+
+    def marked(self, before: str = "[", after: str = "]") -> str:
+        """The snippet with each matched word between *before* and *after* (for a terminal)."""
+        out, at = [], 0
+        for start, end in self.marks:
+            out += [self.snippet[at:start], before, self.snippet[start:end], after]
+            at = end
+        return "".join(out) + self.snippet[at:]
+
+
+def unmark(text: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """FTS5's snippet (marks as U+E000/U+E001) as plain text and the marked spans."""
+    plain: list[str] = []
+    marks: list[tuple[int, int]] = []
+    length, start = 0, None
+    for char in text:
+        if char == MARK_OPEN:
+            start = length
+        elif char == MARK_CLOSE:
+            if start is not None and length > start:
+                marks.append((start, length))
+            start = None
+        else:
+            plain.append(char)
+            length += 1
+    return "".join(plain), tuple(marks)
+
+
+class Search:
+    """The index's queries, on read connections (never waiting on a writer)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def problem(self) -> str | None:
+        return search_index.problem(self._db)
+
+    def find(self, query: Query, *, limit: int = 20, workspaces: Sequence[str] | None = None
+             ) -> list[Hit]:
+        """The best *limit* results of *query*, best first.  *workspaces* restricts them to
+        those workspace ids (the command line's ``--workspace``); ``workspace:NAME`` in the
+        query is resolved to ids here."""
+        if limit < 1:
+            raise Refused(f"cannot show {limit} results: ask for at least 1")
+        if query.empty:
+            return []
+        ws_ids = list(workspaces) if workspaces is not None else None
+        if query.workspace is not None:
+            named = self._workspaces_named(query.workspace)
+            ws_ids = named if ws_ids is None else [w for w in ws_ids if w in named]
+        match = query.match()
+        try:
+            hits = []
+            if not query.kinds or "chats" in query.kinds:
+                hits += self._messages(match, query, ws_ids, limit)
+            kinds = [k for k, wanted in (("chat", "chats"), ("knowledge", "knowledge"),
+                                         ("file", "files"))
+                     if not query.kinds or wanted in query.kinds]
+            hits += self._docs(match, query, ws_ids, kinds, limit)
+        except sqlite3.OperationalError as error:
+            if "no such table" in str(error) or "fts5" in str(error).lower():
+                raise Refused(search_index.MISSING) from error
+            raise
+        except sqlite3.DatabaseError as error:
+            raise Refused(search_index.MISSING) from error
+        hits.sort(key=lambda h: (h.score, _newest_first(h.when), -(h.message or 0)))
+        return self._with_snippets(hits[:limit], query)
+
+    def _workspaces_named(self, name: str) -> list[str]:
+        rows = self._db.query("SELECT id, title FROM workspace")
+        wanted = name.casefold()
+        exact = [r[0] for r in rows if r[1].casefold() == wanted]
+        found = exact or [r[0] for r in rows if r[1].casefold().startswith(wanted)]
+        if not found:
+            raise Refused(f"cannot search in workspace '{name[:80]}': no workspace has that name")
+        return found
+
+    # ----------------------------------------------------------------- messages
+
+    def _messages(self, match: str, query: Query, ws_ids: list[str] | None, limit: int
+                  ) -> list[Hit]:
+        where = ["search_message MATCH ?"]
+        expression = f"text : ({match})"
+        if ws_ids is not None:  # the workspace's chats, as a filter FTS5 applies itself
+            chats = [r[0] for r in self._db.query(
+                f"SELECT chat_id FROM membership WHERE workspace_id IN ({_marks(ws_ids)})",
+                ws_ids)]
+            if not chats:
+                return []
+            expression += " AND chat : (" + " OR ".join(
+                f'"{search_index.token(c)}"' for c in chats) + ")"
+        params: list[object] = [expression]
+        join = "JOIN chat AS c ON c.id = s.chat_id"
+        if not query.archived:
+            where.append("c.archived_at IS NULL")
+        _dates(where, params, query, "s.at")
+        rows = self._newest_ranked(
+            f"SELECT s.rowid, s.chat_id, s.at, s.text"
+            f" FROM search_message AS s {join} WHERE {' AND '.join(where)}", params, limit,
+            "s", 2, query, (1.0,))
+        if not rows:
+            return []
+        chats_shown = self._chats({r[1] for r in rows})
+        hits = []
+        for rowid, chat_id, at, score in ((r[0], r[1], r[2], r[-1]) for r in rows):
+            title, ws_id = chats_shown.get(chat_id, ("", None))
+            hits.append(Hit("message", title, "", (), at, workspace=ws_id, chat=chat_id,
+                            message=rowid, score=score, row=rowid))
+        return hits
+
+    def _newest_ranked(self, sql: str, params: Sequence[object], limit: int, alias: str,
+                       at: int, query: Query, weights: tuple[float, ...]
+                       ) -> list[tuple[Any, ...]]:
+        """The best *limit* rows of *sql* (a match with its filters; its last
+        ``len(weights)`` columns the text of the weighted fields) among the newest
+        :data:`RANKED` rows that pass the filters, each with its score appended (lower is
+        better, as FTS5's bm25).
+
+        FTS5's bm25 first counts every row that holds each word (a word in half of 500,000
+        messages: tens of milliseconds), and must score every match before the best can be
+        picked.  FTS5 walks a word's rows newest first without sorting, so the newest
+        matches that pass the filters are read, and scored here with BM25's term-frequency
+        and length parts and the fields' weights (every row read holds every word, so the
+        words' rarity weighs alike in each).  Column *at* of a row is its time, for "newer
+        first" on ties.
+        """
+        rows = self._db.query(f"{sql} ORDER BY {alias}.rowid DESC LIMIT {RANKED}", params)
+        patterns = _patterns(_terms(query))
+        fields = len(weights)
+        scored = [(*row[:-fields], _score(row[-fields:], weights, patterns)) for row in rows]
+        scored.sort(key=lambda r: (r[-1], _newest_first(r[at]), -r[0]))
+        return scored[:limit]
+
+    def _with_snippets(self, hits: list[Hit], query: Query) -> list[Hit]:
+        """The results shown, each with its snippet: read by rowid (no second MATCH, which
+        would expand every prefix again) and cut around the first matched word here."""
+        terms = _terms(query)
+        done = []
+        for hit in hits:
+            if hit.kind == "message":
+                rows = self._db.query("SELECT text FROM search_message WHERE rowid = ?",
+                                      (hit.row,))
+                columns = [rows[0][0]] if rows else [""]
+            else:
+                rows = self._db.query("SELECT title, body, content FROM search_doc"
+                                      " WHERE rowid = ?", (hit.row,))
+                columns = list(rows[0]) if rows else [""]
+                if hit.kind == "knowledge":
+                    columns = columns[1:2] + columns[:1]  # the entry, before its section
+            text, marks = snippet(columns, terms)
+            done.append(replace(hit, snippet=text, marks=marks))
+        return done
+
+    def _chats(self, chat_ids: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+        ids = list(chat_ids)
+        if not ids:
+            return {}
+        rows = self._db.query(
+            f"SELECT c.id, c.title, m.workspace_id FROM chat AS c LEFT JOIN membership AS m"
+            f" ON m.chat_id = c.id WHERE c.id IN ({_marks(ids)})", ids)
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    # ----------------------------------------------------------------- chats, knowledge, files
+
+    def _docs(self, match: str, query: Query, ws_ids: list[str] | None, kinds: list[str],
+              limit: int) -> list[Hit]:
+        """Chat titles, knowledge entries and files.  With a workspace filter, knowledge and
+        files are filtered by FTS5 (their owner is a token) and chat titles by membership
+        (a chat moves between workspaces without its row changing)."""
+        if ws_ids is None:
+            return self._doc_rows(match, query, kinds, None, limit)
+        hits = []
+        owned = [k for k in kinds if k != "chat"]
+        if owned:
+            hits += self._doc_rows(match, query, owned, ws_ids, limit)
+        if "chat" in kinds:
+            hits += self._doc_rows(match, query, ["chat"], ws_ids, limit)
+        return hits
+
+    def _doc_rows(self, match: str, query: Query, kinds: list[str], ws_ids: list[str] | None,
+                  limit: int) -> list[Hit]:
+        expression = f"{{title body content}} : ({match})"
+        if len(kinds) < 3:
+            expression += " AND kind : (" + " OR ".join(f'"{k}"' for k in kinds) + ")"
+        where = ["search_doc MATCH ?",
+                 # knowledge and files of a removed workspace wait for its restore, unseen
+                 "(k.kind = 'chat' OR k.owner = 'personal' OR k.owner IN"
+                 " (SELECT id FROM workspace))"]
+        params: list[object] = []
+        if ws_ids is not None and kinds == ["chat"]:
+            where.append(f"k.ref IN (SELECT chat_id FROM membership WHERE workspace_id IN"
+                         f" ({_marks(ws_ids)}))")
+            params += ws_ids
+        elif ws_ids is not None:
+            expression += " AND owner : (" + " OR ".join(
+                f'"{search_index.token(w)}"' for w in ws_ids) + ")"
+        params.insert(0, expression)
+        if not query.archived:
+            where.append("(k.kind != 'chat' OR c.archived_at IS NULL)")
+        _dates(where, params, query, "coalesce(c.updated_at, k.at)")
+        rows = self._newest_ranked(
+            f"SELECT d.rowid, k.kind, k.ref, k.owner, k.part, coalesce(c.updated_at, k.at),"
+            f" d.title, d.title, d.body, substr(d.content, 1, {SCORED_CHARS})"
+            f" FROM search_doc AS d JOIN search_key AS k ON k.n = d.rowid"
+            f" LEFT JOIN chat AS c ON k.kind = 'chat' AND c.id = k.ref"
+            f" WHERE {' AND '.join(where)}", params, limit, "d", 5, query, DOC_WEIGHTS)
+        if not rows:
+            return []
+        chats = self._chats(r[2] for r in rows if r[1] == "chat")
+        owners = {r[3] for r in rows if r[1] != "chat"}
+        places = self._places(owners)
+        hits = []
+        for rowid, kind, ref, owner, part, at, title, score in (r[:7] + r[-1:] for r in rows):
+            if kind == "chat":
+                chat_title, ws_id = chats.get(ref, (title, None))
+                hits.append(Hit("chat", chat_title, "", (), at, workspace=ws_id, chat=ref,
+                                score=score, row=rowid))
+            elif kind == "knowledge":
+                ws_title, folder = places.get(owner, ("", None))
+                name = "Personal memory" if owner == PERSONAL else ws_title
+                heading = f"{name} › {title}" if title else name
+                hits.append(Hit("knowledge", heading, "", (), at,
+                                workspace=None if owner == PERSONAL else owner, owner=owner,
+                                line=part, section=title or None, folder=folder, score=score,
+                                row=rowid))
+            else:
+                hits.append(Hit("file", title, "", (), at, workspace=owner, file=ref,
+                                folder=places.get(owner, ("", None))[1], score=score,
+                                row=rowid))
+        return hits
+
+    def _places(self, ws_ids: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+        ids = [w for w in ws_ids if w != PERSONAL]
+        if not ids:
+            return {}
+        rows = self._db.query(f"SELECT id, title, path FROM workspace WHERE id IN"
+                              f" ({_marks(ids)})", ids)
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    # ----------------------------------------------------------------- find in a chat
+
+    def in_chat(self, chat_id: str, query: Query) -> list[int]:
+        """The ids of the chat's messages (its conversation) that match *query*, oldest
+        first: the whole chat, not a page of it."""
+        if query.empty:
+            return []
+        expression = f'text : ({query.match()}) AND chat : "{search_index.token(chat_id)}"'
+        try:
+            rows = self._db.query("SELECT rowid FROM search_message WHERE search_message"
+                                  " MATCH ? ORDER BY rowid", (expression,))
+        except sqlite3.DatabaseError as error:
+            raise Refused(search_index.MISSING) from error
+        return [r[0] for r in rows]
+
+
+def _marks(items: Sequence[object]) -> str:
+    return ", ".join("?" * len(items))
+
+
+def _dates(where: list[str], params: list[object], query: Query, column: str) -> None:
+    if query.before is not None:
+        where.append(f"{column} < ?")
+        params.append(query.before)
+    if query.after is not None:
+        where.append(f"{column} >= ?")
+        params.append(query.after)
+
+
+def _newest_first(when: str) -> tuple[int, ...]:
+    return tuple(-ord(c) for c in when)
+
+
+# ===================================================================== the use case
+
+class Finder:
+    """Search as the window and the command line both use it: what is typed, read as a
+    query, answered from the index, or refused in one sentence — the index's own problem
+    (missing, damaged, unfinished) included, so a result is never silently empty."""
+
+    def __init__(self, db: Database, read_blob: search_index.BlobReader) -> None:
+        self._db = db
+        self._read_blob = read_blob
+        self.search = Search(db)
+        self._problem: str | None = None
+        self._checked = False
+
+    def check(self) -> str | None:
+        """The start-up check (once; again after :meth:`reindex`): the sentence that says
+        what is wrong with the index, or None."""
+        if not self._checked:
+            search_index.complete_pending(self._db, self._read_blob)
+            self._problem = search_index.problem(self._db)
+            self._checked = True
+        return self._problem
+
+    def find(self, text: str, *, in_: str | None = None, workspaces: Sequence[str] | None = None,
+             archived: bool = False, limit: int = 20) -> list[Hit]:
+        query = search_query.parse(text, in_=in_, archived=archived)
+        problem = self.check()
+        if problem is not None:
+            raise Refused(problem)
+        return self.search.find(query, limit=limit, workspaces=workspaces)
+
+    def in_chat(self, chat_id: str, text: str) -> list[int]:
+        """The messages of the chat that match *text*, oldest first (find in the chat)."""
+        query = search_query.parse(text, archived=True)
+        problem = self.check()
+        if problem is not None:
+            raise Refused(problem)
+        return self.search.in_chat(chat_id, query)
+
+    def words(self, text: str) -> tuple[str, ...]:
+        """The words of *text* as a query reads them (what a view highlights)."""
+        try:
+            return search_query.parse(text).words()
+        except Refused:
+            return ()
+
+    def reindex(self) -> dict[str, int]:
+        """Rebuild the index from scratch (``cairn search --reindex``)."""
+        counts = search_index.reindex(self._db, self._read_blob)
+        self._checked = False
+        return counts
+
+
+# ===================================================================== snippets
+
+_TOKEN = re.compile(r"[^\W_]+")  # as FTS5's unicode61 splits words
+SNIPPET_WORDS = 16
+SNIPPET_SCAN = 20_000  # characters of a field looked through for a snippet
+
+
+@functools.lru_cache(maxsize=20_000)
+def fold(word: str) -> str:
+    """A word as the index compares it: case and diacritics folded (unicode61's
+    ``remove_diacritics 2``)."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def _terms(query: Query) -> list[tuple[str, bool]]:
+    """Each word of the query, folded, and whether it matches as a prefix."""
+    found = []
+    for words, prefix in query.terms:
+        for n, word in enumerate(words):
+            last = n == len(words) - 1
+            found.append((fold(word), prefix and last and len(word) > 1))
+    return found
+
+
+def snippet(columns: Sequence[str], terms: list[tuple[str, bool]]
+            ) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """About :data:`SNIPPET_WORDS` words of the first column that holds a matched word,
+    around the first one, as plain text with the matched words' spans."""
+    patterns = _patterns(terms)
+    for text in columns:
+        text = text or ""
+        if text.isascii():  # (folding keeps its length: start near the first match)
+            lowered = text.lower()
+            found = [m.start() for p in patterns if (m := p.search(lowered))]
+            if not found:
+                continue
+            begin = max(0, min(found) - 200)
+            begin = text.rfind(" ", 0, begin) + 1 if begin else 0
+            text = text[begin:begin + 2_000]
+            head_cut = begin > 0
+        else:
+            text, head_cut = text[:SNIPPET_SCAN], False
+        tokens = [(m.start(), m.end(), fold(m.group())) for m in _TOKEN.finditer(text)]
+        hits = [i for i, (_, _, word) in enumerate(tokens)
+                if any(word.startswith(t) if prefix else word == t for t, prefix in terms)]
+        if not hits:
+            continue
+        first = max(0, hits[0] - 4)
+        last = min(len(tokens), first + SNIPPET_WORDS) - 1
+        start = tokens[first][0] if first > 0 or head_cut else 0  # (the text's own start)
+        end = tokens[last][1] if last < len(tokens) - 1 else len(text)
+        head = "…" if first > 0 or head_cut else ""
+        tail = "…" if last < len(tokens) - 1 else ""
+        body = " ".join(text[start:end].split())  # line breaks and runs of space: one space
+        marks = []
+        # The spans again in the squeezed text: its words are the same tokens, in order.
+        squeezed = [(m.start(), m.end()) for m in _TOKEN.finditer(body)]
+        for i in hits:
+            if first <= i <= last and i - first < len(squeezed):
+                s, e = squeezed[i - first]
+                marks.append((s + len(head), e + len(head)))
+        return head + body + tail, tuple(marks)
+    text = next((c for c in columns if c), "")
+    short = " ".join(text.split()[:SNIPPET_WORDS])
+    return short + ("…" if len(short) < len(" ".join(text.split())) else ""), ()
+
+
+_MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+K1, B = 1.2, 0.75
+AVERAGE_TOKENS = (4.0, 30.0, 300.0)  # a field's usual length: a title, a message or entry, a file
+
+
+def _patterns(terms: list[tuple[str, bool]]) -> list[re.Pattern[str]]:
+    """Each folded term as a pattern over folded text: a word's start, and its end unless
+    it is a prefix."""
+    return [re.compile(r"\b" + re.escape(term) + ("" if prefix else r"\b"))
+            for term, prefix in terms]
+
+
+def _fold_text(text: str) -> str:
+    if text.isascii():
+        return text.lower()
+    return _MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold()
+
+
+def _score(texts: Sequence[str | None], weights: tuple[float, ...],
+           patterns: list[re.Pattern[str]]) -> float:
+    """BM25's term-frequency and length parts over the fields, weighted; negative (lower
+    is better).  Words folded as the index folds them (case, diacritics)."""
+    total = 0.0
+    for n, (text, weight) in enumerate(zip(texts, weights)):
+        if not text or not weight:
+            continue
+        folded = _fold_text(text)
+        length = folded.count(" ") + folded.count("\n") + 1  # words, near enough
+        average = AVERAGE_TOKENS[min(n, 2)] if len(weights) > 1 else AVERAGE_TOKENS[1]
+        norm = K1 * (1 - B + B * length / average)
+        for pattern in patterns:
+            tf = len(pattern.findall(folded))
+            if tf:
+                total += weight * tf * (K1 + 1) / (tf + norm)
+    return -total

@@ -1,0 +1,1 @@
+"""The search box and quick switcher (issue 22)."""
