@@ -471,7 +471,10 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO search_doc (rowid, title, body, content, kind, owner)
         SELECT k.n, f.name, f.description, '', 'file', hex(f.workspace_id) FROM search_key AS k
         JOIN knowledge_file AS f ON f.id = k.ref WHERE k.kind = 'file';
-    INSERT INTO search_state (key, value) VALUES ('index', 'pending');
+    -- Knowledge entries and file contents need Python: indexed at the next open, unless there
+    -- are none yet (a new database: every later write indexes itself).
+    INSERT INTO search_state (key, value) SELECT 'index', CASE WHEN EXISTS (SELECT 1 FROM
+        knowledge) OR EXISTS (SELECT 1 FROM knowledge_file) THEN 'pending' ELSE 'complete' END;
     """,
 )
 

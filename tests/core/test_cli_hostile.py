@@ -158,6 +158,9 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("settings", "show"): extra,
         ("settings", "set"): [s[1:] for s in settings] + [["model.chat"], []],
         ("models",): extra,
+        ("search",): [["x", "--workspace", i] for i in IDS] + [["x", "--limit", n] for n in NUMBERS]
+        + [["x", "--in", "bogus"], ["x", "--limit", "0"], ["x" * 10_000],
+           ["before:notadate"], ["after:2026-13-45"], ["x", "--bogus"]],
         ("key", "set"): extra,
         ("key", "forget"): extra,
         ("key", "status"): extra,
