@@ -92,6 +92,12 @@ class BlobStore:
             raise
         return sha, size
 
+    def head(self, sha256: str, size: int) -> bytes:
+        """The first *size* bytes of a blob (what search indexes of a large file), never more
+        read into memory."""
+        with open(self.path(sha256), "rb") as blob:
+            return blob.read(size)
+
     def read(self, sha256: str) -> bytes:
         return self.path(sha256).read_bytes()
 

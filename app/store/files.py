@@ -28,7 +28,7 @@ from app.base.titles import MAX_LINE, MAX_NAME, one_line
 from app.errors import Refused, os_reason
 from app.events import FileAdded, FileChanged, FileRemoved, Hub
 from app.store.blobs import CHUNK, BlobStore, TooLarge
-from app.store.search_index import file_text, index_file_text
+from app.store.search_index import MAX_FILE_TEXT, file_text, index_file_text
 
 PAGE_CHARS = 20_000  # one readWorkspaceFile page of text (about 5,000 tokens)
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the API's limit per image
@@ -185,7 +185,12 @@ class FileStore:
         if record.media_type.startswith("image/") or record.media_type == "application/pdf":
             return ""
         try:
-            return file_text(self.blobs.read(record.sha256), record.media_type, record.name)
+            # Only what is indexed is read (a 20 MB file is never held whole): the head, and a
+            # few bytes more to tell a cut character from an invalid one.
+            if b"\0" in self.blobs.head(record.sha256, 8192):
+                return ""  # a binary: nothing to index, and nothing more read
+            data = self.blobs.head(record.sha256, MAX_FILE_TEXT * 4 + 4)
+            return file_text(data, record.media_type, record.name)
         except OSError:
             return ""
 
