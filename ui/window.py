@@ -403,9 +403,9 @@ class MainWindow(QMainWindow):
         self.search_box.sig_open.connect(self.open_result)
         app = QApplication.instance()
         if app is not None:  # Ctrl+K even where a field takes the key; gone with the window
-            self._ctrl_k = _CtrlK(self)
+            self._ctrl_k: _CtrlK | None = _CtrlK(self)
             app.installEventFilter(self._ctrl_k)
-            app.aboutToQuit.connect(lambda: app.removeEventFilter(self._ctrl_k))
+            app.aboutToQuit.connect(self._drop_ctrl_k)
 
         async def check() -> None:
             problem = await ops.search_problem()
@@ -774,8 +774,18 @@ class MainWindow(QMainWindow):
             log.warning("the window state could not be saved", exc_info=True)
         if self.bridge is not None:
             self.bridge.detach()
+        self._drop_ctrl_k()
         super().closeEvent(event)
         self.sig_closing.emit()
+
+    def _drop_ctrl_k(self) -> None:
+        """The application-wide key filter goes with the window: one left behind per window
+        (tests open hundreds in one process) would see every event of every later one."""
+        ctrl_k = getattr(self, "_ctrl_k", None)
+        app = QApplication.instance()
+        if ctrl_k is not None and app is not None:
+            app.removeEventFilter(ctrl_k)
+            self._ctrl_k = None
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
