@@ -369,7 +369,9 @@ class Rebuilder:
         notes = {owner: unapplied(refusals_of(report.refused, key, layers))
                  for key, owner in owners.items()}
         # What was not applied and not moot waits for the person, with whose words it quotes.
-        kept = proposals(report.refused, layers=layers, owners=owners, heard=hear(said))
+        # (off the loop: hearing long exchanges word by word takes a while)
+        kept = await asyncio.to_thread(lambda: proposals(report.refused, layers=layers,
+                                                         owners=owners, heard=hear(said)))
         report.suggested = len(kept)
         saved = await storage.run(self._save_result, chat_id, changes, notes,
                                   chunk[-1].last_message, kept)
