@@ -99,3 +99,13 @@ class ElidedLabel(Label):
         shown = self.fontMetrics().elidedText(self._full, mode,
                                               max(0, self.width()))
         super().setText(shown)
+
+
+def tool_button(text: str, name: str, tooltip: str) -> QToolButton:
+    """A flat tool button with its accessible name and tooltip (the editor's, find's)."""
+    button = QToolButton()
+    button.setText(text)
+    button.setAccessibleName(name)
+    button.setToolTip(tooltip)
+    button.setAutoRaise(True)
+    return button

@@ -27,11 +27,11 @@ from app.errors import Refused
 from app.store.files import (
     MAX_IMAGE_BYTES,
     MAX_PDF_BYTES,
-    PAGE_CHARS,
     FileStore,
     file_name,
     human_size,
     image_type,
+    text_page,
 )
 from app.store.folder import FolderStore
 from app.store.registry.registry import Registry
@@ -290,13 +290,7 @@ class FolderReader:
         text = _text(data)
         if text is None:
             return _error(f"Cannot read '{name}': it is not text, a PDF or an image.")
-        pages = max(1, -(-len(text) // PAGE_CHARS))
-        if page > pages:
-            return _error(f"'{name}' has {pages} page{'s' if pages > 1 else ''}.")
-        chunk = text[(page - 1) * PAGE_CHARS: page * PAGE_CHARS]
-        head = f"[{name} — page {page} of {pages}"
-        head += f"; read page {page + 1} next]" if page < pages else "]"
-        return [{"type": "text", "text": f"{head}\n{chunk}"}], False
+        return text_page(name, text, page)
 
 
 def _read_checked(found: Inside) -> bytes | str:

@@ -333,13 +333,7 @@ class FileStore:
         if text is None:
             return _error(f"'{name}' ({found.media_type}) is not text, a PDF or an "
                           "image, so it cannot be read here.")
-        pages = max(1, -(-len(text) // PAGE_CHARS))
-        if page > pages:
-            return _error(f"'{name}' has {pages} page{'s' if pages > 1 else ''}.")
-        chunk = text[(page - 1) * PAGE_CHARS: page * PAGE_CHARS]
-        head = f"[{name} — page {page} of {pages}"
-        head += f"; read page {page + 1} next]" if page < pages else "]"
-        return [{"type": "text", "text": f"{head}\n{chunk}"}], False
+        return text_page(name, text, page)
 
     # ----------------------------------------------------------------- attachments
 
@@ -547,6 +541,18 @@ def _pdf_block(data: bytes, name: str) -> dict[str, Any]:
     return {"type": "document", "title": name,
             "source": {"type": "base64", "media_type": "application/pdf",
                        "data": base64.b64encode(data).decode("ascii")}}
+
+
+def text_page(name: str, text: str, page: int) -> tuple[list[dict[str, Any]], bool]:
+    """Page *page* (from 1) of a file's *text* as a tool result, headed with where it is and
+    what to read next (a knowledge file's read and a folder file's read alike)."""
+    pages = max(1, -(-len(text) // PAGE_CHARS))
+    if page > pages:
+        return _error(f"'{name}' has {pages} page{'s' if pages > 1 else ''}.")
+    chunk = text[(page - 1) * PAGE_CHARS: page * PAGE_CHARS]
+    head = f"[{name} — page {page} of {pages}"
+    head += f"; read page {page + 1} next]" if page < pages else "]"
+    return [{"type": "text", "text": f"{head}\n{chunk}"}], False
 
 
 def _error(text: str) -> tuple[list[dict[str, Any]], bool]:

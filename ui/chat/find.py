@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.errors import CairnError
 from ui.chat.entries import build
+from ui.widgets import tool_button
 
 if TYPE_CHECKING:
     from app.ops import Operations
@@ -73,9 +74,9 @@ class FindBar(QWidget):
         self.count = QLabel("")
         self.count.setAccessibleName("Matches")
         self.count.setMinimumWidth(80)
-        self.older = _tool("↑", "Previous match", "Older match (Enter)")
-        self.newer = _tool("↓", "Next match", "Newer match (Shift+Enter)")
-        self.close_button = _tool("✕", "Close find", "Close (Esc)")
+        self.older = tool_button("↑", "Previous match", "Older match (Enter)")
+        self.newer = tool_button("↓", "Next match", "Newer match (Shift+Enter)")
+        self.close_button = tool_button("✕", "Close find", "Close (Esc)")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
@@ -168,14 +169,6 @@ class FindBar(QWidget):
         if await go_to(self.panel, message_id, self.words):
             self.sig_moved.emit(message_id)
 
-
-def _tool(text: str, name: str, tip: str) -> QToolButton:
-    button = QToolButton()
-    button.setText(text)
-    button.setAccessibleName(name)
-    button.setToolTip(tip)
-    button.setAutoRaise(True)
-    return button
 
 
 async def go_to(panel: ChatPanel, message_id: int, words: tuple[str, ...]) -> bool:

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QStackedWidget,
     QTextBrowser,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +40,7 @@ from ui.knowledge.status import StatusLine
 from ui.knowledge.suggestions import SuggestionsStrip
 from ui.links import follow, is_web, target_of
 from ui.text import Label, tip
+from ui.widgets import tool_button
 
 if TYPE_CHECKING:
     from app.events import KnowledgeSaved
@@ -77,14 +77,6 @@ def _button(text: str, name: str, tip: str = "") -> QPushButton:
         button.setToolTip(tip)
     return button
 
-
-def _tool(text: str, name: str, tip: str) -> QToolButton:
-    button = QToolButton()
-    button.setText(text)
-    button.setAccessibleName(name)
-    button.setToolTip(tip)
-    button.setAutoRaise(True)
-    return button
 
 
 def _drops_what_came(base: str, newer: str, text: str) -> bool:
@@ -134,7 +126,7 @@ class DocumentEditor(QWidget):
         self.conflict_text = Label("")
         self.conflict_text.setAccessibleName("Knowledge conflict message")
         self.conflict_text.setWordWrap(True)
-        self.see_changes = _tool("See its changes ▸", "See incoming changes",
+        self.see_changes = tool_button("See its changes ▸", "See incoming changes",
                                  "What the newer version changed since you opened it")
         self.see_changes.setCheckable(True)
         self.see_changes.setStyleSheet("QToolButton { color: palette(link); }")
@@ -197,15 +189,15 @@ class DocumentEditor(QWidget):
         self.size_label = Label("")
         self.size_label.setAccessibleName("Knowledge size")
         self.size_label.setStyleSheet("color: palette(placeholder-text);")
-        self.undo = _tool("↶", "Undo", "Undo (Ctrl+Z)")
-        self.redo = _tool("↷", "Redo", "Redo (Ctrl+Shift+Z)")
+        self.undo = tool_button("↶", "Undo", "Undo (Ctrl+Z)")
+        self.redo = tool_button("↷", "Redo", "Redo (Ctrl+Shift+Z)")
         self.undo.setEnabled(False)
         self.redo.setEnabled(False)
         self.undo.clicked.connect(self.edit.undo)
         self.redo.clicked.connect(self.edit.redo)
         self.edit.undoAvailable.connect(self.undo.setEnabled)
         self.edit.redoAvailable.connect(self.redo.setEnabled)
-        self.preview_toggle = _tool("Preview", "Preview", "Show the document formatted")
+        self.preview_toggle = tool_button("Preview", "Preview", "Show the document formatted")
         self.preview_toggle.setCheckable(True)
         self.preview_toggle.toggled.connect(self.set_preview)
         self.history_button = _button("History", "History", "Every saved version, with "
