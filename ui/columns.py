@@ -11,7 +11,7 @@ choice) until the window's width changes again.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QSplitter, QWidget
 
@@ -76,6 +76,17 @@ class Columns(QSplitter):
                 self.setSizes([sizes[0], room - sizes[0] - PANEL_OPENS_AT, PANEL_OPENS_AT])
                 self.folded_for_room = False
                 self.sig_folded_for_room.emit(False)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """Without the panel once it can fold itself: the window may narrow past what the
+        three columns need, and :meth:`fit` folds the panel then (counted, the window could
+        never get narrow enough for it to fold)."""
+        hint = super().minimumSizeHint()
+        if not self.foldable or self.count() < 3 or self._column(2).isHidden():
+            return hint
+        panel = self._column(2)
+        width = max(panel.minimumWidth(), panel.minimumSizeHint().width()) + self.handleWidth()
+        return QSize(max(0, hint.width() - width), hint.height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)  # the columns are laid out at the new width first
