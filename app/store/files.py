@@ -187,7 +187,7 @@ class FileStore:
         try:
             # Only what is indexed is read (a 20 MB file is never held whole): the head, and a
             # few bytes more to tell a cut character from an invalid one.
-            if b"\0" in self.blobs.head(record.sha256, 8192):
+            if not _looks_like_text(self.blobs.head(record.sha256, 8192)):
                 return ""  # a binary: nothing to index, and nothing more read
             data = self.blobs.head(record.sha256, MAX_FILE_TEXT * 4 + 4)
             return file_text(data, record.media_type, record.name)
@@ -541,6 +541,18 @@ def _pdf_block(data: bytes, name: str) -> dict[str, Any]:
     return {"type": "document", "title": name,
             "source": {"type": "base64", "media_type": "application/pdf",
                        "data": base64.b64encode(data).decode("ascii")}}
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """Whether a file's first bytes read as UTF-8 text (no NUL; a character cut at the end of
+    the sample is fine): random or binary bytes almost never do."""
+    if b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start >= len(head) - 3
+    return True
 
 
 def text_page(name: str, text: str, page: int) -> tuple[list[dict[str, Any]], bool]:

@@ -234,3 +234,20 @@ def test_an_attachment_that_is_not_text_is_refused_and_not_kept(online, isolated
     text.write_text("é" * 3_000_000)  # multi-byte characters across chunk boundaries
     reference = online.files.attach(text)
     assert reference["size"] == 6_000_000 and reference["media_type"] == "text/plain"
+
+
+def test_a_binary_without_a_nul_byte_is_never_read_whole_for_search(ws, isolated, tmp_path,
+                                                                   capsys):
+    """Random bytes with no NUL in them (one run in fifty of the test above) are still known
+    as no text from their first bytes, so search reads no more of them."""
+    chunk = bytes(b for b in os.urandom(4096) if b)[:1024]
+    source = tmp_path / "noise.bin"
+    source.write_bytes(chunk * 20_000)  # 20 MB, no NUL anywhere
+    tracemalloc.start()
+    try:
+        code, _, err = run(capsys, "files", "add", ws, str(source), "--json")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert code == 0, err
+    assert peak < 8_000_000, f"held {peak:,} bytes at once for a 20 MB file"
