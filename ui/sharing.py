@@ -31,7 +31,7 @@ from app.errors import CairnError
 from app.knowledge.status import ago
 from app.store.files import human_size
 from ui.dialogs import ask_folder, home, workspace_folder
-from ui.text import Label, message_box
+from ui.text import Label, message_box, tip
 
 if TYPE_CHECKING:
     from app.ops import Operations
@@ -94,8 +94,8 @@ class RecentlyRemoved(QDialog):
                 self._missing.add(ws.id)
                 item.setIcon(self.style().standardIcon(
                     self.style().StandardPixmap.SP_MessageBoxWarning))
-                item.setToolTip(f"The folder {ws.path} is missing: restore it into another "
-                                "folder.")
+                item.setToolTip(tip(f"The folder {ws.path} is missing: restore it into "
+                                    "another folder."))  # a path is data: never markup
             self.list.addItem(item)
         if removed:
             self.list.setCurrentRow(0)

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLineEdit, QWidget
 
 from app.errors import CairnError
 from ui.chat.entries import build
+from ui.text import Label, tip
 from ui.widgets import tool_button
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class FindBar(QWidget):
         self.field.setAccessibleName("Find in chat")
         self.field.setPlaceholderText("Find in this chat")
         self.field.setClearButtonEnabled(True)
-        self.count = QLabel("")
+        self.count = Label("")  # plain text: a refusal may carry what was typed
         self.count.setAccessibleName("Matches")
         self.count.setMinimumWidth(80)
         self.older = tool_button("↑", "Previous match", "Older match (Enter)")
@@ -147,7 +148,7 @@ class FindBar(QWidget):
         self.panel.view.viewport().update()
         if refusal is not None:
             self.count.setText("")
-            self.count.setToolTip(refusal)
+            self.count.setToolTip(tip(refusal))
             self.panel.sig_error.emit(refusal)
         elif not found:
             self.current = -1
