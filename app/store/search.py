@@ -2,20 +2,20 @@
 
 Two FTS5 tables answer: ``search_message`` (a message's text, rowid = the message's id) and
 ``search_doc`` (chat titles, knowledge entries, files: rowid = ``search_key.n``).  Each is
-ranked with bm25 — titles weigh 10, a knowledge entry's text and a file's description 4, a
-file's content and a message's text 1 — and the two lists are merged on that score, newer
-first on ties.  Snippets come from FTS5 for the results shown only, with the matched words
-between U+E000 and U+E001, returned as plain text and the marks' offsets: a result is never
-markup.
+ranked with FTS5's bm25 — titles weigh 10, a knowledge entry's text and a file's description
+4, a file's content and a message's text 1 — over its newest matches (see
+:meth:`Search._ranked`), and the two lists are merged on that score, newer first on ties.
+Snippets are cut here, for the results shown only, around the first matched word: plain text
+and the marked words' offsets, never markup.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Sequence
 import functools
 import re
+import sqlite3
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,10 +26,11 @@ from app.store.search_index import MARK_CLOSE, MARK_OPEN
 from app.store.search_query import Query
 
 PERSONAL = "personal"
-DOC_WEIGHTS = (10.0, 4.0, 1.0)  # title, body (an entry, a description), a file's content
-SCORED_CHARS = 1_500  # of a file's content, read to score it (its opening)
+# bm25's weights: title, body (an entry, a description), a file's content; kind and owner
+# are filters, never scored.
+DOC_WEIGHTS = (10.0, 4.0, 1.0, 0.0, 0.0)
 # How many of the newest matches (that pass the filters) are ranked.
-RANKED = 200
+RANKED = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +116,12 @@ class Search:
             named = self._workspaces_named(query.workspace)
             ws_ids = named if ws_ids is None else [w for w in ws_ids if w in named]
         match = query.match()
+        kinds = [k for k, wanted in (("chat", "chats"), ("knowledge", "knowledge"),
+                                     ("file", "files"))
+                 if not query.kinds or wanted in query.kinds]
         try:
-            hits = []
-            if not query.kinds or "chats" in query.kinds:
-                hits += self._messages(match, query, ws_ids, limit)
-            kinds = [k for k, wanted in (("chat", "chats"), ("knowledge", "knowledge"),
-                                         ("file", "files"))
-                     if not query.kinds or wanted in query.kinds]
+            hits = (self._messages(match, query, ws_ids, limit)
+                    if not query.kinds or "chats" in query.kinds else [])
             hits += self._docs(match, query, ws_ids, kinds, limit)
         except sqlite3.OperationalError as error:
             if "no such table" in str(error) or "fts5" in str(error).lower():
@@ -160,10 +160,12 @@ class Search:
         if not query.archived:
             where.append("c.archived_at IS NULL")
         _dates(where, params, query, "s.at")
-        rows = self._newest_ranked(
-            f"SELECT s.rowid, s.chat_id, s.at, s.text"
-            f" FROM search_message AS s {join} WHERE {' AND '.join(where)}", params, limit,
-            "s", 2, query, (1.0,))
+        if not self._day_ids(where, params, query):
+            return []
+        rows = self._ranked(
+            "s.rowid AS rowid, s.chat_id, s.at AS at", "search_message", "s",
+            (1.0, 0.0), f"FROM search_message AS s {join} WHERE {' AND '.join(where)}",
+            params, limit)
         if not rows:
             return []
         chats_shown = self._chats({r[1] for r in rows})
@@ -174,28 +176,38 @@ class Search:
                             message=rowid, score=score, row=rowid))
         return hits
 
-    def _newest_ranked(self, sql: str, params: Sequence[object], limit: int, alias: str,
-                       at: int, query: Query, weights: tuple[float, ...]
-                       ) -> list[tuple[Any, ...]]:
-        """The best *limit* rows of *sql* (a match with its filters; its last
-        ``len(weights)`` columns the text of the weighted fields) among the newest
-        :data:`RANKED` rows that pass the filters, each with its score appended (lower is
-        better, as FTS5's bm25).
+    def _day_ids(self, where: list[str], params: list[object], query: Query) -> bool:
+        """The dates of *query* also as a range of message ids (``message_day``), which FTS5
+        walks itself: without it, ``before:`` a year ago walks every newer match first.
+        False when no message was written in the dates asked."""
+        for day, sql, compare in (
+                (query.before, "SELECT max(last_id) FROM message_day WHERE day < ?", "<="),
+                (query.after, "SELECT min(first_id) FROM message_day WHERE day >= ?", ">=")):
+            if day is not None:
+                bound = self._db.query(sql, (day,))[0][0]
+                if bound is None:
+                    return False
+                where.append(f"s.rowid {compare} ?")
+                params.append(bound)
+        return True
 
-        FTS5's bm25 first counts every row that holds each word (a word in half of 500,000
-        messages: tens of milliseconds), and must score every match before the best can be
-        picked.  FTS5 walks a word's rows newest first without sorting, so the newest
-        matches that pass the filters are read, and scored here with BM25's term-frequency
-        and length parts and the fields' weights (every row read holds every word, so the
-        words' rarity weighs alike in each).  Column *at* of a row is its time, for "newer
-        first" on ties.
+    def _ranked(self, columns: str, table: str, alias: str, weights: tuple[float, ...], sql: str,
+                params: Sequence[object], limit: int) -> list[tuple[Any, ...]]:
+        """The best *limit* rows of *sql* (``FROM`` a match with its filters; the FTS5 table,
+        *table*, under its first letter as alias), each with *columns* and its bm25 score last (FTS5's own, with the
+        fields' *weights*; lower is better), newer first on ties.
+
+        Ranked are the newest :data:`RANKED` matches that pass the filters: FTS5 walks a
+        word's rows newest first without sorting, so those cost what they are, while bm25
+        over every match of a common word (half of 500,000 messages) costs a hundred times
+        more.  A query with fewer matches is ranked whole.  Each row's ``at`` column is its
+        time (ISO), for "newer first" on ties.
         """
-        rows = self._db.query(f"{sql} ORDER BY {alias}.rowid DESC LIMIT {RANKED}", params)
-        patterns = _patterns(_terms(query))
-        fields = len(weights)
-        scored = [(*row[:-fields], _score(row[-fields:], weights, patterns)) for row in rows]
-        scored.sort(key=lambda r: (r[-1], _newest_first(r[at]), -r[0]))
-        return scored[:limit]
+        weighted = ", ".join(f"{w:.1f}" for w in weights)
+        return self._db.query(
+            f"SELECT * FROM (SELECT {columns}, bm25({table}, {weighted}) AS score {sql}"
+            f" ORDER BY {alias}.rowid DESC LIMIT {RANKED})"
+            f" ORDER BY score, at DESC, rowid DESC LIMIT {int(limit)}", params)
 
     def _with_snippets(self, hits: list[Hit], query: Query) -> list[Hit]:
         """The results shown, each with its snippet: read by rowid (no second MATCH, which
@@ -264,12 +276,13 @@ class Search:
         if not query.archived:
             where.append("(k.kind != 'chat' OR c.archived_at IS NULL)")
         _dates(where, params, query, "coalesce(c.updated_at, k.at)")
-        rows = self._newest_ranked(
-            f"SELECT d.rowid, k.kind, k.ref, k.owner, k.part, coalesce(c.updated_at, k.at),"
-            f" d.title, d.title, d.body, substr(d.content, 1, {SCORED_CHARS})"
-            f" FROM search_doc AS d JOIN search_key AS k ON k.n = d.rowid"
-            f" LEFT JOIN chat AS c ON k.kind = 'chat' AND c.id = k.ref"
-            f" WHERE {' AND '.join(where)}", params, limit, "d", 5, query, DOC_WEIGHTS)
+        rows = self._ranked(
+            "d.rowid AS rowid, k.kind, k.ref, k.owner, k.part,"
+            " coalesce(c.updated_at, k.at) AS at, d.title", "search_doc", "d",
+            DOC_WEIGHTS,
+            "FROM search_doc AS d JOIN search_key AS k ON k.n = d.rowid"
+            " LEFT JOIN chat AS c ON k.kind = 'chat' AND c.id = k.ref"
+            f" WHERE {' AND '.join(where)}", params, limit)
         if not rows:
             return []
         chats = self._chats(r[2] for r in rows if r[1] == "chat")
@@ -434,9 +447,20 @@ def snippet(columns: Sequence[str], terms: list[tuple[str, bool]]
             head_cut = begin > 0
         else:
             text, head_cut = text[:SNIPPET_SCAN], False
-        tokens = [(m.start(), m.end(), fold(m.group())) for m in _TOKEN.finditer(text)]
-        hits = [i for i, (_, _, word) in enumerate(tokens)
-                if any(word.startswith(t) if prefix else word == t for t, prefix in terms)]
+        # Read as far as the snippet reaches, and one word more (to know that text follows).
+        tokens: list[tuple[int, int]] = []
+        hits: list[int] = []
+        reach = -1
+        for found_word in _TOKEN.finditer(text):
+            if hits and len(tokens) > reach:
+                tokens.append(found_word.span())
+                break
+            word = fold(found_word.group())
+            if any(word.startswith(t) if prefix else word == t for t, prefix in terms):
+                if not hits:
+                    reach = max(0, len(tokens) - 4) + SNIPPET_WORDS - 1
+                hits.append(len(tokens))
+            tokens.append(found_word.span())
         if not hits:
             continue
         first = max(0, hits[0] - 4)
@@ -459,38 +483,8 @@ def snippet(columns: Sequence[str], terms: list[tuple[str, bool]]
     return short + ("…" if len(short) < len(" ".join(text.split())) else ""), ()
 
 
-_MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-K1, B = 1.2, 0.75
-AVERAGE_TOKENS = (4.0, 30.0, 300.0)  # a field's usual length: a title, a message or entry, a file
-
-
 def _patterns(terms: list[tuple[str, bool]]) -> list[re.Pattern[str]]:
     """Each folded term as a pattern over folded text: a word's start, and its end unless
     it is a prefix."""
     return [re.compile(r"\b" + re.escape(term) + ("" if prefix else r"\b"))
             for term, prefix in terms]
-
-
-def _fold_text(text: str) -> str:
-    if text.isascii():
-        return text.lower()
-    return _MARKS.sub("", unicodedata.normalize("NFKD", text)).casefold()
-
-
-def _score(texts: Sequence[str | None], weights: tuple[float, ...],
-           patterns: list[re.Pattern[str]]) -> float:
-    """BM25's term-frequency and length parts over the fields, weighted; negative (lower
-    is better).  Words folded as the index folds them (case, diacritics)."""
-    total = 0.0
-    for n, (text, weight) in enumerate(zip(texts, weights)):
-        if not text or not weight:
-            continue
-        folded = _fold_text(text)
-        length = folded.count(" ") + folded.count("\n") + 1  # words, near enough
-        average = AVERAGE_TOKENS[min(n, 2)] if len(weights) > 1 else AVERAGE_TOKENS[1]
-        norm = K1 * (1 - B + B * length / average)
-        for pattern in patterns:
-            tf = len(pattern.findall(folded))
-            if tf:
-                total += weight * tf * (K1 + 1) / (tf + norm)
-    return -total

@@ -112,6 +112,24 @@ def test_filters_by_kind_workspace_and_dates(cairn, world):
         ("message", world["m3"].id)]
 
 
+def test_date_filters_find_a_message_written_out_of_order(cairn, world):
+    """Dates become a range of message ids; a chat imported later carries older messages
+    with newer ids, and the range still holds them."""
+    with cairn.registry.db.write() as conn:
+        old = conn.execute(
+            "INSERT INTO message (chat_id, role, content, created_at) VALUES (?, 'user', ?,"
+            " '2020-05-01T10:00:00.000Z')",
+            (world["c2"].id, json.dumps(text("tomatoes from the old allotment")))).lastrowid
+    newest = world["m3"].id
+    assert old > newest
+    assert kinds(cairn.search.find("tomatoes before:2021-01-01")) == [("message", old)]
+    assert kinds(cairn.search.find("tomatoes after:2020-04-30 before:2020-05-02")) == [
+        ("message", old)]
+    assert kinds(cairn.search.find("tomatoes after:2020-05-01")) == [("message", newest)]
+    assert cairn.search.find("tomatoes before:2020-05-01") == []
+    assert cairn.search.find("tomatoes after:2999-01-01") == []
+
+
 def test_a_filter_that_cannot_be_read_is_refused_in_one_sentence(cairn, world):
     for query, start in (("x in:mail", "cannot search in 'mail'"),
                          ("x before:yesterday", "cannot read 'before:yesterday' as a date"),
@@ -148,6 +166,23 @@ def test_ranking_on_a_fixed_corpus(cairn, folders):
     assert order[0] == ("chat", titled.id)
     assert order[1][0] == "knowledge"
     assert order[2:] == [("message", new.id), ("message", old.id)]
+
+
+def test_ranking_is_bm25_a_word_said_more_and_a_rarer_word_weigh_more(cairn, folders):
+    """More of the word in a message of the same length ranks it higher; of two words, the
+    rarer one decides (bm25's idf), newest first only on a tie."""
+    (root,) = folders("Terms")
+    cairn.registry.add_workspace(root)
+    chat = cairn.registry.new_chat(folder=root, title="Orchard log")
+    for n in range(12):  # "pear" in most messages, "quince" in few
+        cairn.chats.append(chat.id, "user", text(f"pear number {n} checked today"))
+    once = cairn.chats.append(chat.id, "user", text("pear quince apple plum fig"))
+    twice = cairn.chats.append(chat.id, "user", text("pear quince quince plum fig"))
+    assert [h.message for h in cairn.search.find("quince in:chats")] == [twice.id, once.id]
+    many_pears = cairn.chats.append(chat.id, "user", text("pear pear pear quince fig"))
+    found = [h.message for h in cairn.search.find("pear quince in:chats")]
+    # Two quinces outweigh three pears: pear is in most messages, quince in three.
+    assert found == [twice.id, many_pears.id, once.id]
 
 
 # ===================================================================== keeping current
@@ -226,6 +261,9 @@ def test_the_migration_indexes_an_existing_database(isolated, tmp_path):
     try:
         cairn = Cairn(registry, background_rebuilds=False)
         assert kinds(cairn.search.find("zeppelin")) == [("message", 1)]
+        # The days of existing messages are known too: a date filter finds them.
+        assert kinds(cairn.search.find("zeppelin before:2026-01-02")) == [("message", 1)]
+        assert cairn.search.find("zeppelin after:2026-01-01") == []
         assert kinds(cairn.search.find("harbour")) == [("chat", "ch_old")]
         assert [h.kind for h in cairn.search.find("marmalade")] == ["knowledge"]
         assert cairn.search.check() is None
