@@ -60,7 +60,7 @@ def results(starter: Starter) -> list[object]:
 
 
 def test_ctrl_k_finds_a_message_in_another_workspace_and_enter_opens_it_there(
-        opened, folders):
+        opened, folders, tmp_path):
     acme, zen = folders("Acme", "Zen")
     far = make_chat(opened, zen, "Garden log")
     texts = ["the lighthouse keeper ordered marmalade"] + [f"filler line {n}" for n in range(300)]
@@ -90,7 +90,7 @@ def test_ctrl_k_finds_a_message_in_another_workspace_and_enter_opens_it_there(
     assert panel.view.messages._highlight == ("marmal",)
     rect = panel.view.visualRect(panel.view.currentIndex())
     assert panel.view.viewport().rect().intersects(rect)  # in sight
-    window.grab().save("/tmp/search-opened.png")
+    assert window.grab().save(str(tmp_path / "search-opened.png"))  # to look at
 
 
 def test_esc_closes_the_box_and_gives_the_focus_back(opened, folders):
@@ -186,7 +186,8 @@ def test_a_hostile_query_is_answered_in_the_box(opened, folders):
     assert "at most 1,000 characters" in window.search_box.status.text()
 
 
-def test_find_in_chat_reaches_a_message_2000_rows_up_and_ctrl_home_the_first(opened, folders):
+def test_find_in_chat_reaches_a_message_2000_rows_up_and_ctrl_home_the_first(
+        opened, folders, tmp_path):
     (acme,) = folders("Acme")
     chat = make_chat(opened, acme, "Very long chat")
     texts = ["the first message"] + ["a needle in the hay"] + [
@@ -213,7 +214,7 @@ def test_find_in_chat_reaches_a_message_2000_rows_up_and_ctrl_home_the_first(ope
                  panel.view.currentIndex().row()].message_ids)
     assert panel.view.viewport().rect().intersects(
         panel.view.visualRect(panel.view.currentIndex()))
-    window.grab().save("/tmp/find-in-chat.png")
+    assert window.grab().save(str(tmp_path / "find-in-chat.png"))  # to look at
     press(bar.field, Qt.Key.Key_Escape)
     assert not bar.isVisible() and panel.view.messages._highlight == ()
     # Ctrl+Home: the chat's very first message.
@@ -231,7 +232,7 @@ def test_ctrl_f_elsewhere_still_filters_the_sidebar(opened):
     assert not window.chat_panel.find_bar.isVisible()
 
 
-def test_the_box_draws_results_as_plain_text(opened, folders):
+def test_the_box_draws_results_as_plain_text(opened, folders, tmp_path):
     (acme,) = folders("Acme")
     chat = make_chat(opened, acme, "<b>Bold</b> title")
     bulk_messages(opened, chat, ["<img src=x> beacon <a href='y'>link</a>"])
@@ -240,4 +241,4 @@ def test_the_box_draws_results_as_plain_text(opened, folders):
     type_search(opened, "beacon")
     (hit,) = [t for t in results(opened) if t.kind == "message"]
     assert hit.title == "<b>Bold</b> title" and "<img src=x>" in hit.snippet
-    window.grab().save("/tmp/search-box.png")
+    assert window.grab().save(str(tmp_path / "search-box.png"))  # to look at

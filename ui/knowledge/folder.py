@@ -201,7 +201,14 @@ class FolderSwitches(QWidget):
             self.run_task(self._load(event.owner))
 
     def _watch(self) -> None:
+        import asyncio  # (not at the top: the window paints before asyncio is loaded)
+
         if self._watching:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the window's loop has ended (a quit): nothing to watch for
+            self.watcher.stop()
             return
         self._watching = True
         self.run_task(self._tick())
