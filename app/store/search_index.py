@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.base.db import MIGRATIONS, Database, _statements
+from app.store.pdf_text import pdf_text
 
 log = logging.getLogger(__name__)
 
@@ -142,9 +143,13 @@ def index_file_text(conn: sqlite3.Connection, file_id: str, text: str) -> None:
 
 
 def file_text(data: bytes, media_type: str, name: str) -> str:
-    """What of a file is indexed: the text of a text file (text, markdown, CSV, code), ''
-    for anything else (images; PDFs too: reading their text would need a dependency)."""
-    if media_type.startswith("image/") or media_type == "application/pdf":
+    """What of a file is indexed: the text of a text file (text, markdown, CSV, code) or of a
+    PDF (:mod:`app.store.pdf_text`), '' for anything else (images, binaries).  Every path
+    that indexes a file's text comes here: adding it, an import, the migration's completion
+    and ``--reindex``."""
+    if media_type == "application/pdf":
+        return pdf_text(data, name=name, limit=MAX_FILE_TEXT)
+    if media_type.startswith("image/"):
         return ""
     if b"\0" in data[:8192]:
         return ""
