@@ -209,7 +209,17 @@ def complete_pending(db: Database, read_blob: BlobReader) -> bool:
     if state and state[0][0] == "complete":
         return False
     with db.write() as conn:
-        _index_knowledge_and_files(conn, read_blob)
+        _index_knowledge(conn)
+    # A file at a time, its text read outside any transaction: a PDF's can take seconds, and
+    # no writer waits on it.  One added meanwhile indexed itself; one removed has no row to
+    # update.  Killed half-way, the state is still pending and the next start does it again.
+    for file_id, sha, media_type, name in db.query(
+            "SELECT id, sha256, media_type, name FROM knowledge_file"):
+        text = _stored_text(read_blob, sha, media_type, name)
+        if text:
+            with db.write() as conn:
+                index_file_text(conn, file_id, text)
+    with db.write() as conn:
         conn.execute("INSERT OR REPLACE INTO search_state (key, value) VALUES ('index', 'complete')")
     return True
 
@@ -238,12 +248,20 @@ def reindex(db: Database, read_blob: BlobReader) -> dict[str, int]:
 
 
 def _index_knowledge_and_files(conn: sqlite3.Connection, read_blob: BlobReader) -> None:
-    for owner, text, at in conn.execute("SELECT owner, text, updated_at FROM knowledge").fetchall():
-        index_document(conn, owner, text, at)
+    _index_knowledge(conn)
     for file_id, sha, media_type, name in conn.execute(
             "SELECT id, sha256, media_type, name FROM knowledge_file").fetchall():
-        try:
-            data = read_blob(sha)
-        except OSError:
-            continue  # a blob gone missing: its name and description stay findable
-        index_file_text(conn, file_id, file_text(data, media_type, name))
+        index_file_text(conn, file_id, _stored_text(read_blob, sha, media_type, name))
+
+
+def _index_knowledge(conn: sqlite3.Connection) -> None:
+    for owner, text, at in conn.execute("SELECT owner, text, updated_at FROM knowledge").fetchall():
+        index_document(conn, owner, text, at)
+
+
+def _stored_text(read_blob: BlobReader, sha: str, media_type: str, name: str) -> str:
+    try:
+        data = read_blob(sha)
+    except OSError:
+        return ""  # a blob gone missing: its name and description stay findable
+    return file_text(data, media_type, name)

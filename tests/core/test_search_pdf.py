@@ -219,7 +219,7 @@ def test_reindex_equals_the_incremental_index_for_a_pdf(cairn, acme, tmp_path, c
     assert index_rows(cairn.registry.db) == before
 
 
-def test_the_pass_after_the_migration_indexes_a_pdfs_text(cairn, acme, tmp_path):
+def test_the_pass_after_the_migration_indexes_a_pdfs_text(cairn, acme, tmp_path, monkeypatch):
     f = add(cairn, acme, tmp_path, "report.pdf", REPORT)
     before = index_rows(cairn.registry.db)
     with cairn.registry.db.write() as conn:  # as the migration leaves a stored file
@@ -227,9 +227,18 @@ def test_the_pass_after_the_migration_indexes_a_pdfs_text(cairn, acme, tmp_path)
                      " (SELECT n FROM search_key WHERE kind = 'file' AND ref = ?)", (f.id,))
         conn.execute("UPDATE search_state SET value = 'pending' WHERE key = 'index'")
     assert content(cairn, f.id) == ""
+    writing: list[bool] = []
+    real = search_index.pdf_text
+
+    def watched(data: bytes, *, name: str, limit: int) -> str:
+        writing.append(cairn.registry.db._lock.locked())
+        return real(data, name=name, limit=limit)
+
+    monkeypatch.setattr(search_index, "pdf_text", watched)
     cairn.search._checked = False  # a fresh start-up
     assert found(cairn, "quagga") == [("file", f.id)]
     assert index_rows(cairn.registry.db) == before
+    assert writing == [False]  # read while no write transaction waits on it
 
 
 def test_an_imported_pdf_is_found_by_its_text(cairn, acme, tmp_path):
