@@ -181,10 +181,13 @@ class FileStore:
         return record
 
     def _searchable(self, record: KnowledgeFile) -> str:
-        """The text search indexes of a stored file ('' for an image, a PDF, a binary)."""
-        if record.media_type.startswith("image/") or record.media_type == "application/pdf":
+        """The text search indexes of a stored file: a text file's, a PDF's (read whole: at
+        most 32 MB), '' for an image or a binary."""
+        if record.media_type.startswith("image/"):
             return ""
         try:
+            if record.media_type == "application/pdf":
+                return file_text(self.blobs.read(record.sha256), record.media_type, record.name)
             # Only what is indexed is read (a 20 MB file is never held whole): the head, and a
             # few bytes more to tell a cut character from an invalid one.
             if not _looks_like_text(self.blobs.head(record.sha256, 8192)):

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.base.db import MIGRATIONS, Database, _statements
+from app.store.pdf_text import pdf_text
 
 log = logging.getLogger(__name__)
 
@@ -142,9 +143,13 @@ def index_file_text(conn: sqlite3.Connection, file_id: str, text: str) -> None:
 
 
 def file_text(data: bytes, media_type: str, name: str) -> str:
-    """What of a file is indexed: the text of a text file (text, markdown, CSV, code), ''
-    for anything else (images; PDFs too: reading their text would need a dependency)."""
-    if media_type.startswith("image/") or media_type == "application/pdf":
+    """What of a file is indexed: the text of a text file (text, markdown, CSV, code) or of a
+    PDF (:mod:`app.store.pdf_text`), '' for anything else (images, binaries).  Every path
+    that indexes a file's text comes here: adding it, an import, the migration's completion
+    and ``--reindex``."""
+    if media_type == "application/pdf":
+        return pdf_text(data, name=name, limit=MAX_FILE_TEXT)
+    if media_type.startswith("image/"):
         return ""
     if b"\0" in data[:8192]:
         return ""
@@ -204,7 +209,17 @@ def complete_pending(db: Database, read_blob: BlobReader) -> bool:
     if state and state[0][0] == "complete":
         return False
     with db.write() as conn:
-        _index_knowledge_and_files(conn, read_blob)
+        _index_knowledge(conn)
+    # A file at a time, its text read outside any transaction: a PDF's can take seconds, and
+    # no writer waits on it.  One added meanwhile indexed itself; one removed has no row to
+    # update.  Killed half-way, the state is still pending and the next start does it again.
+    for file_id, sha, media_type, name in db.query(
+            "SELECT id, sha256, media_type, name FROM knowledge_file"):
+        text = _stored_text(read_blob, sha, media_type, name)
+        if text:
+            with db.write() as conn:
+                index_file_text(conn, file_id, text)
+    with db.write() as conn:
         conn.execute("INSERT OR REPLACE INTO search_state (key, value) VALUES ('index', 'complete')")
     return True
 
@@ -238,12 +253,20 @@ def reindex(db: Database, read_blob: BlobReader) -> dict[str, int]:
 
 
 def _index_knowledge_and_files(conn: sqlite3.Connection, read_blob: BlobReader) -> None:
-    for owner, text, at in conn.execute("SELECT owner, text, updated_at FROM knowledge").fetchall():
-        index_document(conn, owner, text, at)
+    _index_knowledge(conn)
     for file_id, sha, media_type, name in conn.execute(
             "SELECT id, sha256, media_type, name FROM knowledge_file").fetchall():
-        try:
-            data = read_blob(sha)
-        except OSError:
-            continue  # a blob gone missing: its name and description stay findable
-        index_file_text(conn, file_id, file_text(data, media_type, name))
+        index_file_text(conn, file_id, _stored_text(read_blob, sha, media_type, name))
+
+
+def _index_knowledge(conn: sqlite3.Connection) -> None:
+    for owner, text, at in conn.execute("SELECT owner, text, updated_at FROM knowledge").fetchall():
+        index_document(conn, owner, text, at)
+
+
+def _stored_text(read_blob: BlobReader, sha: str, media_type: str, name: str) -> str:
+    try:
+        data = read_blob(sha)
+    except OSError:
+        return ""  # a blob gone missing: its name and description stay findable
+    return file_text(data, media_type, name)

@@ -1,5 +1,6 @@
 """The child process of tests/process/test_search_crash.py: writes everything the search
-index follows (messages, edits, chat titles, archive, knowledge, files) until it is killed.
+index follows (messages, edits, chat titles, archive, knowledge, files: text and PDF) until
+it is killed.
 
 Usage: ``python search_writer.py SEED FOLDER`` with ``CAIRN_DATA_DIR`` naming the data folder;
 prints ``READY`` once open and ``OK <n>`` after each write committed.
@@ -16,6 +17,7 @@ from app.store.files import FileStore
 from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore
 from app.store.registry.registry import Registry
+from tests.pdfs import make_pdf
 
 WORDS = ("harbour", "invoice", "lantern", "meadow", "quartz", "supplier", "tomato", "velvet")
 
@@ -52,8 +54,12 @@ def main(seed: int, folder: str) -> None:
             knowledge.save(ws.id, f"## Facts\n\n- {words}\n- {rng.choice(WORDS)}\n",
                            source="user")
         elif kind == 4:
-            source = sources / f"file{n}.txt"
-            source.write_text(words, encoding="utf-8")
+            if n % 2:
+                source = sources / f"file{n}.txt"
+                source.write_text(words, encoding="utf-8")
+            else:  # a PDF's text goes through the same index write as a text file's
+                source = sources / f"file{n}.pdf"
+                source.write_bytes(make_pdf(words))
             files.add(ws.id, source, description=rng.choice(WORDS))
         elif kind == 5:
             present = files.of_workspaces([ws.id])
