@@ -30,7 +30,7 @@ PERSONAL = "personal"
 # are filters, never scored.
 DOC_WEIGHTS = (10.0, 4.0, 1.0, 0.0, 0.0)
 # How many of the newest matches (that pass the filters) are ranked.
-RANKED = 500
+RANKED = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,18 +213,22 @@ class Search:
         """The results shown, each with its snippet: read by rowid (no second MATCH, which
         would expand every prefix again) and cut around the first matched word here."""
         terms = _terms(query)
+        messages = [h.row for h in hits if h.kind == "message"]
+        docs = [h.row for h in hits if h.kind != "message"]
+        texts: dict[tuple[bool, int], list[str]] = {}
+        if messages:
+            texts.update(((True, r[0]), [r[1]]) for r in self._db.query(
+                f"SELECT rowid, text FROM search_message WHERE rowid IN ({_marks(messages)})",
+                messages))
+        if docs:
+            texts.update(((False, r[0]), list(r[1:])) for r in self._db.query(
+                f"SELECT rowid, title, body, content FROM search_doc"
+                f" WHERE rowid IN ({_marks(docs)})", docs))
         done = []
         for hit in hits:
-            if hit.kind == "message":
-                rows = self._db.query("SELECT text FROM search_message WHERE rowid = ?",
-                                      (hit.row,))
-                columns = [rows[0][0]] if rows else [""]
-            else:
-                rows = self._db.query("SELECT title, body, content FROM search_doc"
-                                      " WHERE rowid = ?", (hit.row,))
-                columns = list(rows[0]) if rows else [""]
-                if hit.kind == "knowledge":
-                    columns = columns[1:2] + columns[:1]  # the entry, before its section
+            columns = texts.get((hit.kind == "message", hit.row), [""])
+            if hit.kind == "knowledge":
+                columns = columns[1:2] + columns[:1]  # the entry, before its section
             text, marks = snippet(columns, terms)
             done.append(replace(hit, snippet=text, marks=marks))
         return done
