@@ -191,17 +191,18 @@ class Search:
                 params.append(bound)
         return True
 
-    def _ranked(self, columns: str, table: str, alias: str, weights: tuple[float, ...], sql: str,
-                params: Sequence[object], limit: int) -> list[tuple[Any, ...]]:
+    def _ranked(self, columns: str, table: str, alias: str, weights: tuple[float, ...],
+                sql: str, params: Sequence[object], limit: int) -> list[tuple[Any, ...]]:
         """The best *limit* rows of *sql* (``FROM`` a match with its filters; the FTS5 table,
-        *table*, under its first letter as alias), each with *columns* and its bm25 score last (FTS5's own, with the
-        fields' *weights*; lower is better), newer first on ties.
+        *table*, as *alias*), each with *columns* and its bm25 score last (FTS5's own, with
+        the fields' *weights*; lower is better), newer first on ties.
 
         Ranked are the newest :data:`RANKED` matches that pass the filters: FTS5 walks a
         word's rows newest first without sorting, so those cost what they are, while bm25
-        over every match of a common word (half of 500,000 messages) costs a hundred times
-        more.  A query with fewer matches is ranked whole.  Each row's ``at`` column is its
-        time (ISO), for "newer first" on ties.
+        over every match of a common word (half of 500,000 messages) costs 200 ms.  (bm25's
+        idf still counts every match of each word: that is most of what a query costs.)  A
+        query with fewer matches is ranked whole.  Each row's ``at`` column is its time
+        (ISO), for "newer first" on ties.
         """
         weighted = ", ".join(f"{w:.1f}" for w in weights)
         return self._db.query(
