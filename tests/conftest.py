@@ -56,6 +56,17 @@ def open_registry(isolated: Path) -> Iterator[object]:
 
 
 @pytest.fixture
+def quiet_cairn(registry):  # type: ignore[no-untyped-def]
+    """The core on the test's registry, offline, with no rebuild started behind the test."""
+    from app.cairn import Cairn
+
+    made = Cairn(registry, background_rebuilds=False)
+    yield made
+    made.storage.close()
+    made.network.close()
+
+
+@pytest.fixture
 def registry(open_registry):  # type: ignore[no-untyped-def]
     """A registry with an empty list: the first-use workspace, created at first start, removed."""
     reg = open_registry()

@@ -21,11 +21,8 @@ def text(words: str) -> list[dict[str, str]]:
 
 
 @pytest.fixture
-def cairn(registry):  # type: ignore[no-untyped-def]
-    made = Cairn(registry, background_rebuilds=False)
-    yield made
-    made.storage.close()
-    made.network.close()
+def cairn(quiet_cairn):  # type: ignore[no-untyped-def]
+    return quiet_cairn
 
 
 @pytest.fixture

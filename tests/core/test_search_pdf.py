@@ -35,11 +35,8 @@ REPORT = make_pdf("Annual report\nThe quagga migrates in spring.",
 # ===================================================================== the index
 
 @pytest.fixture
-def cairn(registry):  # type: ignore[no-untyped-def]
-    made = Cairn(registry, background_rebuilds=False)
-    yield made
-    made.storage.close()
-    made.network.close()
+def cairn(quiet_cairn):  # type: ignore[no-untyped-def]
+    return quiet_cairn
 
 
 @pytest.fixture
