@@ -1,4 +1,5 @@
-"""Helpers shared by tests of every level: running the command line in-process."""
+"""Helpers shared by tests of every level: running the command line in-process, and an exchange
+that gives a rebuild something to learn."""
 
 from __future__ import annotations
 
@@ -22,3 +23,21 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     return json.loads(out)
+
+
+# ----------------------------------------------------------------- knowledge through a chat
+
+# A reply long enough, and with facts enough, for a rebuild to learn from.
+LONG = "Our launch date is 2027-04-15 and the accent colour is orange #FF5500, as agreed today."
+
+
+async def talk(cairn: Any, fake: Any, chat_id: str, question: str, reply: str = LONG) -> None:
+    """One complete exchange in *chat_id*: *question* sent, *reply* streamed by the fake."""
+    fake.reply_text(reply)
+    result = await cairn.engine.send(chat_id, question)
+    assert result.status == "complete"
+
+
+def add_op(text: str, evidence: str, section: str = "Facts", target: str = "project") -> dict:
+    """An ``add`` operation of a knowledge-model reply."""
+    return {"op": "add", "target": target, "section": section, "text": text, "evidence": evidence}

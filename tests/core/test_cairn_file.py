@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.errors import Refused
+from tests.helpers import LONG, add_op, talk
 from app.store.knowledge import KnowledgeStore
 from ui.main import main
 
-LONG = "Our launch date is 2027-04-15 and the accent colour is orange #FF5500, as agreed today."
 
 
 @pytest.fixture
@@ -31,16 +31,6 @@ def project(workspace):
 
 def cairn_md(ws) -> Path:
     return Path(ws.path) / "CAIRN.md"
-
-
-def add_op(text: str, evidence: str) -> dict:
-    return {"op": "add", "target": "project", "section": "Facts", "text": text,
-            "evidence": evidence}
-
-
-async def talk(cairn, fake, chat_id: str, question: str, reply: str = LONG) -> None:
-    fake.reply_text(reply)
-    assert (await cairn.engine.send(chat_id, question)).status == "complete"
 
 
 def sources(cairn, owner: str) -> list[str]:

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.errors import Refused
+from tests.helpers import LONG, add_op, talk
 from app.knowledge.rebuild import exchanges_of, length_guidance
 from app.knowledge.status import owner_knowledge
 
-LONG = "Our launch date is 2027-04-15 and the accent colour is orange #FF5500, as agreed today."
 
 
 @pytest.fixture
@@ -25,16 +25,6 @@ def cairn(online):
 @pytest.fixture
 def project(workspace):
     return workspace  # the rebuild's documents are the project's
-
-
-async def talk(cairn, fake, chat_id: str, question: str, reply: str = LONG) -> None:
-    fake.reply_text(reply)
-    result = await cairn.engine.send(chat_id, question)
-    assert result.status == "complete"
-
-
-def add_op(text: str, evidence: str, section: str = "Facts", target: str = "project") -> dict:
-    return {"op": "add", "target": target, "section": section, "text": text, "evidence": evidence}
 
 
 def hold_knowledge_calls(cairn):
