@@ -1,6 +1,6 @@
-"""Renders the window (wide, narrow at 860×640, with the sidebar's filter in use), the
-knowledge panel and its history, the status board and Settings offscreen, light and dark,
-with realistic data, into docs/screenshots/*.png.
+"""Renders the window (wide, narrow at 860×640, with the sidebar's filter in use, with the
+Search box open), the knowledge panel and its history, the status board and Settings
+offscreen, light and dark, with realistic data, into docs/screenshots/*.png.
 
 Run: uv run python docs/screenshots.py
 """
@@ -256,6 +256,17 @@ def main() -> None:
             await settle(1.0)
             window.grab().save(str(OUT / f"window-filter-{scheme}.png"))
             window.sidebar.set_filter("")
+            # The Search box (Ctrl+K): titles first, then what the index finds.
+            window.open_search()
+            answered: list[str] = []
+            window.search_box.sig_answered.connect(answered.append)
+            window.search_box.field.setText("launch")
+            deadline = time.monotonic() + 10
+            while "launch" not in answered and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            await settle(0.5)
+            window.grab().save(str(OUT / f"search-{scheme}.png"))
+            window.search_box.close_box()
             starter.show_board()
             board = starter._board
             board.resize(1000, 520)

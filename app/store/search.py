@@ -227,9 +227,11 @@ class Search:
                 f" WHERE rowid IN ({_marks(docs)})", docs))
         done = []
         for hit in hits:
-            columns = texts.get((hit.kind == "message", hit.row), [""])
-            if hit.kind == "knowledge":
-                columns = columns[1:2] + columns[:1]  # the entry, before its section
+            columns = texts.get((hit.kind == "message", hit.row), ["", "", ""])
+            if hit.kind == "knowledge":  # the entry without its list mark, then its section
+                columns = [_LIST_MARK.sub("", columns[1], count=1), columns[0]]
+            elif hit.kind == "file":  # its description, then its text (the name is the title)
+                columns = columns[1:]
             text, marks = snippet(columns, terms)
             done.append(replace(hit, snippet=text, marks=marks))
         return done
@@ -410,6 +412,7 @@ class Finder:
 # ===================================================================== snippets
 
 _TOKEN = re.compile(r"[^\W_]+")  # as FTS5's unicode61 splits words
+_LIST_MARK = re.compile(r"^[ ]{0,3}(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")  # a knowledge entry's
 SNIPPET_WORDS = 16
 SNIPPET_SCAN = 20_000  # characters of a field looked through for a snippet
 

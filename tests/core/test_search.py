@@ -73,6 +73,14 @@ def test_snippets_mark_the_matched_words_as_plain_text(cairn, world):
     assert "\ue000" not in hit.snippet and "<" not in hit.snippet
 
 
+def test_a_snippet_shows_the_entry_without_its_list_mark_and_a_file_beyond_its_name(
+        cairn, world):
+    (entry,) = cairn.search.find("dupont in:knowledge")
+    assert entry.snippet.startswith("The supplier is Dupont")
+    (named,) = cairn.search.find("prices in:files")  # only its name says "prices"
+    assert named.title == "prices.csv" and named.snippet == "Price list for widgets"
+
+
 def test_diacritics_are_folded(cairn, world):
     assert ("message", world["m1"].id) in kinds(cairn.search.find("cafe"))
     assert ("message", world["m1"].id) in kinds(cairn.search.find("CAFÉ"))
