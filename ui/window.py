@@ -496,7 +496,7 @@ class MainWindow(QMainWindow):
         from app.store.settings import no_key_sentence
 
         settings = self.cairn.settings
-        key, _ = await self.ops.run(settings.api_key)
+        key = await self.ops.api_key()
         if key:
             self.key_notice.hide()
             return
