@@ -44,6 +44,7 @@ CATCH_UP_MS = 1_000  # how often the window looks for another process's writes
 FOLDERS_EVERY = 3  # catch-ups: every third, the workspaces' folders are looked at (gone?)
 LOAD_AFTER_MS = 3_000  # the start-up load begins at the filled paint, or after this at most
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+MACOS = sys.platform == "darwin"  # the only system that sends QFileOpenEvent to Cairn
 
 
 def no_display() -> bool:
@@ -112,7 +113,8 @@ def _run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint
         return 0
 
     opener = FileOpenFilter()  # macOS may send a folder dropped on the Dock at launch
-    app.installEventFilter(opener)
+    if MACOS:  # (elsewhere none come, and a filter sees every event of the application)
+        app.installEventFilter(opener)
     window = show_window(app, folder, on_first_paint=on_first_paint)
     paint_first(app, window)
 
@@ -219,7 +221,8 @@ def start(app: QApplication, folder: Path, *, open_path: str | None = None,
                       exit_after_first_paint=exit_after_first_paint)
     starter.file_open_filter = FileOpenFilter()  # macOS: folders dropped on the Dock
     starter.file_open_filter.attach(starter)
-    app.installEventFilter(starter.file_open_filter)
+    if MACOS:
+        app.installEventFilter(starter.file_open_filter)
     return starter
 
 

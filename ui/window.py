@@ -326,7 +326,6 @@ class MainWindow(QMainWindow):
         self._attach_knowledge(cairn, ops, bridge)
         self._attach_search(ops)
         self.sidebar_slot.addWidget(self.sidebar)
-        self.sidebar_slot.setCurrentWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action, self.export_action, self.import_action,
                     self.removed_action):
@@ -342,8 +341,11 @@ class MainWindow(QMainWindow):
         expanded = state.value("expanded", [])
         if isinstance(expanded, str):  # (QSettings gives a list of one as its one item)
             expanded = [expanded]
+        # Expanded before the sidebar is shown: showing it lays out every row (1,000
+        # workspaces), and an expansion after that would lay them all out again.
         self.sidebar.set_expanded_ids([str(i) for i in expanded]
                                       if isinstance(expanded, list) else [])
+        self.sidebar_slot.setCurrentWidget(self.sidebar)
         chat = state.value("chat")
         workspace = state.value("workspace")
         if chat and cairn.registry.chat(str(chat)) is not None:
