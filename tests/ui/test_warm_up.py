@@ -44,3 +44,26 @@ def test_the_warm_up_waits_for_the_first_keystroke_in_a_message(opened, folders,
     QTest.keyClicks(panel.composer.edit, "lo")
     QTest.keyClick(panel.composer.edit, Qt.Key.Key_Backspace)
     assert len(calls) == 1  # once: later keystrokes ask for nothing more
+
+
+def test_a_send_at_once_makes_its_client_off_the_gui_thread(opened, fake, folders, monkeypatch):
+    import app.llm.client
+
+    made_on: list[threading.Thread] = []
+    real = app.llm.client.make_client
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        made_on.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app.llm.client, "make_client", recorded)
+    (acme,) = folders("Acme Inc")
+    new_chat(opened, acme)
+    panel = opened.window.chat_panel
+    fake.reply_text("Hello back.")
+    panel.composer.edit.setFocus()
+    QTest.keyClicks(panel.composer.edit, "Hello")  # the warm-up starts, and at once:
+    panel.composer.send()
+    wait_for(lambda: not panel._live and not panel._sending and not panel.composer.streaming
+             and len(panel.view.conversation.entries) == 2)
+    assert made_on and threading.main_thread() not in made_on
