@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.base.live import NetworkThread, StorageThread
-from app.chat.engine import ChatEngine
-from app.chat.folder import FolderReader
-from app.chat.turn import TurnResult
-from app.knowledge.rebuild import Rebuilder
-from app.knowledge.scheduler import KnowledgeScheduler
 from app.llm.catalog import Catalog
 from app.store.blobs import BlobStore
 from app.knowledge.cairn_file import KnowledgeFiles
@@ -22,6 +19,12 @@ from app.store.registry.registry import Registry
 from app.store.registry.state import FirstPaint
 from app.store.search import Finder
 from app.store.settings import Settings
+
+if TYPE_CHECKING:
+    from app.chat.engine import ChatEngine
+    from app.chat.turn import TurnResult
+    from app.knowledge.rebuild import Rebuilder
+    from app.knowledge.scheduler import KnowledgeScheduler
 
 
 class Cairn:
@@ -50,32 +53,72 @@ class Cairn:
         # One network thread for every model call (turns, rebuilds, the models list): the SDK
         # builds, encodes and parses there, never on the event loop.
         self.network = NetworkThread()
-        self.engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
-                                 files=self.files, settings=self.settings, catalog=self.catalog,
-                                 storage=self.storage, network=self.network)
-        self.engine.folder = FolderReader(registry, self.folders, self.files)
-        self.rebuilder = Rebuilder(registry=registry, chats=self.chats, knowledge=self.knowledge,
-                                   settings=self.settings, client=self.engine.client,
-                                   chain=self.engine.chain, catalog=self.catalog,
-                                   models_ready=self.engine.models_ready, storage=self.storage,
-                                   network=self.network)
+        # The chat engine and the rebuilder, made at first use: their modules (the context,
+        # the turn, the rebuild's checks) cost ~50 ms to import, and the window's filled
+        # paint (the sidebar) needs neither.
+        self._background_rebuilds = background_rebuilds
+        self._made_lock = threading.Lock()
+        self._engine: ChatEngine | None = None
+        self._rebuilder: Rebuilder | None = None
         self._scheduler: KnowledgeScheduler | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        if background_rebuilds:  # the window; the command line rebuilds before it exits
-            self.engine.knowledge_waiting = self._knowledge_waiting
-            self.engine.turn_listeners.append(self._after_turn)
-            self.engine.start_listeners.append(self._turn_starting)
+
+    @property
+    def engine(self) -> ChatEngine:
+        if self._engine is None:
+            self._make_engine()
+        assert self._engine is not None
+        return self._engine
+
+    @property
+    def rebuilder(self) -> Rebuilder:
+        if self._rebuilder is None:
+            self._make_engine()
+        assert self._rebuilder is not None
+        return self._rebuilder
+
+    def _make_engine(self) -> None:
+        from app.chat.engine import ChatEngine
+        from app.chat.folder import FolderReader
+        from app.knowledge.rebuild import Rebuilder
+
+        with self._made_lock:  # (the storage thread may ask first: a chat's knowledge)
+            if self._engine is not None:
+                return
+            registry = self.registry
+            engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
+                                files=self.files, settings=self.settings, catalog=self.catalog,
+                                storage=self.storage, network=self.network)
+            engine.folder = FolderReader(registry, self.folders, self.files)
+            self._rebuilder = Rebuilder(registry=registry, chats=self.chats,
+                                        knowledge=self.knowledge, settings=self.settings,
+                                        client=engine.client, chain=engine.chain,
+                                        catalog=self.catalog, models_ready=engine.models_ready,
+                                        storage=self.storage, network=self.network)
+            if self._background_rebuilds:  # the window; the command line rebuilds itself
+                engine.knowledge_waiting = self._knowledge_waiting
+                engine.turn_listeners.append(self._after_turn)
+                engine.start_listeners.append(self._turn_starting)
+            self._engine = engine
 
     @property
     def scheduler(self) -> KnowledgeScheduler:
         """The rebuild's timers; made on first use, inside the running event loop."""
         if self._scheduler is None:
+            from app.knowledge.scheduler import KnowledgeScheduler
+
             self._scheduler = KnowledgeScheduler(self.rebuilder, self.registry, self.settings)
             try:  # the loop CAIRN.md's outside edits hand their rebuilds to (see _relearn)
                 self._loop = asyncio.get_running_loop()
             except RuntimeError:  # made outside a loop (a test patching it): set on first use
                 self._loop = None
         return self._scheduler
+
+    async def drain_rebuilds(self, timeout: float) -> None:
+        """At quit: what waits to be rebuilt runs, for at most *timeout* seconds (nothing,
+        when no rebuild was ever scheduled in this process)."""
+        if self._scheduler is not None:
+            await self._scheduler.drain(timeout=timeout)
 
     def _relearn(self, chat_ids: tuple[str, ...]) -> None:
         """An outside edit of CAIRN.md replaced these chats' rebuilds: learned again on top of
@@ -111,6 +154,7 @@ class Cairn:
 
     def close(self) -> None:
         # The client's connections close on their own loop; a call still running is cancelled.
-        self.network.close(last=self.engine.close_client)
+        engine = self._engine
+        self.network.close(last=engine.close_client if engine is not None else None)
         self.storage.close()  # what was asked for is stored first
         self.registry.close()

@@ -56,12 +56,14 @@ def no_display() -> bool:
 
 def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool,
         on_first_paint: Callable[[], object] | None = None,
-        on_ready: Callable[[], object] | None = None) -> int:
+        on_ready: Callable[[], object] | None = None,
+        on_panels: Callable[[], object] | None = None) -> int:
     """The window's process, from start to exit.
 
     The window paints before anything it does not need to paint is loaded: asyncio and qasync,
     logging, QtNetwork (for listening to later starts) and the core all come after the first
-    paint.  *on_first_paint* and *on_ready* are for the start-up benchmark.
+    paint.  *on_first_paint*, *on_ready* (the filled paint) and *on_panels* (the chat and
+    knowledge panels built, after it) are for the start-up benchmark.
     """
     import gc
 
@@ -75,7 +77,7 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
     try:
         return _run(data_dir=data_dir, open_path=open_path,
                     exit_after_first_paint=exit_after_first_paint,
-                    on_first_paint=on_first_paint, on_ready=on_ready)
+                    on_first_paint=on_first_paint, on_ready=on_ready, on_panels=on_panels)
     finally:
         if collecting:
             gc.enable()
@@ -83,7 +85,8 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
 
 def _run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool,
          on_first_paint: Callable[[], object] | None,
-         on_ready: Callable[[], object] | None) -> int:
+         on_ready: Callable[[], object] | None,
+         on_panels: Callable[[], object] | None) -> int:
     if data_dir is not None:
         os.environ["CAIRN_DATA_DIR"] = str(data_dir)  # logs follow the data folder
     if no_display():
@@ -141,6 +144,8 @@ def _run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint
         loop.call_soon(starter.begin)
         if on_ready is not None:
             window.sig_ready.connect(on_ready)
+        if on_panels is not None:
+            window.sig_panels.connect(on_panels)
         if exit_after_first_paint:
             window.sig_ready.connect(lambda: QTimer.singleShot(0, app.quit))
         loop.run_until_complete(closed.wait())
@@ -312,17 +317,16 @@ class Starter:
         # them waits for its page only), then the rest.
         self.window.sig_ready.connect(self._after_ready)  # once the filled window painted
         QTimer.singleShot(LOAD_AFTER_MS, self._after_ready)  # (a window not shown: anyway)
-        self.cairn.scheduler.resume()
         # The SDK (~90 MB and ~0.7 s of imports) is loaded once the person starts writing a
         # message, on a thread of its own, so that their first Send does not wait for it;
         # a window only looked at never loads it.  (A Send before that loads it off the GUI
         # thread too: ChatEngine.client_async.)
-        if self.window.chat_panel is not None:
-            self.window.chat_panel.sig_typing.connect(self._warm_up)
+        self.window.sig_typing.connect(self._warm_up)
 
     def _after_ready(self) -> None:
         """The filled window has painted (or LOAD_AFTER_MS passed): the start-up's garbage
-        collection resumes, and the background work begins."""
+        collection resumes, the chat and knowledge panels are built, and the background
+        work begins."""
         import gc
 
         from PySide6.QtCore import QTimer
@@ -334,6 +338,9 @@ class Starter:
         gc.enable()
         if self.headless:  # a timed start quits at this paint: nothing after it matters
             return
+        self.window.attach_panels()
+        assert self.cairn is not None  # (made with ops)
+        self.cairn.scheduler.resume()  # rebuilds a quit left waiting
         self._loading = self.window.run_task(self._load_rest())
         self.window.run_task(self.ops.check_folders())
         self.window.run_task(self.window.check_key())  # no key: said now, not at a failure
@@ -484,7 +491,7 @@ class Starter:
         except Exception:
             log.exception("the chat could not be put away")
         try:
-            await self.cairn.scheduler.drain(timeout=QUIT_WAIT_SECONDS)
+            await self.cairn.drain_rebuilds(QUIT_WAIT_SECONDS)
         except Exception:
             log.exception("pending rebuilds could not be parked")
         assert self.ops is not None  # (made with the core)
