@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from PySide6.QtCore import (  # loads no platform plugin: fine without a display
     QEvent,
@@ -153,16 +153,17 @@ def _run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint
     return starter.exit_code
 
 
-def exit_now(code: int) -> None:
+def exit_now(code: int) -> NoReturn:
     """End the window's process at once, once :func:`run` has returned: by then the core is
     closed (every write stored, the database closed, its WAL checkpointed away), the window
     state synced and every thread that writes joined; what is left is the interpreter's
     teardown — freeing every object, module and widget one by one — which took ~90 ms at
     50,000 chats and keeps nothing.  The logs are flushed and closed first.
 
-    Returns (the caller exits the slow way) while Cairn owns the clipboard: on X11 and
-    Windows, what was copied survives the process only if the application hands it over as
-    it is destroyed."""
+    While Cairn owns the clipboard, the application object is destroyed first: on X11 and
+    Windows what was copied survives the process only if the application hands it over as
+    it goes.  (Never the interpreter's own teardown: a daemon thread still at work — the
+    keychain's first answer, the SDK's import — can abort it.)"""
     import logging
 
     from PySide6.QtGui import QGuiApplication
@@ -171,7 +172,7 @@ def exit_now(code: int) -> None:
     if app is not None:
         clipboard = QGuiApplication.clipboard()
         if clipboard.ownsClipboard() or clipboard.ownsSelection():
-            return
+            app.shutdown()  # (PySide's: deletes the application and every object it owns)
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

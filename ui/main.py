@@ -100,10 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.disable()  # start-up's imports collected nothing: held until the filled paint (ui.app)
     from ui.app import exit_now, run  # Qt loads only now
 
-    code = run(data_dir=data_dir, open_path=open_path,
-               exit_after_first_paint=exit_after_first_paint)
-    exit_now(code)  # (returns when the process must end the slow way)
-    return code
+    exit_now(run(data_dir=data_dir, open_path=open_path,
+                 exit_after_first_paint=exit_after_first_paint))
 
 
 if __name__ == "__main__":

@@ -88,7 +88,8 @@ code = run(data_dir=None, open_path=None, exit_after_first_paint=False,
            on_first_paint=lambda: times.append(age()), on_ready=lambda: times.append(age()),
            on_panels=panels)
 print(" ".join(f"{t:.4f}" for t in times))
-sys.exit(code)
+from ui.app import exit_now
+exit_now(code)  # as `cairn` ends (ui.main)
 """
 
 IDLE = """

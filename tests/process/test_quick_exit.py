@@ -1,7 +1,7 @@
 """The window's process ends at once after quitting (ui.app.exit_now), and only once nothing
 can be lost: what was typed is stored, the database closed with its WAL checkpointed away,
-the window state written; while Cairn owns the clipboard it ends the slow way, which hands
-the copied text over."""
+the window state written; while Cairn owns the clipboard the application is destroyed first,
+which hands the copied text over."""
 
 from __future__ import annotations
 
@@ -35,9 +35,8 @@ def typed_then_quit(self):
     when_open()
 ui.app.Starter._after_ready = typed_then_quit
 from ui.main import main
-code = main([])
-print("returned", code, flush=True)
-sys.exit(code)
+main([])
+print("returned", flush=True)
 """
 
 
@@ -81,22 +80,25 @@ def test_quitting_ends_the_process_at_once_with_everything_stored(isolated, tmp_
     assert state.value("chat") == chat_id and state.value("geometry") is not None
 
 
-def test_the_slow_way_while_cairn_owns_the_clipboard(monkeypatch, qapp):
+def test_the_application_goes_first_while_cairn_owns_the_clipboard(monkeypatch, qapp):
     import logging
 
     from PySide6.QtGui import QClipboard
+    from PySide6.QtWidgets import QApplication
 
     import ui.app
 
-    exits: list[int] = []
-    monkeypatch.setattr(os, "_exit", exits.append)
+    happened: list[str] = []
+    monkeypatch.setattr(os, "_exit", lambda code: happened.append(f"exit {code}"))
     monkeypatch.setattr(logging, "shutdown", lambda: None)  # (pytest's own handlers stay)
+    monkeypatch.setattr(QApplication, "shutdown", lambda self: happened.append("shutdown"))
     monkeypatch.setattr(QClipboard, "ownsClipboard", lambda self: True)
     ui.app.exit_now(3)
-    assert exits == []  # returned: the interpreter's exit hands the clipboard over
+    assert happened == ["shutdown", "exit 3"]  # its destructor hands the clipboard over
+    happened.clear()
     monkeypatch.setattr(QClipboard, "ownsClipboard", lambda self: False)
     ui.app.exit_now(3)
-    assert exits == [3]
+    assert happened == ["exit 3"]
 
 
 @pytest.fixture
