@@ -188,6 +188,10 @@ class MainWindow(QMainWindow):
         if self.sharing is not None:
             self.sharing.show_removed()
 
+    def _export(self, ws_id: str) -> None:
+        if self.sharing is not None:
+            self.sharing.export(ws_id)
+
     def _about(self) -> None:
         from ui.about import show_about
 
@@ -230,7 +234,7 @@ class MainWindow(QMainWindow):
         self.overview = overview
         center_layout.addWidget(self.center_stack, 1)
         self.chat_panel: ChatPanel | None = None
-        self.sharing: SharingFlows | None = None
+        self._sharing: SharingFlows | None = None
 
         self.panel = Label("")
         self.panel.setObjectName("side-panel")
@@ -309,18 +313,16 @@ class MainWindow(QMainWindow):
         box come right after this paint (:meth:`attach_panels`): their modules and widgets
         cost ~100 ms at start, and the sidebar does not wait for them."""
         self._polish()  # (the first paint has usually come and gone by now)
-        from ui.sharing import SharingFlows
         from ui.sidebar import Sidebar
 
         self.cairn, self.ops, self.bridge = cairn, ops, bridge
-        self.sharing = SharingFlows(self, ops, cairn.registry)
         self.sidebar = Sidebar(cairn.registry, bridge, ops)
         self.sidebar.sig_chat_selected.connect(self._chat_selected)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
-        self.sidebar.sig_export.connect(self.sharing.export)
-        self.sidebar.sig_import.connect(self.sharing.choose_bundle)
-        self.sidebar.sig_recently_removed.connect(self.sharing.show_removed)
+        self.sidebar.sig_export.connect(self._export)
+        self.sidebar.sig_import.connect(self._choose_bundle)
+        self.sidebar.sig_recently_removed.connect(self._show_removed)
         self.sidebar_slot.addWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action, self.export_action, self.import_action,
@@ -340,7 +342,7 @@ class MainWindow(QMainWindow):
         # Expanded before the sidebar is shown: showing it lays out every row (1,000
         # workspaces), and an expansion after that would lay them all out again.
         self.sidebar.set_expanded_ids([str(i) for i in expanded]
-                                      if isinstance(expanded, list) else [])
+                                      if isinstance(expanded, list) else [], fresh=True)
         self.sidebar_slot.setCurrentWidget(self.sidebar)
         chat = state.value("chat")
         workspace = state.value("workspace")
@@ -352,6 +354,16 @@ class MainWindow(QMainWindow):
         self.sidebar.tree.setFocus()  # keyboard first: arrows move in the tree at once
         self._ready_pending = True
         self.update()
+
+    @property
+    def sharing(self) -> SharingFlows | None:
+        """Export…, Import… and Recently removed, made at first use once the core is
+        attached (None before)."""
+        if self._sharing is None and self.ops is not None and self.cairn is not None:
+            from ui.sharing import SharingFlows
+
+            self._sharing = SharingFlows(self, self.ops, self.cairn.registry)
+        return self._sharing
 
     def attach_panels(self) -> None:
         """The chat panel, the knowledge panel and the search box, once the filled window
