@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -196,6 +197,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="cairn-startup-"))
+    try:
+        measure(args.runs, root)
+    finally:  # the two data folders take ~130 MB
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def measure(runs: int, root: Path) -> None:
     base_env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
                     PYTHONPATH=str(ROOT))
     # As a person's Python runs (and the installers' bundles): with compiled bytecode.  Some
@@ -223,7 +231,7 @@ def main() -> None:
     built: dict[int, list[float]] = {n: [] for n in SIZES}
     whole: dict[int, list[float]] = {n: [] for n in SIZES}
     loads = [os.getloadavg()[0]]
-    for _ in range(args.runs):  # interleaved: the machine's noise hits every side alike
+    for _ in range(runs):  # interleaved: the machine's noise hits every side alike
         elapsed, painted = run(bare_args, envs[SIZES[0]])
         bare.append(float(painted))
         bare_whole.append(elapsed)
@@ -238,7 +246,7 @@ def main() -> None:
     med = statistics.median
     b, bw = med(bare), med(bare_whole)
     small, large = SIZES
-    print(f"\nmedians of {args.runs} interleaved rounds; load average (1 min) during the run: "
+    print(f"\nmedians of {runs} interleaved rounds; load average (1 min) during the run: "
           f"{min(loads):.2f}-{max(loads):.2f} on {os.cpu_count()} cores")
     print(f"bare PySide6 window: first paint {b * 1000:.0f} ms, whole process {bw * 1000:.0f} ms")
     for size in SIZES:
