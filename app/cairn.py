@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.base.live import NetworkThread, StorageThread
-from app.chat.engine import ChatEngine
-from app.chat.folder import FolderReader
-from app.chat.turn import TurnResult
-from app.knowledge.rebuild import Rebuilder
-from app.knowledge.scheduler import KnowledgeScheduler
-from app.llm.catalog import Catalog
-from app.store.blobs import BlobStore
-from app.knowledge.cairn_file import KnowledgeFiles
-from app.store.files import FileStore
-from app.store.folder import FolderStore
-from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore
 from app.store.registry.registry import Registry
 from app.store.registry.state import FirstPaint
-from app.store.search import Finder
 from app.store.settings import Settings
+
+if TYPE_CHECKING:
+    from app.knowledge.cairn_file import KnowledgeFiles
+    from app.llm.catalog import Catalog
+    from app.store.files import FileStore
+    from app.store.folder import FolderStore
+    from app.store.knowledge import KnowledgeStore
+    from app.store.search import Finder
+    from app.chat.engine import ChatEngine
+    from app.chat.turn import TurnResult
+    from app.knowledge.rebuild import Rebuilder
+    from app.knowledge.scheduler import KnowledgeScheduler
 
 
 class Cairn:
@@ -33,16 +35,16 @@ class Cairn:
         hub = registry.hub  # every store announces its changes there, after commit
         self.settings = Settings(db, hub=hub)
         self.chats = ChatStore(db, hub=hub)
-        self.knowledge = KnowledgeStore(db, hub=hub)
-        # CAIRN.md in the workspaces that asked for it: written after each version's commit,
-        # its outside edits taken in by every read of the document.
-        self.folders = FolderStore(db)
-        self.knowledge_files = KnowledgeFiles(registry=registry, knowledge=self.knowledge,
-                                              folders=self.folders, hub=hub)
-        self.knowledge_files.relearn = self._relearn
-        self.files = FileStore(db, BlobStore(db.path.parent / "files"), hub=hub)
-        self.search = Finder(db, self.files.blobs.read)  # checked on its first use
-        self.catalog = Catalog(db.path.parent)
+        # The other stores are made at first use (under one lock: any thread may ask first),
+        # as are the chat engine and the rebuilder below: their modules cost ~70 ms to
+        # import, and the window's filled paint (the sidebar) needs none of them.
+        self._made_lock = threading.RLock()
+        self._knowledge: KnowledgeStore | None = None
+        self._folders: FolderStore | None = None
+        self._knowledge_files: KnowledgeFiles | None = None
+        self._files: FileStore | None = None
+        self._search: Finder | None = None
+        self._catalog: Catalog | None = None
         # One storage thread for turns, rebuilds and the window's operations (``ops`` takes
         # ``writer``): their writes never hold up the event loop, and land one at a time.
         self.storage = StorageThread()
@@ -50,32 +52,144 @@ class Cairn:
         # One network thread for every model call (turns, rebuilds, the models list): the SDK
         # builds, encodes and parses there, never on the event loop.
         self.network = NetworkThread()
-        self.engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
-                                 files=self.files, settings=self.settings, catalog=self.catalog,
-                                 storage=self.storage, network=self.network)
-        self.engine.folder = FolderReader(registry, self.folders, self.files)
-        self.rebuilder = Rebuilder(registry=registry, chats=self.chats, knowledge=self.knowledge,
-                                   settings=self.settings, client=self.engine.client,
-                                   chain=self.engine.chain, catalog=self.catalog,
-                                   models_ready=self.engine.models_ready, storage=self.storage,
-                                   network=self.network)
+        self._background_rebuilds = background_rebuilds
+        self._engine: ChatEngine | None = None
+        self._rebuilder: Rebuilder | None = None
         self._scheduler: KnowledgeScheduler | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        if background_rebuilds:  # the window; the command line rebuilds before it exits
-            self.engine.knowledge_waiting = self._knowledge_waiting
-            self.engine.turn_listeners.append(self._after_turn)
-            self.engine.start_listeners.append(self._turn_starting)
+
+    @property
+    def knowledge(self) -> KnowledgeStore:
+        if self._knowledge is None:
+            self._make_knowledge()
+        assert self._knowledge is not None
+        return self._knowledge
+
+    @property
+    def folders(self) -> FolderStore:
+        if self._folders is None:
+            self._make_knowledge()
+        assert self._folders is not None
+        return self._folders
+
+    @property
+    def knowledge_files(self) -> KnowledgeFiles:
+        if self._knowledge_files is None:
+            self._make_knowledge()
+        assert self._knowledge_files is not None
+        return self._knowledge_files
+
+    def _make_knowledge(self) -> None:
+        """The documents' store with CAIRN.md's keeper, made together: the keeper hooks every
+        read of a document (its outside edits taken in) and hears every save (the file
+        written after the version's commit), so no document is read or saved without it."""
+        from app.knowledge.cairn_file import KnowledgeFiles
+        from app.store.folder import FolderStore
+        from app.store.knowledge import KnowledgeStore
+
+        with self._made_lock:
+            if self._knowledge_files is not None:
+                return
+            db, hub = self.registry.db, self.registry.hub
+            knowledge = KnowledgeStore(db, hub=hub)
+            folders = FolderStore(db)
+            files = KnowledgeFiles(registry=self.registry, knowledge=knowledge,
+                                   folders=folders, hub=hub)
+            files.relearn = self._relearn
+            self._knowledge, self._folders = knowledge, folders
+            self._knowledge_files = files
+
+    @property
+    def files(self) -> FileStore:
+        if self._files is None:
+            from app.store.blobs import BlobStore
+            from app.store.files import FileStore
+
+            with self._made_lock:
+                if self._files is None:
+                    db = self.registry.db
+                    self._files = FileStore(db, BlobStore(db.path.parent / "files"),
+                                            hub=self.registry.hub)
+        return self._files
+
+    @property
+    def search(self) -> Finder:
+        """Find anything; its index is checked on its first use."""
+        if self._search is None:
+            from app.store.search import Finder
+
+            blobs = self.files.blobs
+            with self._made_lock:
+                if self._search is None:
+                    self._search = Finder(self.registry.db, blobs.read)
+        return self._search
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            from app.llm.catalog import Catalog
+
+            with self._made_lock:
+                if self._catalog is None:
+                    self._catalog = Catalog(self.registry.db.path.parent)
+        return self._catalog
+
+    @property
+    def engine(self) -> ChatEngine:
+        if self._engine is None:
+            self._make_engine()
+        assert self._engine is not None
+        return self._engine
+
+    @property
+    def rebuilder(self) -> Rebuilder:
+        if self._rebuilder is None:
+            self._make_engine()
+        assert self._rebuilder is not None
+        return self._rebuilder
+
+    def _make_engine(self) -> None:
+        from app.chat.engine import ChatEngine
+        from app.chat.folder import FolderReader
+        from app.knowledge.rebuild import Rebuilder
+
+        with self._made_lock:  # (the storage thread may ask first: a chat's knowledge)
+            if self._engine is not None:
+                return
+            registry = self.registry
+            engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
+                                files=self.files, settings=self.settings, catalog=self.catalog,
+                                storage=self.storage, network=self.network)
+            engine.folder = FolderReader(registry, self.folders, self.files)
+            self._rebuilder = Rebuilder(registry=registry, chats=self.chats,
+                                        knowledge=self.knowledge, settings=self.settings,
+                                        client=engine.client, chain=engine.chain,
+                                        catalog=self.catalog, models_ready=engine.models_ready,
+                                        storage=self.storage, network=self.network)
+            if self._background_rebuilds:  # the window; the command line rebuilds itself
+                engine.knowledge_waiting = self._knowledge_waiting
+                engine.turn_listeners.append(self._after_turn)
+                engine.start_listeners.append(self._turn_starting)
+            self._engine = engine
 
     @property
     def scheduler(self) -> KnowledgeScheduler:
         """The rebuild's timers; made on first use, inside the running event loop."""
         if self._scheduler is None:
+            from app.knowledge.scheduler import KnowledgeScheduler
+
             self._scheduler = KnowledgeScheduler(self.rebuilder, self.registry, self.settings)
             try:  # the loop CAIRN.md's outside edits hand their rebuilds to (see _relearn)
                 self._loop = asyncio.get_running_loop()
             except RuntimeError:  # made outside a loop (a test patching it): set on first use
                 self._loop = None
         return self._scheduler
+
+    async def drain_rebuilds(self, timeout: float) -> None:
+        """At quit: what waits to be rebuilt runs, for at most *timeout* seconds (nothing,
+        when no rebuild was ever scheduled in this process)."""
+        if self._scheduler is not None:
+            await self._scheduler.drain(timeout=timeout)
 
     def _relearn(self, chat_ids: tuple[str, ...]) -> None:
         """An outside edit of CAIRN.md replaced these chats' rebuilds: learned again on top of
@@ -111,6 +225,7 @@ class Cairn:
 
     def close(self) -> None:
         # The client's connections close on their own loop; a call still running is cancelled.
-        self.network.close(last=self.engine.close_client)
+        engine = self._engine
+        self.network.close(last=engine.close_client if engine is not None else None)
         self.storage.close()  # what was asked for is stored first
         self.registry.close()

@@ -80,6 +80,8 @@ class Operations:
         # Cairn's one writer thread when it has one; else our own, one thread, one writer.
         self._writer: Executor = writer or getattr(cairn, "writer", None) or \
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-writer")
+        self._quitting = threading.Event()  # background reads queued from now on are skipped
+        self._warm: asyncio.Future[None] | None = None  # the warm-up, once per process
 
     # ----------------------------------------------------------------- the machinery
 
@@ -109,8 +111,25 @@ class Operations:
         """The chats the first paint did not need, in pages on the storage thread (other
         operations take turns with them); a refusal to start (the integrity check) is raised."""
         loop = asyncio.get_running_loop()
-        while await loop.run_in_executor(self._writer, self.cairn.registry.load_step):
+
+        def step() -> bool:
+            return not self._quitting.is_set() and self.cairn.registry.load_step()
+
+        while await loop.run_in_executor(self._writer, step):
             pass
+
+    def quitting(self) -> None:
+        """The window quits: background reads queued on the storage thread (the start-up
+        load's pages, the folders' status) are skipped from now on.  Writes still run: what
+        was asked for is stored first."""
+        self._quitting.set()
+
+    def close(self) -> None:
+        """At quit, before the core closes: queued searches dropped, the one running (whose
+        index check may write) finished."""
+        searcher: ThreadPoolExecutor | None = getattr(self, "_searcher", None)
+        if searcher is not None:
+            searcher.shutdown(wait=True, cancel_futures=True)
 
     async def read(self, work: Callable[[], T]) -> T:
         """A read that touches the disk, off the caller's thread."""
@@ -120,41 +139,45 @@ class Operations:
     # ----------------------------------------------------------------- start-up
 
     async def warm_up(self) -> None:
-        """What the first Send would otherwise pay on the GUI thread: importing the SDK
-        (seconds, without cached bytecode) and asking the keychain (which can prompt or hang).
+        """What the first Send would otherwise wait for: importing the SDK (~0.7 s and ~90 MB
+        here, seconds without cached bytecode) and asking the keychain (which can prompt or
+        hang).  Once per process (a second call waits for the first); the window calls it
+        when the person starts writing a message.
 
         On a thread of its own, a daemon one: it must never queue the writer's work behind
         an import, nor hold up quitting.
         """
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[None] = loop.create_future()
+        if self._warm is None:
+            def warm() -> None:
+                try:
+                    from app.llm.requests import load_sdk
 
-        def finished() -> None:
-            if not done.done():
-                done.set_result(None)
+                    load_sdk()  # loaded once, here, off the GUI thread
+                    from markdown_it import MarkdownIt
 
-        def warm() -> None:
-            try:
-                from app.llm.requests import load_sdk
+                    MarkdownIt("commonmark").render("*warm*")  # the chat view's first render
 
-                load_sdk()  # loaded once, here, off the GUI thread
-                from markdown_it import MarkdownIt
+                    self.cairn.settings.api_key()
+                except Exception:  # the turn will say what is wrong with the keychain
+                    log.info("warming up failed", exc_info=True)
 
-                MarkdownIt("commonmark").render("*warm*")  # the chat view's first render
+            self._warm = asyncio.ensure_future(_on_a_thread_of_its_own(warm, "cairn-warm-up"))
+        await asyncio.shield(self._warm)
 
-                self.cairn.settings.api_key()
-            except Exception:  # the turn will say what is wrong with the keychain
-                log.info("warming up failed", exc_info=True)
-            finally:
-                loop.call_soon_threadsafe(finished)
-
-        threading.Thread(target=warm, name="cairn-warm-up", daemon=True).start()
-        await done
+    async def api_key(self) -> str | None:
+        """The stored key (the keychain, asked once per process), read on a daemon thread of
+        its own: the keychain can prompt or hang, so it never queues the storage thread's
+        work nor holds up quitting."""
+        return await _on_a_thread_of_its_own(self.cairn.settings.api_key, "cairn-keychain")
 
     async def check_folders(self) -> Changes:
         """Look at every workspace's folder (``ok`` / ``missing-dir``): a dead network share
-        can take seconds to answer, so never on the GUI thread."""
-        _, changes = await self.run(self.cairn.registry.refresh_status)
+        can take seconds to answer, so never on the GUI thread (and not once quitting)."""
+        def check() -> None:
+            if not self._quitting.is_set():
+                self.cairn.registry.refresh_status()
+
+        _, changes = await self.run(check)
         return changes
 
     # ----------------------------------------------------------------- workspaces
@@ -670,3 +693,36 @@ class Operations:
         """Rebuild the search index from scratch, on the writer thread."""
         counts, _ = await self.run(self.cairn.search.reindex)
         return counts
+
+
+async def _on_a_thread_of_its_own(work: Callable[[], T], name: str) -> T:
+    """``work()`` on a new daemon thread, awaited: for what can take seconds or hang (an
+    import, the keychain) and must neither queue the storage thread's work nor hold up
+    quitting (a pool's worker is joined at exit; a daemon thread is not)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)  # type: ignore[arg-type]
+
+    def body() -> None:
+        try:
+            result = work()
+        except BaseException as error:  # handed to the awaiting task
+            try:
+                loop.call_soon_threadsafe(settle, None, error)
+            except RuntimeError:  # the loop closed meanwhile (quitting): nobody waits
+                pass
+            return
+        try:
+            loop.call_soon_threadsafe(settle, result, None)
+        except RuntimeError:
+            pass
+
+    threading.Thread(target=body, name=name, daemon=True).start()
+    return await done

@@ -208,7 +208,7 @@ def main() -> None:
 
         async def shoot() -> None:
             starter.begin()
-            while starter.ops is None:
+            while starter.ops is None or window.chat_panel is None or window.knowledge is None:
                 await asyncio.sleep(0.02)
             reg = starter.cairn.registry
             acme = next(w for w in reg.top_level() if w.title == "Acme Inc")

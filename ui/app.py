@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from PySide6.QtCore import (  # loads no platform plugin: fine without a display
     QEvent,
@@ -43,8 +43,8 @@ QUIT_WAIT_SECONDS = 5.0
 CATCH_UP_MS = 1_000  # how often the window looks for another process's writes
 FOLDERS_EVERY = 3  # catch-ups: every third, the workspaces' folders are looked at (gone?)
 LOAD_AFTER_MS = 3_000  # the start-up load begins at the filled paint, or after this at most
-WARM_UP_AFTER_MS = 1_500  # the SDK import starts once the person is looking at the window
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+MACOS = sys.platform == "darwin"  # the only system that sends QFileOpenEvent to Cairn
 
 
 def no_display() -> bool:
@@ -56,13 +56,37 @@ def no_display() -> bool:
 
 def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool,
         on_first_paint: Callable[[], object] | None = None,
-        on_ready: Callable[[], object] | None = None) -> int:
+        on_ready: Callable[[], object] | None = None,
+        on_panels: Callable[[], object] | None = None) -> int:
     """The window's process, from start to exit.
 
     The window paints before anything it does not need to paint is loaded: asyncio and qasync,
     logging, QtNetwork (for listening to later starts) and the core all come after the first
-    paint.  *on_first_paint* and *on_ready* are for the start-up benchmark.
+    paint.  *on_first_paint*, *on_ready* (the filled paint) and *on_panels* (the chat and
+    knowledge panels built, after it) are for the start-up benchmark.
     """
+    import gc
+
+    # Start-up makes a few hundred thousand objects (modules, Qt's enums, the first paint's
+    # records) and no garbage worth finding, yet the cyclic collector ran ~150 times in a
+    # start at 50,000 chats and took ~75 ms of it.  It waits until the filled paint, which
+    # freezes what start-up made (Starter._after_ready): later collections never walk it.
+    # (``cairn`` holds it from its first line: ui.main.)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(data_dir=data_dir, open_path=open_path,
+                    exit_after_first_paint=exit_after_first_paint,
+                    on_first_paint=on_first_paint, on_ready=on_ready, on_panels=on_panels)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint: bool,
+         on_first_paint: Callable[[], object] | None,
+         on_ready: Callable[[], object] | None,
+         on_panels: Callable[[], object] | None) -> int:
     if data_dir is not None:
         os.environ["CAIRN_DATA_DIR"] = str(data_dir)  # logs follow the data folder
     if no_display():
@@ -92,7 +116,8 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
         return 0
 
     opener = FileOpenFilter()  # macOS may send a folder dropped on the Dock at launch
-    app.installEventFilter(opener)
+    if MACOS:  # (elsewhere none come, and a filter sees every event of the application)
+        app.installEventFilter(opener)
     window = show_window(app, folder, on_first_paint=on_first_paint)
     paint_first(app, window)
 
@@ -119,11 +144,42 @@ def run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint:
         loop.call_soon(starter.begin)
         if on_ready is not None:
             window.sig_ready.connect(on_ready)
+        if on_panels is not None:
+            window.sig_panels.connect(on_panels)
         if exit_after_first_paint:
             window.sig_ready.connect(lambda: QTimer.singleShot(0, app.quit))
         loop.run_until_complete(closed.wait())
         loop.run_until_complete(starter.finish())
     return starter.exit_code
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the window's process at once, once :func:`run` has returned: by then the core is
+    closed (every write stored, the database closed, its WAL checkpointed away), the window
+    state synced and every thread that writes joined; what is left is the interpreter's
+    teardown — freeing every object, module and widget one by one — which took ~90 ms at
+    50,000 chats and keeps nothing.  The logs are flushed and closed first.
+
+    While Cairn owns the clipboard, the application object is destroyed first: on X11 and
+    Windows what was copied survives the process only if the application hands it over as
+    it goes.  (Never the interpreter's own teardown: a daemon thread still at work — the
+    keychain's first answer, the SDK's import — can abort it.)"""
+    import logging
+
+    from PySide6.QtGui import QGuiApplication
+
+    app = QGuiApplication.instance()
+    if app is not None:
+        clipboard = QGuiApplication.clipboard()
+        if clipboard.ownsClipboard() or clipboard.ownsSelection():
+            app.shutdown()  # (PySide's: deletes the application and every object it owns)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # a closed or broken pipe: nothing more can be said on it
+            pass
+    os._exit(code)
 
 
 def show_window(app: QApplication, folder: Path, *, dark: bool | None = None,
@@ -171,7 +227,8 @@ def start(app: QApplication, folder: Path, *, open_path: str | None = None,
                       exit_after_first_paint=exit_after_first_paint)
     starter.file_open_filter = FileOpenFilter()  # macOS: folders dropped on the Dock
     starter.file_open_filter.attach(starter)
-    app.installEventFilter(starter.file_open_filter)
+    if MACOS:
+        app.installEventFilter(starter.file_open_filter)
     return starter
 
 
@@ -218,7 +275,8 @@ class Starter:
         self.cairn: Cairn | None = None
         self.ops: Operations | None = None
         self._timer: QTimer | None = None
-        self._warm_timer: QTimer | None = None
+        self._quitting = False
+        self._after_ready_done = False
         self._busy_catching_up = False
         self._catch_ups = 0  # how many catch-ups ran (every few, the folders too)
         self._board: Board | None = None
@@ -258,30 +316,54 @@ class Starter:
         # The slow things, in the background, after the window is filled in: first the
         # chats it did not need (in pages on the storage thread; a read that needs one of
         # them waits for its page only), then the rest.
-        self.window.sig_ready.connect(self._start_loading)  # once the filled window painted
-        QTimer.singleShot(LOAD_AFTER_MS, self._start_loading)  # (a window not shown: anyway)
-        self.cairn.scheduler.resume()
+        self.window.sig_ready.connect(self._after_ready)  # once the filled window painted
+        QTimer.singleShot(LOAD_AFTER_MS, self._after_ready)  # (a window not shown: anyway)
+        # The SDK (~90 MB and ~0.7 s of imports) is loaded once the person starts writing a
+        # message, on a thread of its own, so that their first Send does not wait for it;
+        # a window only looked at never loads it.  (A Send before that loads it off the GUI
+        # thread too: ChatEngine.client_async.)
+        self.window.sig_typing.connect(self._warm_up)
+
+    def _after_ready(self) -> None:
+        """The filled window has painted (or LOAD_AFTER_MS passed): the start-up's garbage
+        collection resumes, the chat and knowledge panels are built, and the background
+        work begins."""
+        import gc
+
+        from PySide6.QtCore import QTimer
+
+        if self._after_ready_done or self.ops is None or self._quitting:
+            return
+        self._after_ready_done = True
+        gc.freeze()  # what start-up made stays out of every later collection's walk
+        gc.enable()
+        if self.headless:  # a timed start quits at this paint: nothing after it matters
+            return
+        self.window.attach_panels()
+        assert self.cairn is not None  # (made with ops)
+        self.cairn.scheduler.resume()  # rebuilds a quit left waiting
+        self._loading = self.window.run_task(self._load_rest())
         self.window.run_task(self.ops.check_folders())
         self.window.run_task(self.window.check_key())  # no key: said now, not at a failure
-        if not self.headless:  # a timed start quits before it would matter
-            self._warm_timer = QTimer(self.window, singleShot=True, interval=WARM_UP_AFTER_MS)
-            self._warm_timer.timeout.connect(lambda: self.window.run_task(self.ops.warm_up()))
-            self._warm_timer.start()
         self._timer = QTimer(self.window)
         self._timer.setInterval(CATCH_UP_MS)
         self._timer.timeout.connect(self._catch_up)
         self._timer.start()
 
-    def _start_loading(self) -> None:
-        if self._loading is None:
-            self._loading = self.window.run_task(self._load_rest())
+    def _warm_up(self) -> None:
+        if self.ops is not None and not self._quitting:
+            self.window.run_task(self.ops.warm_up())
 
     async def _load_rest(self) -> None:
+        import gc
+
         assert self.ops is not None
         try:
             await self.ops.load_rest()
         except CairnError as error:  # the integrity check, left for after the first paint
             self._refuse_start(str(error))
+            return
+        gc.freeze()  # every chat's record: never walked by a collection either
 
     def _refuse_start(self, sentence: str) -> None:
         """A start-up inconsistency or a newer database: say so, name the data folder, open
@@ -393,11 +475,13 @@ class Starter:
 
     async def finish(self) -> None:
         """At quit: stop watching, park pending rebuilds within a bounded wait, close."""
-        for timer in (self._timer, self._warm_timer):
-            if timer is not None:
-                timer.stop()
+        self._quitting = True
+        if self._timer is not None:
+            self._timer.stop()
         if self._loading is not None:  # quitting: the pages not read yet are not needed
             self._loading.cancel()
+        if self.ops is not None:  # nor the background reads queued on the storage thread
+            self.ops.quitting()
         self.server.close()
         if self.file_open_filter is not None:
             self.app.removeEventFilter(self.file_open_filter)
@@ -408,7 +492,9 @@ class Starter:
         except Exception:
             log.exception("the chat could not be put away")
         try:
-            await self.cairn.scheduler.drain(timeout=QUIT_WAIT_SECONDS)
+            await self.cairn.drain_rebuilds(QUIT_WAIT_SECONDS)
         except Exception:
             log.exception("pending rebuilds could not be parked")
+        assert self.ops is not None  # (made with the core)
+        self.ops.close()  # a search's index write finishes before the database closes
         self.cairn.close()

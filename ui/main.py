@@ -95,10 +95,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # `cairn PATH` / `cairn open PATH`: a path typed in a shell means "relative to here".
     open_path = os.path.abspath(os.path.expanduser(words[0])) if words else None
-    from ui.app import run  # Qt loads only now
+    import gc
 
-    return run(data_dir=data_dir, open_path=open_path,
-               exit_after_first_paint=exit_after_first_paint)
+    gc.disable()  # start-up's imports collected nothing: held until the filled paint (ui.app)
+    from ui.app import exit_now, run  # Qt loads only now
+
+    exit_now(run(data_dir=data_dir, open_path=open_path,
+                 exit_after_first_paint=exit_after_first_paint))
 
 
 if __name__ == "__main__":

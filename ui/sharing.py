@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import CairnError
-from app.knowledge.status import ago
 from app.store.files import human_size
 from ui.dialogs import ask_folder, home, workspace_folder
 from ui.text import Label, message_box, tip
@@ -83,6 +82,8 @@ class RecentlyRemoved(QDialog):
         self.list = QListWidget()
         self.list.setAccessibleName("Recently removed workspaces")
         self._missing: set[str] = set()
+        from app.knowledge.status import ago  # (it loads the rebuild: not at start-up)
+
         for ws in removed:
             where = f"{ws.path} (folder missing)" if ws.folder_missing else ws.path
             item = QListWidgetItem(

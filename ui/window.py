@@ -80,6 +80,8 @@ class MainWindow(QMainWindow):
 
     sig_first_paint = Signal()  # the window has painted, skeleton or not
     sig_ready = Signal()  # the core is attached and the filled window has painted
+    sig_panels = Signal()  # the chat and knowledge panels are built (after sig_ready)
+    sig_typing = Signal()  # the person started writing a message (the chat panel's, once)
     sig_board_requested = Signal()
     sig_closing = Signal()  # the main window closes: Cairn quits, its other windows with it
     sig_settings_requested = Signal()
@@ -186,6 +188,10 @@ class MainWindow(QMainWindow):
         if self.sharing is not None:
             self.sharing.show_removed()
 
+    def _export(self, ws_id: str) -> None:
+        if self.sharing is not None:
+            self.sharing.export(ws_id)
+
     def _about(self) -> None:
         from ui.about import show_about
 
@@ -228,7 +234,7 @@ class MainWindow(QMainWindow):
         self.overview = overview
         center_layout.addWidget(self.center_stack, 1)
         self.chat_panel: ChatPanel | None = None
-        self.sharing: SharingFlows | None = None
+        self._sharing: SharingFlows | None = None
 
         self.panel = Label("")
         self.panel.setObjectName("side-panel")
@@ -302,31 +308,22 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------- the core
 
     def attach(self, cairn: Cairn, ops: Operations, bridge: EventBridge) -> None:
-        """Fill the window in once the core has opened."""
+        """Fill the window in once the core has opened: the sidebar on the data, and the
+        header's trail of what was left open.  The chat and knowledge panels and the search
+        box come right after this paint (:meth:`attach_panels`): their modules and widgets
+        cost ~100 ms at start, and the sidebar does not wait for them."""
         self._polish()  # (the first paint has usually come and gone by now)
-        from ui.chat.panel import ChatPanel
-        from ui.sharing import SharingFlows
         from ui.sidebar import Sidebar
 
         self.cairn, self.ops, self.bridge = cairn, ops, bridge
-        self.sharing = SharingFlows(self, ops, cairn.registry)
         self.sidebar = Sidebar(cairn.registry, bridge, ops)
         self.sidebar.sig_chat_selected.connect(self._chat_selected)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
-        self.sidebar.sig_export.connect(self.sharing.export)
-        self.sidebar.sig_import.connect(self.sharing.choose_bundle)
-        self.sidebar.sig_recently_removed.connect(self.sharing.show_removed)
-        self.chat_panel = ChatPanel(ops, bridge, self.run_task, registry=cairn.registry,
-                                    settings=cairn.settings, catalog=cairn.catalog)
-        self.chat_panel.sig_error.connect(self.notice.say)
-        self.chat_panel.sig_folders.connect(
-            lambda folders: [self.run_task(self.open_folder(f)) for f in folders])
-        self.center_stack.addWidget(self.chat_panel)
-        self._attach_knowledge(cairn, ops, bridge)
-        self._attach_search(ops)
+        self.sidebar.sig_export.connect(self._export)
+        self.sidebar.sig_import.connect(self._choose_bundle)
+        self.sidebar.sig_recently_removed.connect(self._show_removed)
         self.sidebar_slot.addWidget(self.sidebar)
-        self.sidebar_slot.setCurrentWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action, self.export_action, self.import_action,
                     self.removed_action):
@@ -342,8 +339,11 @@ class MainWindow(QMainWindow):
         expanded = state.value("expanded", [])
         if isinstance(expanded, str):  # (QSettings gives a list of one as its one item)
             expanded = [expanded]
+        # Expanded before the sidebar is shown: showing it lays out every row (1,000
+        # workspaces), and an expansion after that would lay them all out again.
         self.sidebar.set_expanded_ids([str(i) for i in expanded]
-                                      if isinstance(expanded, list) else [])
+                                      if isinstance(expanded, list) else [], fresh=True)
+        self.sidebar_slot.setCurrentWidget(self.sidebar)
         chat = state.value("chat")
         workspace = state.value("workspace")
         if chat and cairn.registry.chat(str(chat)) is not None:
@@ -354,6 +354,37 @@ class MainWindow(QMainWindow):
         self.sidebar.tree.setFocus()  # keyboard first: arrows move in the tree at once
         self._ready_pending = True
         self.update()
+
+    @property
+    def sharing(self) -> SharingFlows | None:
+        """Export…, Import… and Recently removed, made at first use once the core is
+        attached (None before)."""
+        if self._sharing is None and self.ops is not None and self.cairn is not None:
+            from ui.sharing import SharingFlows
+
+            self._sharing = SharingFlows(self, self.ops, self.cairn.registry)
+        return self._sharing
+
+    def attach_panels(self) -> None:
+        """The chat panel, the knowledge panel and the search box, once the filled window
+        has painted (the Starter calls it then); what was left open shows in them at once."""
+        if self.chat_panel is not None or self.cairn is None or self.ops is None \
+                or self.bridge is None:
+            return
+        from ui.chat.panel import ChatPanel
+
+        cairn, ops, bridge = self.cairn, self.ops, self.bridge
+        self.chat_panel = ChatPanel(ops, bridge, self.run_task, registry=cairn.registry,
+                                    settings=cairn.settings, catalog=cairn.catalog)
+        self.chat_panel.sig_error.connect(self.notice.say)
+        self.chat_panel.sig_folders.connect(
+            lambda folders: [self.run_task(self.open_folder(f)) for f in folders])
+        self.chat_panel.sig_typing.connect(self.sig_typing)
+        self.center_stack.addWidget(self.chat_panel)
+        self._attach_knowledge(cairn, ops, bridge)
+        self._attach_search(ops)
+        self._show_selection()
+        self.sig_panels.emit()
 
     def _attach_knowledge(self, cairn: Cairn, ops: Operations, bridge: EventBridge) -> None:
         """The knowledge panel takes the side panel's place: collapsible from its header,
@@ -496,7 +527,7 @@ class MainWindow(QMainWindow):
         from app.store.settings import no_key_sentence
 
         settings = self.cairn.settings
-        key, _ = await self.ops.run(settings.api_key)
+        key = await self.ops.api_key()
         if key:
             self.key_notice.hide()
             return
@@ -677,6 +708,8 @@ class MainWindow(QMainWindow):
                 registry, ws.id if ws is not None else None, chat.folder)
             self.center_stack.setCurrentWidget(self.chat_panel)
             self.chat_panel.show_chat(chat.id)
+        elif chat is not None:  # the chat panel comes right after the filled paint
+            self.center_text.setText("")
         else:
             self._leave_chat()
             self.center_text.setText("Start a chat in this workspace with New chat (Ctrl+N).")

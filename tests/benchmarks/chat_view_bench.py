@@ -150,7 +150,7 @@ async def run(starter: Any, fake: FakeProcess, long_chats: list[str],
     starter.begin()
     while starter.ops is None or window.chat_panel is None:
         await asyncio.sleep(0.02)
-    await starter.ops.warm_up()  # as the window does 1.5 s after it opens
+    await starter.ops.warm_up()  # as the window does at the first keystroke in a message
     await asyncio.sleep(0.5)
     figures: dict[str, Any] = {"rss_before": rss_mb()}
     long_ms, short_ms = [], []

@@ -94,3 +94,29 @@ async def test_export_and_import_as_operations(ops, workspace, tmp_path):
     assert ops.cairn.registry.workspace(imported.workspace.id) is not None
     with pytest.raises(Refused, match="a file is already there"):
         await ops.export_workspace(workspace.id, target)
+
+
+async def test_the_warm_up_runs_once_off_the_calling_thread(ops, monkeypatch):
+    import app.llm.requests  # noqa: PLC0415
+
+    threads: list[threading.Thread] = []
+    monkeypatch.setattr(app.llm.requests, "load_sdk",
+                        lambda: threads.append(threading.current_thread()))
+    await ops.warm_up()
+    await ops.warm_up()  # the second waits for the first and does nothing more
+    assert len(threads) == 1
+    assert threads[0] is not threading.current_thread() and threads[0].daemon
+
+
+async def test_the_keychain_is_asked_on_a_daemon_thread_not_the_storage_thread(ops, monkeypatch):
+    asked: list[threading.Thread] = []
+
+    def api_key() -> str:
+        asked.append(threading.current_thread())
+        return "sk-ant-x"
+
+    monkeypatch.setattr(ops.cairn.settings, "api_key", api_key)
+    assert await ops.api_key() == "sk-ant-x"
+    (thread,) = asked
+    assert thread.daemon and thread is not threading.current_thread()
+    assert not thread.name.startswith(("cairn-storage", "cairn-writer"))

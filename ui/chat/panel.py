@@ -84,6 +84,7 @@ class ChatPanel(QWidget):
 
     sig_error = Signal(str)  # a refusal or a notice for the window's banner
     sig_folders = Signal(list)  # folders dropped on the chat: the window adds them
+    sig_typing = Signal()  # the person started writing a message (once): time to warm up
 
     def __init__(self, ops: Operations, bridge: EventBridge, run_task: RunTask, *,
                  registry: Registry, settings: Settings, catalog: Catalog,
@@ -117,6 +118,7 @@ class ChatPanel(QWidget):
         self._draft_for: str | None = None  # the chat whose draft the composer holds
         self._draft_before_edit: str | None = None  # the draft an Edit put aside
         self._files: dict[str, list[tuple[Path, str, int]]] = {}  # chips of chats not shown
+        self._typing_said = False
 
         self._refresh = QTimer(self)
         self._refresh.setSingleShot(True)
@@ -662,6 +664,9 @@ class ChatPanel(QWidget):
     # ----------------------------------------------------------------- the draft
 
     def _typed(self) -> None:
+        if not self._typing_said:
+            self._typing_said = True
+            self.sig_typing.emit()
         if self.composer.editing is None and self._draft_for == self.chat_id:
             self._draft_timer.start()
         if self.composer.problem.isVisible():

@@ -286,8 +286,10 @@ class Sidebar(QWidget):
                    if self.tree.isExpanded(self.model.workspace_index(ws_id))]
         return opened
 
-    def set_expanded_ids(self, ids: list[str]) -> None:
-        """Expand exactly these workspaces; sections follow the list when it names any."""
+    def set_expanded_ids(self, ids: list[str], *, fresh: bool = False) -> None:
+        """Expand exactly these workspaces; sections follow the list when it names any.
+        *fresh*: no workspace is expanded yet (a sidebar just built), so only these are
+        looked at, not each of the (maybe thousands of) workspaces."""
         if self.tree.model() is self.proxy:
             self._saved_open = list(ids)
             return
@@ -298,6 +300,12 @@ class Sidebar(QWidget):
         if wanted & set(SECTIONS):
             for section in SECTIONS:
                 tree.setExpanded(model.section_index(section), section in wanted)
+        if fresh:
+            for ws_id in wanted.difference(SECTIONS):
+                index = model.workspace_index(ws_id)
+                if index.isValid():
+                    tree.setExpanded(index, True)
+            return
         for ws_id in self._workspace_ids():
             index = model.workspace_index(ws_id)
             if (ws_id in wanted) != tree.isExpanded(index):
