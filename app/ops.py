@@ -150,9 +150,15 @@ class Operations:
         if self._warm is None:
             def warm() -> None:
                 try:
+                    from app.base.live import collector_held, settle_interpreter
                     from app.llm.requests import load_sdk
 
-                    load_sdk()  # loaded once, here, off the GUI thread
+                    # The import makes ~150,000 objects that live as long as the process:
+                    # the collector would walk them over and over, holding the interpreter
+                    # lock (the loop waited up to 55 ms for one pass): held, then frozen.
+                    with collector_held():
+                        load_sdk()  # loaded once, here, off the GUI thread
+                    settle_interpreter()
                     from markdown_it import MarkdownIt
 
                     MarkdownIt("commonmark").render("*warm*")  # the chat view's first render
