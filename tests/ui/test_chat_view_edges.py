@@ -120,6 +120,37 @@ def test_text_typed_before_a_chat_has_opened_is_kept_with_its_draft(opened, loop
     wait_for(lambda: opened.cairn.chats.draft(first) == "Stored draft\nQuick note")
 
 
+def test_text_typed_before_a_chat_has_opened_is_kept_when_the_person_leaves_it_first(
+        opened, loop, folders, monkeypatch):
+    (acme,) = folders("Acme Inc")
+    first = new_chat(loop, opened, acme)
+    run(opened.ops.save_draft(first, "Stored draft"))
+    second = new_chat(loop, opened, acme)
+    panel = opened.window.chat_panel
+    slow(monkeypatch, opened.ops, "page", 1.0)
+    opened.window.select_chat(first)
+    panel.composer.edit.setFocus()
+    QTest.keyClicks(panel.composer.edit, "Quick note")  # before the chat has opened
+    assert panel._draft_for is None
+    opened.window.select_chat(second)  # ... and away before it has
+    wait_for(lambda: opened.cairn.chats.draft(first) == "Stored draft\nQuick note")
+
+
+def test_text_typed_before_a_chat_has_opened_is_kept_at_a_quit(opened, loop, folders,
+                                                              monkeypatch):
+    (acme,) = folders("Acme Inc")
+    chat = new_chat(loop, opened, acme)
+    new_chat(loop, opened, acme)  # (the one open now)
+    panel = opened.window.chat_panel
+    slow(monkeypatch, opened.ops, "page", 1.0)
+    opened.window.select_chat(chat)
+    panel.composer.edit.setFocus()
+    QTest.keyClicks(panel.composer.edit, "Typed at once")
+    assert panel._draft_for is None
+    run(panel.before_quit())
+    assert opened.cairn.chats.draft(chat) == "Typed at once"
+
+
 def test_a_rename_goes_to_the_chat_it_was_typed_for(opened, loop, folders):
     (acme,) = folders("Acme Inc")
     first = new_chat(loop, opened, acme)

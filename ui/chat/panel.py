@@ -673,11 +673,23 @@ class ChatPanel(QWidget):
             self.composer.say("")
 
     def flush_draft(self) -> asyncio.Task[Any] | None:
-        """Save the draft now if it changed since it was last saved."""
-        if not self._draft_timer.isActive() or self._draft_for is None:
+        """Save the draft now if it changed since it was last saved; text typed before the
+        chat had opened (its stored draft not read yet), after that draft."""
+        if self._draft_for is None:
+            typed = self.composer.text()
+            if self.chat_id is None or not typed or self.composer.editing is not None:
+                return None
+            return self.run_task(self._keep_typed(self.chat_id, typed))
+        if not self._draft_timer.isActive():
             return None
         self._draft_timer.stop()
         return self.run_task(self.ops.save_draft(self._draft_for, self.composer.text()))
+
+    async def _keep_typed(self, chat_id: str, typed: str) -> None:
+        """The person left *chat_id* (another chat, a quit) before it had opened: what they
+        typed is its draft, after the one stored (as the chat's opening would have put it)."""
+        stored = await self.ops.draft(chat_id)
+        await self.ops.save_draft(chat_id, f"{stored}\n{typed}" if stored else typed)
 
     def _restore_draft(self) -> None:
         """Editing was cancelled: the draft it put aside comes back."""
