@@ -12,16 +12,7 @@ from PySide6.QtTest import QTest
 
 from app.ops import Operations
 from tests.ui.helpers import run, wait_for
-
-
-def new_chat(starter: Any, folder: str) -> str:
-    ops = starter.ops
-    run(ops.add_workspace(folder))
-    chat, _ = run(ops.new_chat(folder=folder))
-    starter.window.select_chat(chat.id)
-    panel = starter.window.chat_panel
-    wait_for(lambda: panel.chat_id == chat.id and panel._draft_for == chat.id)
-    return chat.id
+from tests.ui.test_chat_view import new_chat
 
 
 def test_the_warm_up_waits_for_the_first_keystroke_in_a_message(opened, folders, monkeypatch):
@@ -34,7 +25,7 @@ def test_the_warm_up_waits_for_the_first_keystroke_in_a_message(opened, folders,
 
     monkeypatch.setattr(Operations, "warm_up", counted)
     (acme,) = folders("Acme Inc")
-    new_chat(opened, acme)
+    new_chat(None, opened, acme)
     wait_for(lambda: opened._after_ready_done)  # the filled window painted: no warm-up yet
     panel = opened.window.chat_panel
     assert calls == []
@@ -58,7 +49,7 @@ def test_a_send_at_once_makes_its_client_off_the_gui_thread(opened, fake, folder
 
     monkeypatch.setattr(app.llm.client, "make_client", recorded)
     (acme,) = folders("Acme Inc")
-    new_chat(opened, acme)
+    new_chat(None, opened, acme)
     panel = opened.window.chat_panel
     fake.reply_text("Hello back.")
     panel.composer.edit.setFocus()
