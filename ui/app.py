@@ -498,3 +498,4 @@ class Starter:
         assert self.ops is not None  # (made with the core)
         self.ops.close()  # a search's index write finishes before the database closes
         self.cairn.close()
+        await self.window.end_tasks()  # every write is stored by now: the rest is reads

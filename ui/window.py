@@ -516,6 +516,17 @@ class MainWindow(QMainWindow):
         """Start work on the loop, keep it referenced, and say its refusal as a notice."""
         return self._tasks.run(coroutine)
 
+    async def end_tasks(self, timeout: float = 1.0) -> None:
+        """At quit, once the core is closed: what the window still had under way (a chat
+        opening, a panel's read) is cancelled and unwinds while the loop runs; left for
+        later, it would resume after the loop has stopped and fail asking for it."""
+        import asyncio
+
+        tasks = self._tasks.tasks()
+        self._tasks.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
     def _say(self, sentence: str) -> None:
         self.notice.say(sentence)
 

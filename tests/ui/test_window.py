@@ -249,3 +249,33 @@ def test_closing_the_main_window_closes_the_board_too(opened, loop, qtbot):
     opened.window.close()
     qtbot.waitUntil(lambda: not board.isVisible())
 
+
+
+def test_a_quit_leaves_no_window_task_to_resume_after_the_loop(qapp, loop, isolated, folders,
+                                                              monkeypatch):
+    """A chat still opening when the person quits: its task ends within the quit, while the
+    loop runs (resumed after the loop has stopped, it failed asking for one and logged an
+    error at every quick quit)."""
+    starter = start(qapp, isolated)
+    starter.begin()
+    window = starter.window
+    wait_for(loop, lambda: starter.ops is not None and window.chat_panel is not None)
+    ops = starter.ops
+    (acme,) = folders("Acme")
+    loop.run_until_complete(ops.add_workspace(acme))
+    first, _ = loop.run_until_complete(ops.new_chat(folder=acme))
+    second, _ = loop.run_until_complete(ops.new_chat(folder=acme))
+    window.select_chat(second.id)
+    wait_for(loop, lambda: window.chat_panel._draft_for == second.id)
+    page = ops.page
+
+    async def slow_page(*args, **kwargs):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(1.0)
+        return await page(*args, **kwargs)
+
+    monkeypatch.setattr(ops, "page", slow_page)
+    window.select_chat(first.id)  # its opening is under way ...
+    assert window.chat_panel._draft_for is None
+    window.close()  # ... when the person quits
+    loop.run_until_complete(starter.finish())
+    assert not window._tasks.tasks()
