@@ -412,7 +412,8 @@ class Finder:
 # ===================================================================== snippets
 
 _TOKEN = re.compile(r"[^\W_]+")  # as FTS5's unicode61 splits words
-_LIST_MARK = re.compile(r"^[ ]{0,3}(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")  # a knowledge entry's
+# A knowledge entry's list mark ("- ", "* ", "1. "), left out of its snippet.
+_LIST_MARK = re.compile(r"^[ ]{0,3}(?:[-*+]|[0-9]{1,9}[.)])[ \t]+")
 SNIPPET_WORDS = 16
 SNIPPET_SCAN = 20_000  # characters of a field looked through for a snippet
 
