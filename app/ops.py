@@ -717,17 +717,15 @@ async def _on_a_thread_of_its_own(work: Callable[[], T], name: str) -> T:
             done.set_result(result)  # type: ignore[arg-type]
 
     def body() -> None:
+        result: T | None = None
+        error: BaseException | None = None
         try:
             result = work()
-        except BaseException as error:  # handed to the awaiting task
-            try:
-                loop.call_soon_threadsafe(settle, None, error)
-            except RuntimeError:  # the loop closed meanwhile (quitting): nobody waits
-                pass
-            return
+        except BaseException as raised:  # handed to the awaiting task
+            error = raised
         try:
-            loop.call_soon_threadsafe(settle, result, None)
-        except RuntimeError:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop closed meanwhile (quitting): nobody waits
             pass
 
     threading.Thread(target=body, name=name, daemon=True).start()
