@@ -11,7 +11,7 @@ import pytest
 from app.base.db import Database
 from app.errors import StartupError
 from app.store.registry.registry import Registry
-from app.store.registry.state import FirstPaint
+from app.store.registry.state import UNGROUPED, FirstPaint
 from tests.scale_data import build
 
 
@@ -76,6 +76,43 @@ def test_a_read_waits_for_its_own_page_only(data, isolated):
         assert reg.chat_order(order[9]) == data.chat_order(order[9])
         row = data.chats_of(order[10])[2]
         assert reg.chat_row(row.id) == 2 and reg.chat_at(order[10], 2) == row
+    finally:
+        reg.close()
+
+
+def test_ungrouped_asked_for_is_read_first_and_on_its_own(data, isolated):
+    """Ungrouped's chats are found by a scan of every chat: a page of their own, read before
+    the workspaces when asked for (the window shows Ungrouped expanded), and once read, read
+    from memory while the workspaces still load."""
+    expected = data.chat_listing().ungrouped
+    assert len(expected) > 100
+    reg = pages(isolated)
+    try:
+        told: list[str] = []
+        reg.when_loaded(UNGROUPED, lambda: told.append("ungrouped"))
+        steps = 0
+        while not reg.loaded(UNGROUPED):
+            assert reg.load_step()
+            steps += 1
+        assert told == ["ungrouped"] and not reg.loaded(None)
+        order = [ws.id for ws in data.workspaces()]
+        assert not any(reg.loaded(ws_id) for ws_id in order)  # before every workspace
+        assert [reg.chat_at(None, r) for r in range(reg.chat_count(None))] == expected
+        assert reg.chat_row(expected[-1].id) == len(expected) - 1
+        while reg.load_step():
+            pass
+        assert reg.chat_listing() == data.chat_listing()
+    finally:
+        reg.close()
+
+
+def test_a_read_of_ungrouped_waits_for_its_scan_only(data, isolated):
+    reg = pages(isolated)
+    try:
+        assert reg.chat_at(None, 0) == data.chat_at(None, 0)
+        assert reg.loaded(UNGROUPED) and not reg.loaded(None)
+        assert not reg.loaded(data.workspaces()[0].id)
+        assert reg.chat_count(None) == data.chat_count(None)
     finally:
         reg.close()
 

@@ -24,11 +24,11 @@ from PySide6.QtCore import QSettings
 from app.errors import Refused
 from app.records import ChatListing
 from app.store.registry.registry import Registry
-from app.store.registry.state import RegistryState
+from app.store.registry.state import SCAN_CHATS, RegistryState
 from tests.scale_data import WORKSPACES, build
 from tests.ui.helpers import close_window, run, wait_for
 from ui.app import start
-from ui.sidebar.kinds import ID_ROLE
+from ui.sidebar.kinds import ID_ROLE, UNGROUPED
 from ui.sidebar.kinds import WORKSPACES as WORKSPACES_SECTION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +63,50 @@ def off_the_gui_thread(work: Any) -> Any:
     return run(in_thread())
 
 
+def held_load(monkeypatch: pytest.MonkeyPatch) -> threading.Semaphore:
+    """The start-up load's background steps, each waiting for a permit the test gives."""
+    permits = threading.Semaphore(0)
+    real_step = RegistryState.load_step
+
+    def held_step(self: RegistryState) -> bool:
+        permits.acquire()
+        return real_step(self)
+
+    monkeypatch.setattr(RegistryState, "load_step", held_step)
+    return permits
+
+
+def test_ungrouped_left_expanded_fills_in_first(qapp, loop, isolated, tmp_path, monkeypatch):
+    """Ungrouped shown expanded is the load's first page (a scan of every chat, in steps),
+    before any workspace's: it fills in right after the paint, not once every chat is read."""
+    build(isolated, tmp_path / "folders", random.Random(12))
+    truth = listing_of(isolated)
+    state = QSettings(str(isolated / "window.ini"), QSettings.Format.IniFormat)
+    state.setValue("expanded", [UNGROUPED])
+    state.sync()
+    permits = held_load(monkeypatch)
+    starter = start(qapp, isolated)
+    ready = threading.Event()
+    starter.window.sig_ready.connect(ready.set)
+    starter.begin()
+    try:
+        wait_for(ready.is_set, timeout=60)
+        registry, model = starter.cairn.registry, starter.window.sidebar.model
+        section = model.section_index(UNGROUPED)
+        assert starter.window.sidebar.tree.isExpanded(section)
+        assert not model.is_fetched(UNGROUPED)
+        scan_steps = -(-len(truth.ungrouped + truth.archived
+                           + [c for _, cs in truth.workspaces for c in cs]) // SCAN_CHATS)
+        permits.release(scan_steps)
+        wait_for(lambda: model.is_fetched(UNGROUPED))
+        assert [model.index(r, 0, section).data(ID_ROLE) for r in range(model.rowCount(section))] \
+            == [c.id for c in truth.ungrouped]
+        assert not any(registry.loaded(ws.id) for ws, _ in truth.workspaces)
+    finally:
+        permits.release(100_000)
+        close_window(starter)
+
+
 def test_the_window_is_usable_before_the_load_ends_and_every_read_is_right(
         qapp, loop, isolated, tmp_path, monkeypatch):
     rng = random.Random(24)
@@ -77,14 +121,7 @@ def test_the_window_is_usable_before_the_load_ends_and_every_read_is_right(
     state.setValue("chat", open_chat)
     state.sync()
 
-    permits = threading.Semaphore(0)  # one per background page the test lets in
-    real_step = RegistryState.load_step
-
-    def held_step(self: RegistryState) -> bool:
-        permits.acquire()
-        return real_step(self)
-
-    monkeypatch.setattr(RegistryState, "load_step", held_step)
+    permits = held_load(monkeypatch)
     starter = start(qapp, isolated)
     ready = threading.Event()
     starter.window.sig_ready.connect(ready.set)

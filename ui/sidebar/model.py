@@ -32,6 +32,7 @@ from PySide6.QtCore import (
 
 from app import events as ev
 from app.records import MISSING_DIR, Chat, Workspace
+from app.store.registry.state import UNGROUPED as UNGROUPED_PAGE
 from app.store.registry.nesting import Rows
 from app.store.registry.registry import Registry
 from ui.bridge import EventBridge, Snapshot
@@ -458,8 +459,7 @@ class SidebarModel(QAbstractItemModel):
             self._wanted.add(place)
             if place not in self._asked:
                 self._asked.add(place)
-                self._registry.when_loaded(None if place in CHAT_SECTIONS else place,
-                                           self.sig_page_loaded.emit)
+                self._registry.when_loaded(_page(place), self.sig_page_loaded.emit)
             return False
         ids = self._read_list(place)
         self._in_flight.barrier()
@@ -494,7 +494,7 @@ class SidebarModel(QAbstractItemModel):
         """Whether the registry holds *place*'s chats (Pinned's are read first of all)."""
         if place == PINNED:
             return True
-        return self._registry.loaded(None if place in CHAT_SECTIONS else place)
+        return self._registry.loaded(_page(place))
 
     def _read_list(self, place: str) -> list[str]:
         registry = self._registry
@@ -602,3 +602,8 @@ class SidebarModel(QAbstractItemModel):
             return self._rows.ws[key].title
         chat: Chat | None = self._registry.chat(key)
         return chat.title if chat is not None else ""
+
+
+def _page(place: str) -> str | None:
+    """The registry's start-up page that holds *place*'s chats (None: the whole load)."""
+    return UNGROUPED_PAGE if place == UNGROUPED else None if place in CHAT_SECTIONS else place

@@ -32,7 +32,7 @@ from app.events import (
 from app.records import Chat, ChatListing, Workspace
 from app.store import watermarks
 from app.store.registry.nesting import Rows
-from app.store.registry.state import RegistryState, attach_at_top
+from app.store.registry.state import UNGROUPED, RegistryState, attach_at_top
 
 DEFAULT_CHAT_TITLE = "New chat"
 
@@ -104,14 +104,14 @@ class ChatList(RegistryState):
     def chat_count(self, ws_id: str | None) -> int:
         with self._lock:
             load = self._load
-            if load is not None and not (ws_id is not None and ws_id in self._pages):
+            if load is not None and (ws_id or UNGROUPED) not in self._pages:
                 if ws_id is not None and ws_id not in self._workspaces:
                     raise KeyError(f"no workspace '{ws_id}'")
                 return load.counts.get(ws_id or "", (0, 0))[0]
             return len(self._chat_rows(ws_id))
 
     def chat_at(self, ws_id: str | None, row: int) -> Chat:
-        self._need(ws_id)
+        self._need(ws_id or UNGROUPED)
         with self._lock:
             return self._chats[self._chat_rows(ws_id).at(row)]
 
@@ -122,7 +122,7 @@ class ChatList(RegistryState):
             raise KeyError(chat_id)
         if chat.archived:
             return None
-        self._need(chat.workspace_id)
+        self._need(chat.workspace_id or UNGROUPED)
         with self._lock:
             chat = self._chats[chat_id]
             return None if chat.archived else self._home(chat).row_of(chat_id)

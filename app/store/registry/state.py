@@ -100,11 +100,18 @@ class FirstPaint:
     chat: str | None = None
 
 
+# The page of Ungrouped's chats, for ``loaded`` and ``when_loaded`` (None there: every chat).
+# Never read before the first paint, even shown expanded: finding them scans every chat
+# (~30 ms per 50,000 here); asked for, it is the load's next page.
+UNGROUPED = ""
+
+
 # A chat as a page reads it: its workspace (None: Ungrouped), its rowid (its place among
 # chats made in the same millisecond), then the header.
 PAGE_COLUMNS = ("c.rowid, c.id, c.title, c.folder, c.created_at, c.updated_at,"
                 " c.archived_at, c.pin_seq")
 PAGE_CHATS = 4_000  # about this many chats per background step (a few tens of ms)
+SCAN_CHATS = 20_000  # rowids per step of the scan for Ungrouped's chats (~10 ms here)
 
 
 @dataclass(slots=True)
@@ -112,11 +119,11 @@ class Load:
     """A load under way: the chats not read yet, read in pages from one snapshot."""
 
     conn: sqlite3.Connection  # its own connection, in the read transaction the first page began
-    todo: list[str]  # workspaces whose chats are not read yet, in display order
+    todo: list[str]  # pages not read yet: the workspaces in display order, then UNGROUPED
     counts: dict[str, tuple[int, int]]  # place ('' = Ungrouped): (visible, archived) chats
+    last: int  # the chat table's largest rowid in the load's snapshot
     wanted: list[str] = field(default_factory=list)  # asked for by a reader: read next
-    after: int = 0  # the scan for Ungrouped's chats: the last rowid read
-    scanned: bool = False
+    after: int = 0  # the scan for Ungrouped's chats: the rowids up to here are scanned
     loose: list[tuple[Any, ...]] = field(default_factory=list)  # rows of Ungrouped's chats
     waiting: list[tuple[str | None, Callable[[], object]]] = field(default_factory=list)
 
@@ -370,7 +377,9 @@ class RegistryState:
                 f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
                 " LEFT JOIN membership m ON m.chat_id = c.id"
                 " WHERE c.pin_seq IS NOT NULL OR c.id = ?", (first.chat or "",)).fetchall()
-            load = Load(conn, [ws_id for ws_id in order if ws_id in workspaces], counts)
+            last = conn.execute("SELECT max(rowid) FROM chat").fetchone()[0] or 0
+            load = Load(conn, [*(ws_id for ws_id in order if ws_id in workspaces), UNGROUPED],
+                        counts, last)
         except BaseException:
             conn.close()
             raise
@@ -396,7 +405,7 @@ class RegistryState:
                 self._read_pages(load, wanted)
 
     def loaded(self, ws_id: str | None) -> bool:
-        """Whether the chats of *ws_id* (None: every chat, Ungrouped's and Archived's
+        """Whether the chats of *ws_id* (UNGROUPED: Ungrouped's; None: every chat, Archived's
         included) are in memory, so that reading them waits for nothing."""
         return self._load is None or (ws_id is not None and ws_id in self._pages)
 
@@ -437,6 +446,9 @@ class RegistryState:
             if ws_id is None:
                 while self._load is not None:
                     self._step(load)
+            elif ws_id == UNGROUPED:
+                while UNGROUPED not in self._pages:
+                    self._scan_ungrouped(load)
             elif ws_id not in self._pages and ws_id in self._workspaces:
                 self._read_pages(load, [ws_id])
 
@@ -457,43 +469,64 @@ class RegistryState:
         return self._records(rows, self._workspaces)[0].get(chat_id)
 
     def _step(self, load: Load) -> None:
-        """One page (under ``_load_lock``)."""
-        if load.wanted or load.todo:
-            batch: list[str] = []
-            size = 0
-            while load.wanted and size < PAGE_CHATS:
-                ws_id = load.wanted.pop(0)
-                if ws_id not in self._pages and ws_id in self._workspaces:
-                    batch.append(ws_id)
-                    size += sum(load.counts.get(ws_id, (0, 0)))
-            while load.todo and size < PAGE_CHATS:
-                ws_id = load.todo.pop(0)
-                if ws_id not in self._pages and ws_id not in batch:
-                    batch.append(ws_id)
-                    size += sum(load.counts.get(ws_id, (0, 0)))
-            if batch:
-                self._read_pages(load, batch)
+        """One page (under ``_load_lock``): the workspaces a reader waits for, then the others
+        in display order, a few thousand chats at a time; Ungrouped's chats in a step of their
+        own, where their place in the queues comes; then the integrity check."""
+        batch: list[str] = []
+        size = 0
+        scan = False
+        for queue in (load.wanted, load.todo):
+            while queue and size < PAGE_CHATS and not scan:
+                place = queue[0]
+                if place == UNGROUPED and place not in self._pages:
+                    scan = not batch  # else: after this batch
+                    break
+                queue.pop(0)
+                if place not in self._pages and place not in batch and place in self._workspaces:
+                    batch.append(place)
+                    size += sum(load.counts.get(place, (0, 0)))
+            if scan or (queue and queue[0] == UNGROUPED):
+                break
+        if batch:
+            self._read_pages(load, batch)
+        elif scan:
+            self._scan_ungrouped(load)
+        else:
+            try:
+                self.db.check()  # the integrity check, before anything may write
+            finally:
+                load.conn.close()
+            self._end_load(load)
+
+    def _scan_ungrouped(self, load: Load) -> None:
+        """The next rowids of the scan for Ungrouped's chats (those no membership names: a
+        chat table with no index to find them by), installed once it has seen every chat."""
+        load.loose += load.conn.execute(
+            f"SELECT {PAGE_COLUMNS} FROM chat c WHERE c.rowid > ? AND c.rowid <= ?"
+            " AND NOT EXISTS (SELECT 1 FROM membership m WHERE m.chat_id = c.id)",
+            (load.after, load.after + SCAN_CHATS)).fetchall()
+        load.after += SCAN_CHATS
+        if load.after < load.last:
             return
-        if not load.scanned:
-            # Ungrouped's chats are those no membership names: found by walking the chat
-            # table in rowid order (a join would cost a lookup per chat), keeping the ones
-            # no page read.
-            rows = load.conn.execute(
-                f"SELECT {PAGE_COLUMNS} FROM chat c WHERE c.rowid > ? ORDER BY c.rowid LIMIT ?",
-                (load.after, PAGE_CHATS * 2)).fetchall()
-            if rows:
-                load.after = rows[-1][0]
-                known = self._chats
-                load.loose.extend(r for r in rows
-                                  if (c := known.get(r[1])) is None or c.workspace_id is None)
-            else:
-                load.scanned = True
-            return
-        try:
-            self.db.check()  # the integrity check, before anything may write
-        finally:
-            load.conn.close()
-        self._end_load(load)
+        chats, seq = self._records([(None, *r) for r in load.loose], self._workspaces)
+        load.loose = []
+        with self._lock:
+            self._chats.update(chats)
+            self._seq.update(seq)
+            self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
+            ungrouped = sorted((c for c, chat in chats.items() if chat.archived_at is None),
+                               key=self._created_key, reverse=True)
+            self._ungrouped = Rows(ungrouped, newest_first=True)
+            ready = self._read_in(load, UNGROUPED)
+        for callback in ready:
+            callback()
+
+    def _read_in(self, load: Load, *places: str) -> list[Callable[[], object]]:
+        """Mark *places* read; whom to tell (under ``_lock``)."""
+        self._pages.update(places)
+        ready = [w for w in load.waiting if w[0] is not None and w[0] in self._pages]
+        load.waiting = [w for w in load.waiting if w not in ready]
+        return [callback for _, callback in ready]
 
     def _read_pages(self, load: Load, ws_ids: list[str]) -> None:
         """The chats of *ws_ids*, in their manual order, into memory (under ``_load_lock``)."""
@@ -512,11 +545,9 @@ class RegistryState:
             for ws_id, ids in members.items():
                 self._members[ws_id] = ids
                 self._visible[ws_id] = Rows([c for c in ids if chats[c].archived_at is None])
-            self._pages.update(ws_ids)
             self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
-            ready = [w for w in load.waiting if w[0] is not None and w[0] in self._pages]
-            load.waiting = [w for w in load.waiting if w not in ready]
-        for _, callback in ready:
+            ready = self._read_in(load, *ws_ids)
+        for callback in ready:
             callback()
 
     @staticmethod
@@ -539,20 +570,11 @@ class RegistryState:
         return chats, seq
 
     def _end_load(self, load: Load) -> None:
-        """Ungrouped's and Archived's rows, once every chat is read; the load ends."""
-        loose, _ = self._records([(None, *r) for r in load.loose], self._workspaces)
-        seq = {r[1]: r[0] for r in load.loose}
+        """Archived's rows, once every chat is read; the load ends."""
         with self._lock:
             chats = self._chats
-            chats.update(loose)
-            self._seq.update(seq)
-            self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
-            key = self._created_key
-            ungrouped = sorted((c for c, chat in loose.items() if chat.archived_at is None),
-                               key=key, reverse=True)
-            self._ungrouped = Rows(ungrouped, newest_first=True)
             archived = sorted((c for c, chat in chats.items() if chat.archived_at is not None),
-                              key=key)
+                              key=self._created_key)
             # Stable: chats archived in the same millisecond keep the older first.
             archived.sort(key=lambda c: chats[c].archived_at or "", reverse=True)
             self._archived = Rows(archived, newest_first=True)
