@@ -10,8 +10,10 @@ import keyring
 import pytest
 
 from tests.memory_keyring import TEST_KEY, MemoryKeyring
+from ui.pyside_hook import read_no_sources
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+read_no_sources()  # as `cairn` runs (pytest-qt imported PySide6 before this file)
 
 # CI explores the same examples every run, so a landing never hinges on a lucky draw; local
 # runs keep exploring new ones (and remember failures in .hypothesis/).

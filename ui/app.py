@@ -17,13 +17,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from PySide6.QtCore import (  # loads no platform plugin: fine without a display
+import PySide6  # the package first: its import hook, made cheap before the modules below
+
+from ui.pyside_hook import read_no_sources
+
+read_no_sources()
+
+from PySide6.QtCore import (  # noqa: E402  # loads no platform plugin: fine without a display
     QEvent,
     QObject,
 )
 
-from app.base import locations
-from app.errors import CairnError
+from app.base import locations  # noqa: E402
+from app.errors import CairnError  # noqa: E402
 
 if TYPE_CHECKING:
     import asyncio

@@ -113,3 +113,18 @@ def test_many_qt_calls_keep_none_alive_and_exit_cleanly(kind: str) -> None:
                 f"({-seen['after 100'][name]:,} after the first 100 calls); the binding drops "
                 f"a reference per call and will abort the process — constrain it in "
                 f"pyproject.toml")
+
+
+def test_modules_imported_after_qt_are_not_read_for_its_feature_switches():
+    """PySide6's import hook reads every later module's source and keeps it in ``linecache``
+    (~9 MB, ~20-40 ms of a start) for switches Cairn never uses (ui/pyside_hook.py): the
+    window's modules, imported as ``cairn`` imports them, leave none of their sources held."""
+    code = ("import ui.app, ui.window, ui.sidebar.view, linecache, sys, shibokensupport.feature"
+            " as f; print(f._mod_uses_pyside.__module__); print('\\n'.join(linecache.cache))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=True,
+                          env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+    hook, *held = done.stdout.split("\n")
+    assert hook == "ui.pyside_hook"
+    ours = [f for f in held if f.startswith((str(ROOT / "app"), str(ROOT / "ui")))]
+    assert ours == [str(ROOT / "ui" / "pyside_hook.py")]  # (imported before the hook is set)
