@@ -394,7 +394,7 @@ class Starter:
     def _catch_up(self) -> None:
         """Another process (the command line) may have written: the registry catches up on
         the writer thread, and its Reset reaches the sidebar through the bridge."""
-        if self._busy_catching_up or self.ops is None:
+        if self._busy_catching_up or self.ops is None or self._quitting:
             return
         self._busy_catching_up = True
         self._catch_ups += 1
