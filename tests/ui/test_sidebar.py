@@ -954,6 +954,32 @@ def test_expanded_ids_round_trip(qtbot, sidebar, registry, acme):
     assert sidebar.expanded_ids() == [WORKSPACES, acme["ws"].id]
 
 
+def test_expansions_by_key_and_by_a_reset_are_saved_as_qt_shows_them(qtbot, sidebar, registry,
+                                                                      acme):
+    """What is saved is what the tree shows expanded, however it came to be: the `*` key
+    (every level below the current row), a collapse, a reset of the rows (what was open is
+    opened again)."""
+    from PySide6.QtTest import QTest
+
+    def shown() -> set[str]:  # every workspace asked, the slow way
+        model = sidebar.model
+        return {s for s in (PINNED, WORKSPACES, UNGROUPED, ARCHIVED)
+                if sidebar.tree.isExpanded(model.section_index(s))} | {
+            w.id for w in registry.workspaces()
+            if sidebar.tree.isExpanded(model.workspace_index(w.id))}
+
+    settle(qtbot, sidebar)
+    sidebar.set_expanded_ids([WORKSPACES])
+    sidebar.tree.setCurrentIndex(sidebar.model.workspace_index(acme["ws"].id))
+    QTest.keyClick(sidebar.tree, Qt.Key.Key_Asterisk)
+    assert acme["folder"].id in shown() and set(sidebar.expanded_ids()) == shown()
+    sidebar.tree.collapse(sidebar.model.workspace_index(acme["folder"].id))
+    assert acme["folder"].id not in shown() and set(sidebar.expanded_ids()) == shown()
+    registry.hub.emit(Reset())
+    settle(qtbot, sidebar)
+    assert acme["ws"].id in shown() and set(sidebar.expanded_ids()) == shown()
+
+
 def test_the_filter_shows_matches_with_what_holds_them(qtbot, sidebar, registry, folders,
                                                        monkeypatch):
     acme, brand, thesis = folders("Acme", "Acme/Brand", "Thesis")

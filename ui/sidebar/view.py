@@ -144,6 +144,10 @@ class Sidebar(QWidget):
         self.tree = SidebarTree(self)
         self.tree.setModel(self.model)
         self.tree.clicked.connect(self._open)
+        # Every workspace ever expanded (Qt says so for each expansion, by hand, by key or by
+        # code): what to look at when saving the expanded ones, not each of thousands.
+        self._once_expanded: set[str] = set()
+        self.tree.expanded.connect(lambda index: self._once_expanded.add(str(index.data(ID_ROLE))))
         self.tree.sig_open_requested.connect(self._enter)
         self.tree.sig_rename_requested.connect(self._rename)
         self.tree.sig_delete_requested.connect(self._delete)
@@ -282,8 +286,9 @@ class Sidebar(QWidget):
         if self.tree.model() is self.proxy and self._saved_open is not None:
             return list(self._saved_open)
         opened = [s for s in SECTIONS if self.tree.isExpanded(self.model.section_index(s))]
-        opened += [ws_id for ws_id in self._workspace_ids()
-                   if self.tree.isExpanded(self.model.workspace_index(ws_id))]
+        once = self._once_expanded
+        opened += [ws_id for ws_id in self._workspace_ids() if ws_id in once
+                   and self.tree.isExpanded(self.model.workspace_index(ws_id))]
         return opened
 
     def set_expanded_ids(self, ids: list[str], *, fresh: bool = False) -> None:
