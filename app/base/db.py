@@ -526,6 +526,7 @@ class Database:
         self._readers_lock = threading.Lock()
         self._trace: Callable[[str], object] | None = None
         self._closed = False
+        self._checked = False  # the integrity check passed in this process
 
     # ----------------------------------------------------------------- opening
 
@@ -568,12 +569,14 @@ class Database:
                     f"(schema {version}; this version reads up to {SCHEMA_VERSION}). "
                     "Update Cairn to open it; nothing was changed."
                 )
-            if not (check_later and version == SCHEMA_VERSION):
+            checked = not (check_later and version == SCHEMA_VERSION)
+            if checked:
                 _check(conn, path)
             _enable_wal(conn)
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
             db = cls(conn, path)
+            db._checked = checked
             db._migrate(version)
             return db
         except sqlite3.DatabaseError as error:
@@ -640,12 +643,16 @@ class Database:
 
     def check(self) -> None:
         """The integrity check :meth:`open` left for later: a :class:`StartupError` naming
-        the problem, on a connection of its own (it never holds up a writer)."""
+        the problem, on a connection of its own (it never holds up a writer).  Once it has
+        passed (here or at open), it is not run again."""
+        if self._checked:
+            return
         conn = self.load_connection()
         try:
             _check(conn, self.path)
         finally:
             conn.close()
+        self._checked = True
 
     def load_connection(self) -> sqlite3.Connection:
         """A read-only connection of the caller's own, usable from any thread (one thread at

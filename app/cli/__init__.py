@@ -41,6 +41,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {shown(message)}{_did_you_mean(message)} ({usage})\n")
 
 
+class _Version(argparse.Action):
+    """--version, looked up only when asked: importlib.metadata costs ~15 ms of every
+    command otherwise."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default,
+                         help=help or "show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        sys.stdout.write(f"Cairn {version()}\n")
+        parser.exit()
+
+
 def _did_you_mean(message: str) -> str:
     """"; did you mean 'workspace'?" for a mistyped command (argparse's invalid choice)."""
     import difflib
@@ -72,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                "it and quits once it has painted (for timing start-up). Every COMMAND works "
                "without a window: `cairn COMMAND --help` says more.",
     )
-    parser.add_argument("--version", action="version", version=f"Cairn {version()}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("--data-dir", type=_folder, help="use this data folder (or set CAIRN_DATA_DIR)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -113,15 +128,20 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     try:
         # Imported here so --help and --version stay instant, and the registry's commands
         # never load the chat engine or the SDK.
+        # What a command reads is read as it asks (a page of one workspace's chats, or all
+        # of them for a change); the integrity check at once, before anything else.
+        from app.store.registry.state import FirstPaint
+
         if conversation:
             from app.cairn import Cairn
 
-            cairn = Cairn.open(args.data_dir, background_rebuilds=False)
+            cairn = Cairn.open(args.data_dir, background_rebuilds=False, first=FirstPaint(),
+                               check_later=False)
             registry = cairn.registry
         else:
             from app.store.registry.registry import Registry
 
-            registry = Registry.open(args.data_dir)
+            registry = Registry.open(args.data_dir, first=FirstPaint(), check_later=False)
         out = Out(stdout, getattr(args, "json", False))
         if conversation and args.command == "workspace":
             from app.cli import folder as cli_folder

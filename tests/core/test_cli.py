@@ -185,3 +185,34 @@ def test_chat_list_shows_nested_workspaces_nested_and_in_order(empty, capsys, fo
     listing = run_json(capsys, "chat", "list")
     assert [(w["title"], w["parent"]) for w in listing["workspaces"]] == [
         ("Acme", None), ("Brand", a["id"]), ("Thesis", None)]
+
+
+def test_a_command_reads_the_chats_it_needs_and_checks_the_database_first(
+        isolated, capsys, tmp_path, monkeypatch):
+    """`workspace list` reads no chat (at 50,000 chats that was most of its time); a command
+    that lists or changes chats reads them all, from the same snapshot; the integrity check
+    runs at the start of every command, once."""
+    import random
+
+    from app.base import db as db_module
+    from app.store.registry.state import RegistryState
+    from tests.scale_data import build
+
+    build(isolated, tmp_path / "folders", random.Random(5), chats=600, workspaces=12)
+    whole = run_json(capsys, "chat", "list")  # (the first command also marks the check done)
+    pages: list[str] = []
+    checks: list[str] = []
+    real_pages, real_scan = RegistryState._read_pages, RegistryState._scan_ungrouped
+    monkeypatch.setattr(RegistryState, "_read_pages",
+                        lambda self, load, ids: (pages.extend(ids), real_pages(self, load, ids)))
+    monkeypatch.setattr(RegistryState, "_scan_ungrouped",
+                        lambda self, load: (pages.append("ungrouped"), real_scan(self, load)))
+    real_check = db_module._check
+    monkeypatch.setattr(db_module, "_check",
+                        lambda conn, path: (checks.append("check"), real_check(conn, path)))
+
+    assert len(run_json(capsys, "workspace", "list")) == 12
+    assert pages == [] and checks == ["check"]
+    checks.clear()
+    assert run_json(capsys, "chat", "list") == whole
+    assert len(pages) > 12 and "ungrouped" in pages and checks == ["check"]

@@ -125,6 +125,7 @@ def test_a_chat_not_read_yet_is_found_by_its_own_row(data, isolated):
                      data.chat_listing().archived[0]):
             assert reg.chat(chat.id) == chat
         assert reg.chat("ch_nobody") is None
+        assert reg.chat("\udcff") is None  # (a lone surrogate, typed on a command line)
         assert not reg.loaded(order[12])
     finally:
         reg.close()

@@ -38,15 +38,19 @@ class Registry(RecentlyRemoved, FirstStart):
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
-             hub: Hub | None = None, first: FirstPaint | None = None) -> Registry:
+             hub: Hub | None = None, first: FirstPaint | None = None,
+             check_later: bool = True) -> Registry:
         """Open the data folder: check what is stored, finish interrupted changes, first start.
 
         Events go to *hub* (a new one by default: ``registry.hub``).  With *first* (the
-        window), only what the first usable paint shows is read now and the other chats in
-        pages by :meth:`load_step` (see ``state``); the integrity check comes last among
-        them.  Without, every chat is read now (the command line, the tests).
+        window, the command line), only what the first usable paint shows is read now and
+        the other chats in pages, by :meth:`load_step` or as a read needs them (see
+        ``state``); the integrity check comes last among them, or at once without
+        *check_later* (the command line: a command is over before a load would end).
+        Without *first*, every chat is read now (the tests).
         """
-        db = Database.open(data_folder or locations.data_dir(), check_later=first is not None)
+        db = Database.open(data_folder or locations.data_dir(),
+                           check_later=first is not None and check_later)
         registry = cls(db, cleanup=cleanup, hub=hub)
         try:
             with registry._changing():  # a subscriber of a given hub gets one Reset

@@ -462,10 +462,13 @@ class RegistryState:
             load = self._load
             if load is None:
                 return self._chats.get(chat_id)
-            rows = load.conn.execute(
-                f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
-                " LEFT JOIN membership m ON m.chat_id = c.id WHERE c.id = ?", (chat_id,)
-            ).fetchall()
+            try:
+                rows = load.conn.execute(
+                    f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
+                    " LEFT JOIN membership m ON m.chat_id = c.id WHERE c.id = ?", (chat_id,)
+                ).fetchall()
+            except UnicodeEncodeError:  # (typed: a lone surrogate) no stored id is that
+                return None
         return self._records(rows, self._workspaces)[0].get(chat_id)
 
     def _step(self, load: Load) -> None:
