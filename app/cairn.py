@@ -217,11 +217,10 @@ class Cairn:
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, background_rebuilds: bool = True,
-             first: FirstPaint | None = None, check_later: bool = True) -> Cairn:
+             first: FirstPaint | None = None) -> Cairn:
         """*first*: what the window's first paint shows, read first (the rest in pages:
-        ``Operations.load_rest``, or as reads need them); None reads every chat now.
-        *check_later*: see ``Registry.open``."""
-        return cls(Registry.open(data_folder, first=first, check_later=check_later),
+        ``Operations.load_rest``); None reads every chat now."""
+        return cls(Registry.open(data_folder, first=first),
                    background_rebuilds=background_rebuilds)
 
     def close(self) -> None:

@@ -9,7 +9,9 @@ start and ~9 MB held for good.
 
 A module whose source cannot be read is taken as not using PySide6: that is every module of
 the installers' bundles (compiled code only).  :func:`read_no_sources` gives every module that
-answer, so a start from source behaves as the bundle does, without the reading.
+answer, so a start from source behaves as the bundle does, without the reading.  (The answer
+only matters once some module selects a feature: then a module taken as not using PySide6
+keeps whatever selection was made last.  No module Cairn runs selects one.)
 """
 
 from __future__ import annotations

@@ -128,19 +128,20 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     try:
         # Imported here so --help and --version stay instant, and the registry's commands
         # never load the chat engine or the SDK.
-        # What a command reads is read as it asks (a page of one workspace's chats, or all
-        # of them for a change); the integrity check at once, before anything else.
-        from app.store.registry.state import FirstPaint
-
         if conversation:
             from app.cairn import Cairn
 
-            cairn = Cairn.open(args.data_dir, background_rebuilds=False, first=FirstPaint(),
-                               check_later=False)
+            cairn = Cairn.open(args.data_dir, background_rebuilds=False)
             registry = cairn.registry
         else:
             from app.store.registry.registry import Registry
+            from app.store.registry.state import FirstPaint
 
+            # The registry's commands are short and never wait on a person or the network:
+            # what one reads is read as it asks (a page of one workspace's chats; all of them
+            # for a change), from one read snapshot kept for the command; the integrity check
+            # at once.  (A conversation reads every chat now, as before: it may hold the core
+            # open for minutes, and a snapshot kept that long would hold back the WAL.)
             registry = Registry.open(args.data_dir, first=FirstPaint(), check_later=False)
         out = Out(stdout, getattr(args, "json", False))
         if conversation and args.command == "workspace":

@@ -131,6 +131,46 @@ def test_a_chat_not_read_yet_is_found_by_its_own_row(data, isolated):
         reg.close()
 
 
+def test_work_begun_on_a_chat_not_read_yet_never_deadlocks_with_a_page(data, isolated):
+    """A Send in a chat opened before its page is in (from search, say): the chat is looked
+    up under the load's lock, which a page holds while it waits for the memory lock; looking
+    it up while holding the memory lock deadlocked the two."""
+    import threading
+    import time
+
+    order = [ws.id for ws in data.workspaces()]
+    chat = data.chats_of(order[30])[0]
+    reg = pages(isolated)
+    stuck = True
+    try:
+        holding, go_on = threading.Event(), threading.Event()
+
+        def a_page() -> None:  # as _read_pages: the load's lock, then the memory lock
+            with reg._load_lock:
+                holding.set()
+                go_on.wait(10)
+                with reg._lock:
+                    pass
+
+        begun: list[object] = []
+        page = threading.Thread(target=a_page, daemon=True)
+        page.start()
+        holding.wait(10)
+        sender = threading.Thread(daemon=True, target=lambda: begun.append(
+            reg.begin_work(chat.id, "turn", lambda: None)))
+        sender.start()
+        time.sleep(0.2)  # the sender is waiting for the load's lock by now
+        go_on.set()
+        page.join(10)
+        sender.join(10)
+        stuck = page.is_alive() or sender.is_alive()
+        assert not stuck, "deadlocked"
+        reg.end_work(begun[0])  # type: ignore[arg-type]
+    finally:
+        if not stuck:  # (closing takes the load's lock: it would wait forever)
+            reg.close()
+
+
 def test_a_change_finishes_the_load_first(data, isolated):
     order = [ws.id for ws in data.workspaces()]
     chat = data.chats_of(order[20])[1]

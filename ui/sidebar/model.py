@@ -32,9 +32,9 @@ from PySide6.QtCore import (
 
 from app import events as ev
 from app.records import MISSING_DIR, Chat, Workspace
-from app.store.registry.state import UNGROUPED as UNGROUPED_PAGE
 from app.store.registry.nesting import Rows
 from app.store.registry.registry import Registry
+from app.store.registry.state import UNGROUPED as UNGROUPED_PAGE
 from ui.bridge import EventBridge, Snapshot
 from ui.sidebar.drops import (
     MOVE_CHAT,

@@ -458,8 +458,15 @@ class ChatList(RegistryState):
         never starts on a chat that is being archived, and never waits on a write either.
         Call :meth:`end_work` when it finishes.
         """
+        # Found before the memory lock: a chat the start-up load has not read yet is looked
+        # up under the load's lock, which is never taken under ``_lock``.
+        found = self.get_chat(chat_id, verb="start work in")
         with self._lock:
-            chat = self.get_chat(chat_id, verb="start work in")
+            # While a load is under way nothing has changed (every change ends it first): what
+            # was found holds; after it, memory is the truth.
+            chat = self._chats.get(chat_id, found if self._load is not None else None)
+            if chat is None:
+                raise _missing_chat("start work in", chat_id)
             if chat.archived:
                 raise Refused(f"cannot start work in session '{chat_id}': the session is archived")
             work = self.live.begin(chat_id, kind, stop, fenced=lambda: Refused(

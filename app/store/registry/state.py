@@ -93,8 +93,9 @@ def read_stored(conn: sqlite3.Connection) -> Stored:
 @dataclass(slots=True)
 class FirstPaint:
     """What the window's first usable paint shows besides the workspace list and Pinned:
-    the workspaces it shows expanded and the chat it has open.  ``Registry.open`` with one
-    reads these first and leaves the other chats to :meth:`RegistryState.load_step`."""
+    the workspaces it shows expanded and the chat it has open (the command line: none).
+    ``Registry.open`` with one reads these first and leaves the other chats to
+    :meth:`RegistryState.load_step`, or to the reads that need them."""
 
     expanded: Collection[str] = ()
     chat: str | None = None
@@ -163,8 +164,8 @@ class RegistryState:
         self._archived = Rows(newest_first=True)
         self._seq_top = -1  # the largest ``_seq`` given: a new chat's is larger
         # A load under way (``Registry.open`` with a FirstPaint): the chats of the workspaces
-        # in ``_pages`` are in memory, the others come in pages (load_step); a read that needs
-        # one waits for that page only (_need).  None: every chat is in memory.  Memory is
+        # in ``_pages`` (and Ungrouped's, once UNGROUPED is in it) are in memory, the others
+        # come in pages (load_step); a read that needs one waits for that page only (_need).  None: every chat is in memory.  Memory is
         # changed by loading only until the load ends, and by changes only after it (every
         # change finishes the load first), so the two never interleave.
         self._load: Load | None = None
@@ -398,8 +399,9 @@ class RegistryState:
             self._archived = Rows(newest_first=True)
             self._load = load
         wanted = [ws_id for ws_id in first.expanded if ws_id in workspaces]
-        if first.chat in chats and chats[first.chat].workspace_id is not None:
-            wanted.append(chats[first.chat].workspace_id or "")
+        open_in = chats[first.chat].workspace_id if first.chat in chats else None
+        if open_in is not None:
+            wanted.append(open_in)
         if wanted:
             with self._load_lock:
                 self._read_pages(load, wanted)
@@ -593,14 +595,14 @@ class RegistryState:
         returns whom to tell once memory is whole."""
         if self._load is None:
             return []
-        with self._load_lock:
+        with self._load_lock, self._lock:  # (``when_loaded`` adds to the list under ``_lock``)
             load, self._load = self._load, None
             self._pages = set()
             if load is None:
                 return []
-            load.conn.close()
             waiting, load.waiting = load.waiting, []
-            return waiting
+        load.conn.close()
+        return waiting
 
     # ----------------------------------------------------------------- writing
 
