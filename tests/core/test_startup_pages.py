@@ -106,6 +106,28 @@ def test_ungrouped_asked_for_is_read_first_and_on_its_own(data, isolated):
         reg.close()
 
 
+def test_a_workspace_asked_for_during_ungrouped_s_scan_is_read_before_the_scan_ends(
+        data, isolated, monkeypatch):
+    import app.store.registry.state as state
+
+    monkeypatch.setattr(state, "SCAN_CHATS", 500)  # a scan of several steps at 3,000 chats
+    order = [ws.id for ws in data.workspaces()]
+    reg = pages(isolated)
+    try:
+        reg.when_loaded(UNGROUPED, lambda: None)
+        assert reg.load_step() and not reg.loaded(UNGROUPED)  # the scan's first step
+        reg.when_loaded(order[25], lambda: None)
+        assert reg.load_step() and reg.loaded(order[25]) and not reg.loaded(UNGROUPED)
+        while not reg.loaded(UNGROUPED):
+            assert reg.load_step()
+        assert not reg.loaded(order[30])  # the rest of the workspaces after Ungrouped
+        while reg.load_step():
+            pass
+        assert reg.chat_listing() == data.chat_listing()
+    finally:
+        reg.close()
+
+
 def test_a_read_of_ungrouped_waits_for_its_scan_only(data, isolated):
     reg = pages(isolated)
     try:

@@ -474,27 +474,17 @@ class RegistryState:
         return self._records(rows, self._workspaces)[0].get(chat_id)
 
     def _step(self, load: Load) -> None:
-        """One page (under ``_load_lock``): the workspaces a reader waits for, then the others
-        in display order, a few thousand chats at a time; Ungrouped's chats in a step of their
-        own, where their place in the queues comes; then the integrity check."""
-        batch: list[str] = []
-        size = 0
-        scan = False
-        for queue in (load.wanted, load.todo):
-            while queue and size < PAGE_CHATS and not scan:
-                place = queue[0]
-                if place == UNGROUPED and place not in self._pages:
-                    scan = not batch  # else: after this batch
-                    break
-                queue.pop(0)
-                if place not in self._pages and place not in batch and place in self._workspaces:
-                    batch.append(place)
-                    size += sum(load.counts.get(place, (0, 0)))
-            if scan or (queue and queue[0] == UNGROUPED):
-                break
+        """One page (under ``_load_lock``): the workspaces a reader waits for, a few thousand
+        chats at a time; a step of the scan for Ungrouped's chats when a reader waits for them
+        (a workspace asked for meanwhile goes first: the scan takes many steps); the other
+        workspaces in display order, then Ungrouped; then the integrity check."""
+        with self._lock:  # (``when_loaded`` adds to ``wanted`` under it)
+            batch = self._take(load, load.wanted)
+            if not batch and not load.wanted:
+                batch = self._take(load, load.todo)
         if batch:
             self._read_pages(load, batch)
-        elif scan:
+        elif UNGROUPED not in self._pages:  # asked for, or the last page
             self._scan_ungrouped(load)
         else:
             try:
@@ -502,6 +492,23 @@ class RegistryState:
             finally:
                 load.conn.close()
             self._end_load(load)
+
+    def _take(self, load: Load, queue: list[str]) -> list[str]:
+        """The workspaces not read yet at the front of *queue*, about ``PAGE_CHATS`` chats'
+        worth, taken off it; what is read already is dropped, Ungrouped stays."""
+        batch: list[str] = []
+        keep: list[str] = []
+        size = 0
+        for place in queue:
+            if place in self._pages or place in batch:
+                continue
+            if place == UNGROUPED or size >= PAGE_CHATS:
+                keep.append(place)
+            elif place in self._workspaces:
+                batch.append(place)
+                size += sum(load.counts.get(place, (0, 0)))
+        queue[:] = keep
+        return batch
 
     def _scan_ungrouped(self, load: Load) -> None:
         """The next rowids of the scan for Ungrouped's chats (those no membership names: a
