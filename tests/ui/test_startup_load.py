@@ -76,21 +76,36 @@ def held_load(monkeypatch: pytest.MonkeyPatch) -> threading.Semaphore:
     return permits
 
 
-def test_ungrouped_left_expanded_fills_in_first(qapp, loop, isolated, tmp_path, monkeypatch):
-    """Ungrouped shown expanded is the load's first page (a scan of every chat, in steps),
-    before any workspace's: it fills in right after the paint, not once every chat is read."""
-    build(isolated, tmp_path / "folders", random.Random(12))
-    truth = listing_of(isolated)
-    state = QSettings(str(isolated / "window.ini"), QSettings.Format.IniFormat)
-    state.setValue("expanded", [UNGROUPED])
+def started_as_left(qapp: Any, folder: Path, permits: threading.Semaphore, expanded: list[str],
+                    chat: str | None = None) -> Any:
+    """The window started on *folder* as a person left it (*expanded* rows, *chat* open),
+    once it has painted filled in (the load held by *permits*)."""
+    state = QSettings(str(folder / "window.ini"), QSettings.Format.IniFormat)
+    state.setValue("expanded", expanded)
+    if chat is not None:
+        state.setValue("chat", chat)
     state.sync()
-    permits = held_load(monkeypatch)
-    starter = start(qapp, isolated)
+    starter = start(qapp, folder)
     ready = threading.Event()
     starter.window.sig_ready.connect(ready.set)
     starter.begin()
     try:
         wait_for(ready.is_set, timeout=60)
+    except BaseException:
+        permits.release(100_000)
+        close_window(starter)
+        raise
+    return starter
+
+
+def test_ungrouped_left_expanded_fills_in_first(qapp, loop, isolated, tmp_path, monkeypatch):
+    """Ungrouped shown expanded is the load's first page (a scan of every chat, in steps),
+    before any workspace's: it fills in right after the paint, not once every chat is read."""
+    build(isolated, tmp_path / "folders", random.Random(12))
+    truth = listing_of(isolated)
+    permits = held_load(monkeypatch)
+    starter = started_as_left(qapp, isolated, permits, [UNGROUPED])
+    try:
         registry, model = starter.cairn.registry, starter.window.sidebar.model
         section = model.section_index(UNGROUPED)
         assert starter.window.sidebar.tree.isExpanded(section)
@@ -116,18 +131,9 @@ def test_the_window_is_usable_before_the_load_ends_and_every_read_is_right(
     order = [ws.id for ws, _ in truth.workspaces]
     expanded = [ws_id for ws_id in order if chats_of[ws_id]][:2]
     open_chat = chats_of[expanded[1]][0]
-    state = QSettings(str(isolated / "window.ini"), QSettings.Format.IniFormat)
-    state.setValue("expanded", expanded)
-    state.setValue("chat", open_chat)
-    state.sync()
-
     permits = held_load(monkeypatch)
-    starter = start(qapp, isolated)
-    ready = threading.Event()
-    starter.window.sig_ready.connect(ready.set)
-    starter.begin()
+    starter = started_as_left(qapp, isolated, permits, expanded, open_chat)
     try:
-        wait_for(ready.is_set, timeout=60)
         registry = starter.cairn.registry
         sidebar = starter.window.sidebar
         model = sidebar.model
