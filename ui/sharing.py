@@ -9,7 +9,7 @@ refusal in one sentence through the window's notice.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 
 from app.errors import CairnError
 from app.store.files import human_size
-from ui.dialogs import ask_folder, home, workspace_folder
-from ui.text import Label, message_box, tip
+from ui.dialogs import FolderDialog, ask_folder, home, workspace_folder
+from ui.text import Label, answered, message_box, tip
 
 if TYPE_CHECKING:
     from app.ops import Operations
@@ -162,7 +162,7 @@ class SharingFlows:
         self.ask_export_file: Callable[[str], str | None] = self._ask_export_file
         self.ask_replace: Callable[[str], bool] = self._ask_replace
         self.ask_bundle: Callable[[], str | None] = self._ask_bundle
-        self.ask_import_folder: Callable[[str], str | None] = self._ask_import_folder
+        self.ask_import_folder: Callable[[str], Awaitable[str | None]] = self._ask_import_folder
         self.ask_restore_folder: Callable[[], str | None] = self._ask_restore_folder
         self.removed_dialog: RecentlyRemoved | None = None
         self.start_folder = home()  # where the next file dialog opens (a workspace's folder)
@@ -229,7 +229,7 @@ class SharingFlows:
             self.window.notice.say(str(refused))
             return
         self.start_folder = str(source.parent)
-        folder = self.ask_import_folder(f"“{title}” ({source.name})")
+        folder = await self.ask_import_folder(f"“{title}” ({source.name})")
         if folder:
             await self._import(source, folder)
 
@@ -247,9 +247,10 @@ class SharingFlows:
             f"({imported.files} file{'s' if imported.files != 1 else ''}, {imported.chats} "
             f"chat{'s' if imported.chats != 1 else ''}).")
 
-    def ask_keep_cairn_md(self, path: str) -> str | None:
+    async def ask_keep_cairn_md(self, path: str) -> str | None:
         """The bundle keeps its knowledge as CAIRN.md and the folder has its own: keep the
-        bundle's document or the folder's file (None: leave CAIRN.md off there)."""
+        bundle's document or the folder's file (None: leave CAIRN.md off there).  Asked
+        inside a task: without an event loop of its own (see ``answered``)."""
         box = message_box(QMessageBox.Icon.Question, "CAIRN.md already exists",
                           f"{path} already exists and is not the imported document. Which one "
                           "should Cairn keep as CAIRN.md?", parent=self.window)
@@ -257,7 +258,7 @@ class SharingFlows:
         document = box.addButton("Keep the imported document", QMessageBox.ButtonRole.AcceptRole)
         the_file = box.addButton("Keep the folder's file", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
+        await answered(box)
         clicked = box.clickedButton()
         return "document" if clicked is document else "file" if clicked is the_file else None
 
@@ -266,7 +267,7 @@ class SharingFlows:
             asked, _ = await self.ops.adopt_knowledge_files(ws_ids)
             for ws_id in asked:
                 ws = self.registry.workspace(ws_id)
-                keep = self.ask_keep_cairn_md(f"{ws.path}/CAIRN.md" if ws else "CAIRN.md")
+                keep = await self.ask_keep_cairn_md(f"{ws.path}/CAIRN.md" if ws else "CAIRN.md")
                 if keep is not None:
                     await self.ops.switch_knowledge_file(ws_id, True, keep=keep)
         except CairnError as refused:
@@ -336,6 +337,9 @@ class SharingFlows:
         return ask_folder(self.window, "Restore into which folder? (where it is now, or a new "
                           "one)", home())
 
-    def _ask_import_folder(self, name: str) -> str | None:
-        return ask_folder(self.window, f"Import {name} into which folder? (an empty or new one)",
-                          self.start_folder)
+    async def _ask_import_folder(self, name: str) -> str | None:
+        """Asked inside a task: without an event loop of its own (see ``answered``)."""
+        dialog = FolderDialog(self.window, f"Import {name} into which folder? (an empty or new "
+                              "one)", self.start_folder)
+        accepted = await answered(dialog) == FolderDialog.DialogCode.Accepted
+        return dialog.chosen if accepted else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 import re
 
-from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import QDialog, QLabel, QMessageBox, QPushButton, QWidget
 
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -111,3 +111,27 @@ def confirm(icon: QMessageBox.Icon, title: str, text: str, action: str, *,
     default.setFont(bold)
     box.exec()
     return box.clickedButton() is go
+
+
+async def answered(box: QDialog) -> int:
+    """Show *box* window-modal and wait for the person's answer: its result code (a message
+    box's button: ``clickedButton()``).  For a question asked inside a task.  ``exec`` would run
+    an event loop of its own inside the task's step, and while it runs asyncio refuses to enter
+    any other task: each one that comes due is dropped for good (the catch-up with other
+    processes, the folders' checks), long after the question is gone.  A cancelled wait (a
+    quit) closes the question."""
+    import asyncio
+
+    answer: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def finished(code: int) -> None:
+        if not answer.done():
+            answer.set_result(code)
+
+    box.finished.connect(finished)
+    box.open()
+    try:
+        return await answer
+    finally:
+        if not answer.done():
+            box.reject()

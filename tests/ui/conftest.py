@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import qasync
@@ -33,6 +33,25 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
     asyncio.set_event_loop(None)
     _CLOSED_LOOPS.append(loop)
+
+
+@pytest.fixture(autouse=True)
+def _no_modal_loop_inside_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dialog's ``exec`` runs an event loop of its own; inside a task's step, asyncio then
+    refuses every other task that comes due, and those never run again.  A question asked
+    inside a task awaits ``ui.text.answered`` instead: any ``exec`` there fails the test."""
+    from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox
+
+    for kind in (QDialog, QMessageBox, QFileDialog, QInputDialog):
+        real = kind.exec
+
+        def exec_(self: QDialog, real: Callable[[QDialog], int] = real) -> int:
+            loop = asyncio.events._get_running_loop()
+            task = asyncio.current_task(loop) if loop is not None else None
+            assert task is None, f"{type(self).__name__}.exec() inside the task {task!r}"
+            return real(self)
+
+        monkeypatch.setattr(kind, "exec", exec_)
 
 
 @pytest.fixture(autouse=True)

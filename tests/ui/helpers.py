@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex
 
 from tests.memory_keyring import TEST_KEY
 from ui.app import Starter, start
+
+T = TypeVar("T")
+
+
+def replies(answer: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+    """A question's hook (one asked inside a task, awaited) that answers as *answer* does."""
+
+    async def ask(*args: Any) -> T:
+        return answer(*args)
+
+    return ask
 
 
 def walk(model: QAbstractItemModel, parent: QModelIndex = QModelIndex(),  # noqa: B008

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
-from tests.ui.helpers import run, wait_for
+from tests.ui.helpers import replies, run, wait_for
 
 
 def test_import_says_a_bad_file_before_asking_for_a_folder(opened, tmp_path):
@@ -19,7 +19,7 @@ def test_import_says_a_bad_file_before_asking_for_a_folder(opened, tmp_path):
     bogus = tmp_path / "notes.cairn"
     bogus.write_text("not a bundle")
     asked: list[str] = []
-    sharing.ask_import_folder = lambda name: (asked.append(name), None)[1]
+    sharing.ask_import_folder = replies(lambda name: (asked.append(name), None)[1])
     sharing.import_bundle(str(bogus))
     wait_for(lambda: window.notice.isVisible())
     assert "is not a Cairn bundle" in window.notice.label.text()
@@ -33,7 +33,7 @@ def test_import_names_the_bundles_workspace_when_it_asks_where(opened, folders, 
     run(opened.ops.export_workspace(ws.id, bundle))
     sharing = opened.window.sharing
     asked: list[str] = []
-    sharing.ask_import_folder = lambda name: (asked.append(name), None)[1]
+    sharing.ask_import_folder = replies(lambda name: (asked.append(name), None)[1])
     sharing.import_bundle(str(bundle))
     wait_for(lambda: asked)
     assert asked == ["“Acme” (acme.cairn)"] and sharing.start_folder == str(tmp_path)

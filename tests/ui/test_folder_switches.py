@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QCheckBox, QLabel
 
-from tests.ui.helpers import close_window, open_window, run, wait_for
+from tests.ui.helpers import close_window, open_window, replies, run, wait_for
 from tests.ui.test_knowledge_panel import named, show, workspace
 from ui.app import Starter
 from ui.knowledge.folder import ACCESS_SAYS
@@ -24,7 +24,7 @@ def opened(qapp, loop, isolated) -> Iterator[Starter]:
     yield starter
     panel = starter.window.knowledge
     if panel is not None:
-        panel.ask_unsaved = lambda: DISCARD
+        panel.ask_unsaved = replies(lambda: DISCARD)
     close_window(starter)
 
 
@@ -72,7 +72,7 @@ def test_turning_cairn_md_on_over_the_folders_own_file_asks_which_to_keep(opened
     opened.cairn.knowledge.save(ws_id, "## Facts\n- In Cairn\n", source="user")
     panel = show(opened, ws_id)
     asked: list[str] = []
-    panel.folder.ask_keep = lambda path: (asked.append(path), "file")[1]
+    panel.folder.ask_keep = replies(lambda path: (asked.append(path), "file")[1])
     switch = named(panel, QCheckBox, "Keep this document as CAIRN.md in the folder")
     wait_for(lambda: switch.isVisible())
     switch.click()
@@ -176,8 +176,8 @@ def test_importing_into_a_folder_with_its_own_cairn_md_asks_which_to_keep(
     (Path(target) / "CAIRN.md").write_text("# The folder's own\n", encoding="utf-8")
     sharing = opened.window.sharing
     asked: list[str] = []
-    sharing.ask_import_folder = lambda name: target
-    sharing.ask_keep_cairn_md = lambda path: (asked.append(path), "document")[1]
+    sharing.ask_import_folder = replies(lambda name: target)
+    sharing.ask_keep_cairn_md = replies(lambda path: (asked.append(path), "document")[1])
     sharing.import_bundle(str(bundle))
     wait_for(lambda: asked and (Path(target) / "CAIRN.md").read_text(encoding="utf-8")
              == "## Facts\n- From the bundle\n")

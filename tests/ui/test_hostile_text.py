@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tests.ui.helpers import run, wait_for
+from tests.ui.helpers import replies, run, wait_for
 from ui.app import Starter
 from ui.sharing import RecentlyRemoved
 
@@ -221,7 +221,7 @@ def test_the_knowledge_previews_copy_link_copies_and_its_links_show_where_they_g
     window.sidebar.select_workspace(ws.id)
     window._workspace_selected(ws.id)
     editor = window.knowledge.editor
-    window.knowledge.ask_unsaved = lambda: DISCARD  # the text typed here is not kept
+    window.knowledge.ask_unsaved = replies(lambda: DISCARD)  # the text typed here is not kept
     wait_for(lambda: editor.owner == ws.id and editor.opened is not None)
     editor.edit.setPlainText("# Notes\n\n```\nrm -rf ~/build\n```\n\n"
                              "[https://bank.example](https://evil.example)\n")

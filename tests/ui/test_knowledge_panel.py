@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from tests.ui import helpers
-from tests.ui.helpers import close_window, open_window, run, wait_for
+from tests.ui.helpers import close_window, open_window, replies, run, wait_for
 from ui.app import Starter, start
 from ui.knowledge.panel import CANCEL, DISCARD, SAVE, KnowledgePanel
 
@@ -38,7 +38,7 @@ def opened(qapp, loop, isolated) -> Iterator[Starter]:
     yield starter
     panel = starter.window.knowledge
     if panel is not None:  # nothing asks while the test ends
-        panel.ask_unsaved = lambda: DISCARD
+        panel.ask_unsaved = replies(lambda: DISCARD)
     close_window(starter)
 
 
@@ -161,21 +161,21 @@ def test_the_guard_asks_before_another_selection_drops_unsaved_text(opened, fold
     def answer(choice: str) -> Callable[[], str]:
         return lambda: (asked.append(choice), choice)[1]
 
-    panel.ask_unsaved = answer(CANCEL)
+    panel.ask_unsaved = replies(answer(CANCEL))
     opened.window.sidebar.select_workspace(second)  # as a click selects it
     opened.window._workspace_selected(second)
     wait_for(lambda: asked == [CANCEL])
     assert panel.ws_id == first and panel.editor.text() == "- Mine\n"
     assert opened.window.sidebar.current_id() == first  # the selection went back
 
-    panel.ask_unsaved = answer(SAVE)
+    panel.ask_unsaved = replies(answer(SAVE))
     opened.window._workspace_selected(second)
     wait_for(lambda: panel.ws_id == second)
     assert opened.cairn.knowledge.get(first).text == "- Mine\n"  # saved before leaving
 
     wait_for(lambda: panel.editor.opened is not None and panel.editor.owner == second)
     type_into(panel, "- Thrown away\n")
-    panel.ask_unsaved = answer(DISCARD)
+    panel.ask_unsaved = replies(answer(DISCARD))
     opened.window._workspace_selected(first)
     wait_for(lambda: panel.ws_id == first)
     assert opened.cairn.knowledge.get(second).version == 0  # nothing saved
@@ -194,11 +194,11 @@ def test_the_guard_asks_before_the_window_closes(opened, folders):
     ws = workspace(opened, acme)
     panel = show(opened, ws)
     type_into(panel, "- Mine\n")
-    panel.ask_unsaved = lambda: CANCEL
+    panel.ask_unsaved = replies(lambda: CANCEL)
     opened.window.close()
     helpers.QTBOT.wait(50)
     assert opened.window.isVisible()
-    panel.ask_unsaved = lambda: SAVE
+    panel.ask_unsaved = replies(lambda: SAVE)
     opened.window.close()
     wait_for(lambda: not opened.window.isVisible())
     assert opened.cairn.knowledge.get(ws).text == "- Mine\n"
@@ -509,8 +509,38 @@ def test_the_real_questions_ask_and_answer(opened, folders, tmp_path):
     seen = answer_the_question("Remove")
     assert panel.files.confirm_remove("brief.md") is True
     seen = answer_the_question("Discard")
-    assert panel.ask_unsaved() == DISCARD
+    assert run(panel.ask_unsaved()) == DISCARD
     assert seen == ["Save your changes to the knowledge before leaving?"]
+
+
+def test_while_the_unsaved_question_is_open_the_window_s_other_work_goes_on(opened, folders):
+    """The question is asked inside a task: asked with an event loop of its own, every other
+    task that came due meanwhile was refused by asyncio and never ran again — the catch-up
+    with the command line and the folders' checks stopped for the rest of the session."""
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    acme, brand = folders("Acme Inc", "Brand")
+    first, second = workspace(opened, acme), workspace(opened, brand)
+    panel = show(opened, first)
+    type_into(panel, "- Mine, not saved\n")
+    assert panel.is_dirty()
+    opened.window.sidebar.select_workspace(second)  # as a click selects it
+    opened.window._workspace_selected(second)
+    wait_for(lambda: isinstance(QApplication.activeModalWidget(), QMessageBox))
+    ran: list[str] = []
+
+    async def other_work() -> None:
+        ran.append("ran")
+
+    opened.window.run_task(other_work())  # (as the catch-up's timer starts its task)
+    wait_for(lambda: ran == ["ran"])
+    box = QApplication.activeModalWidget()
+    assert isinstance(box, QMessageBox)
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    wait_for(lambda: QApplication.activeModalWidget() is None)
+    assert panel.ws_id == first and panel.is_dirty()  # cancelled: nothing went
+    opened.window.run_task(other_work())  # and after it, as before it
+    wait_for(lambda: ran == ["ran", "ran"])
 
 
 def test_a_file_that_cannot_be_added_is_said(opened, folders, tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QListWidget, QTabBar
 
-from tests.ui.helpers import run, wait_for
+from tests.ui.helpers import replies, run, wait_for
 from ui.app import Starter
 from ui.columns import CHAT_MIN
 from ui.knowledge.panel import DISCARD
@@ -90,7 +90,7 @@ def test_the_panel_tabs_are_never_elided_even_with_unsaved_marks(opened, folders
     panel = window.knowledge
     assert panel is not None
     wait_for(lambda: panel.editor.opened is not None)
-    panel.ask_unsaved = lambda: DISCARD  # (nothing asks when the test closes the window)
+    panel.ask_unsaved = replies(lambda: DISCARD)  # (nothing asks when the test closes the window)
     panel.editor.edit.setPlainText("## Facts\n- mine\n")  # "Knowledge ●"
     wait_for(lambda: panel.tabs.tabText(0) == "Knowledge ●")
     window.split.setSizes([290, 2000, 1])  # the panel dragged as narrow as it goes

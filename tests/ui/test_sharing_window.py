@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from tests.ui.helpers import run, wait_for
+from tests.ui.helpers import replies, run, wait_for
 
 
 def test_export_import_and_restore_from_the_window(opened, loop, folders, tmp_path):
@@ -28,7 +28,7 @@ def test_export_import_and_restore_from_the_window(opened, loop, folders, tmp_pa
     assert bundle.exists()
     # A .cairn file dropped on the window is offered for import, into a folder chosen.
     target = tmp_path / "disk" / "Acme copy"
-    sharing.ask_import_folder = lambda name: str(target)
+    sharing.ask_import_folder = replies(lambda name: str(target))
     data = QMimeData()
     data.setUrls([QUrl.fromLocalFile(str(bundle))])
     window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data,

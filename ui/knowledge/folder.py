@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import CairnError
-from ui.text import Label, message_box
+from ui.text import Label, answered, message_box
 
 if TYPE_CHECKING:
     from app.events import KnowledgeSaved
@@ -94,8 +94,9 @@ class FolderSwitches(QWidget):
 
     # ----------------------------------------------------------------- hooks (tests replace)
 
-    def ask_keep(self, path: str) -> str | None:
-        """The folder has its own CAIRN.md: keep the document or the file (None: cancel)."""
+    async def ask_keep(self, path: str) -> str | None:
+        """The folder has its own CAIRN.md: keep the document or the file (None: cancel).
+        Asked inside a task: without an event loop of its own (see ``answered``)."""
         box = message_box(QMessageBox.Icon.Question, "CAIRN.md already exists",
                           f"{path} already exists and is not this document. Which one should "
                           "Cairn keep? The other stays in the document's history only if it "
@@ -104,7 +105,7 @@ class FolderSwitches(QWidget):
         document = box.addButton("Keep the document", QMessageBox.ButtonRole.AcceptRole)
         the_file = box.addButton("Keep the file", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
+        await answered(box)
         clicked = box.clickedButton()
         return "document" if clicked is document else "file" if clicked is the_file else None
 
@@ -155,7 +156,7 @@ class FolderSwitches(QWidget):
         keep: str | None = None
         if on and await self.ops.knowledge_file_conflict(owner):
             ws = self.registry.workspace(owner)
-            keep = self.ask_keep(f"{ws.path}/CAIRN.md" if ws else "CAIRN.md")
+            keep = await self.ask_keep(f"{ws.path}/CAIRN.md" if ws else "CAIRN.md")
             if keep is None:
                 self.file_switch.setChecked(False)
                 return

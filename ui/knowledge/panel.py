@@ -23,7 +23,7 @@ from ui.knowledge.editor import DocumentEditor
 from ui.knowledge.files import FilesView
 from ui.knowledge.folder import FolderSwitches
 from ui.knowledge.instructions import InstructionsView
-from ui.text import Label, message_box
+from ui.text import Label, answered, message_box
 from ui.widgets import ElidedLabel
 
 if TYPE_CHECKING:
@@ -113,15 +113,18 @@ class KnowledgePanel(QWidget):
 
     # ----------------------------------------------------------------- hooks (tests replace)
 
-    def ask_unsaved(self) -> str:
-        """Save, discard or cancel, when unsaved changes would go."""
+    async def ask_unsaved(self) -> str:
+        """Save, discard or cancel, when unsaved changes would go (asked inside a task:
+        without an event loop of its own, see ``answered``)."""
         box = message_box(QMessageBox.Icon.Question, "Unsaved knowledge",
                           "Save your changes to the knowledge before leaving?",
                           buttons=QMessageBox.StandardButton.Save
                           | QMessageBox.StandardButton.Discard
                           | QMessageBox.StandardButton.Cancel, parent=self)
         box.setAccessibleName("Unsaved knowledge")
-        answer = box.exec()
+        await answered(box)
+        clicked = box.clickedButton()
+        answer = box.standardButton(clicked) if clicked is not None else None
         if answer == QMessageBox.StandardButton.Save:
             return SAVE
         if answer == QMessageBox.StandardButton.Discard:
@@ -176,7 +179,7 @@ class KnowledgePanel(QWidget):
         """Ask about unsaved changes: True when they are saved or may go."""
         if not self.is_dirty():
             return True
-        answer = self.ask_unsaved()
+        answer = await self.ask_unsaved()
         if answer == CANCEL:
             return False
         if answer == DISCARD:
