@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import logging
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -167,7 +168,30 @@ def seconds(value: float) -> str:
 
 def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
             purpose: str = "chat") -> ModelError:
-    """One sentence a person understands, for every way a call can fail."""
+    """One sentence a person understands, for every way a call can fail.  A knowledge
+    update's says nothing of a message: none of the person's is involved in it."""
+    explained = _explain(error, model=model, catalog=catalog, purpose=purpose)
+    if purpose == "chat":
+        return explained
+    sentence = str(explained)
+    for said, instead in _NO_MESSAGE:
+        sentence = said.sub(instead, sentence)
+    return ModelError(sentence, kind=explained.kind)
+
+
+# What a chat's failure says of the person's message, and what a knowledge update's says.
+_NO_MESSAGE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"[.;] [Yy]our message is kept; send it again(?: in a moment)?\."),
+     ". Try again in a moment."),
+    (re.compile(r"\. What arrived is kept; send your message again\."), ". Nothing was changed."),
+    (re.compile(r"[.;] [Yy]our message is kept\."), "."),
+    (re.compile(r"\bsend again\b"), "try again"),
+    (re.compile(r"\bSend again\b"), "Try again"),
+)
+
+
+def _explain(error: BaseException, *, model: str, catalog: Catalog | None,
+             purpose: str) -> ModelError:
     if isinstance(error, ModelError):
         return error
     if isinstance(error, CairnError):  # refused before any call (a retired model, say)
@@ -229,8 +253,9 @@ def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
         if error_type == "overloaded_error" or error.status_code == 529:
             return ModelError(OVERLOADED_AFTER_RETRYING, kind="overloaded")
         if error_type == "rate_limit_error":
-            return explain(anthropic.RateLimitError(error.message, response=error.response,
-                                                    body=error.body), model=model)
+            return _explain(anthropic.RateLimitError(error.message, response=error.response,
+                                                     body=error.body), model=model,
+                            catalog=catalog, purpose=purpose)
         if "prompt is too long" in message or "too long" in message and "context" in message:
             return ModelError("This conversation is now longer than the model can read. Start a "
                               "new chat (the workspace knowledge carries over).",

@@ -135,3 +135,41 @@ def test_cairn_ask_prints_the_wait_on_stderr(online, fake, workspace, capsys):
     assert "Here after the wait." in out
     assert ("Anthropic is rate-limiting this key; trying again in 1 second. (Ctrl+C stops.)"
             in err)
+
+
+def test_a_knowledge_update_s_failure_says_nothing_of_a_message():
+    """"Your message is kept" is for a chat's failure: a knowledge update that fails involves
+    no message of the person's, and its failure says so without one."""
+    import anthropic
+    import httpx2 as httpx  # (the HTTP library this SDK is built on)
+
+    from app.llm.client import OVERLOADED_AFTER_RETRYING, WEB_PAGE, ModelError, explain
+
+    request = httpx.Request("POST", "http://127.0.0.1/v1/messages")
+
+    def status(code: int, **headers: str) -> httpx.Response:
+        return httpx.Response(code, request=request, headers=headers)
+
+    failures: list[BaseException] = [
+        anthropic.APIConnectionError(request=request),
+        anthropic.APITimeoutError(request=request),
+        anthropic.InternalServerError("boom", response=status(500),
+                                      body={"error": {"type": "api_error", "message": "boom"}}),
+        anthropic.RateLimitError("slow", response=status(429, **{"retry-after": "600"}),
+                                 body=None),
+        anthropic.RateLimitError("slow", response=status(429), body=None),
+        anthropic.AuthenticationError("no", response=status(401), body=None),
+        anthropic.APIStatusError("mid", response=status(200),
+                                 body={"error": {"type": "api_error", "message": "mid"}}),
+        ModelError(WEB_PAGE, kind="web-page"),
+        ModelError(OVERLOADED_AFTER_RETRYING, kind="overloaded"),
+        RuntimeError("unexpected"),
+    ]
+    for failure in failures:
+        chat = str(explain(failure, model="claude-x", purpose="chat"))
+        knowledge = str(explain(failure, model="claude-x", purpose="knowledge"))
+        assert "message" not in knowledge.lower(), knowledge
+        assert "send" not in knowledge.lower(), knowledge
+        assert knowledge.endswith(".") and ".." not in knowledge and ". ." not in knowledge
+        if "kept" in chat:
+            assert chat != knowledge
