@@ -29,6 +29,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -848,19 +849,43 @@ __all__ = ["MainWindow", "Notice", "icon"]
 
 class _CtrlK(QObject):
     """Ctrl+K reaches the window's shortcut from any field of its window, even one that
-    would take the key for itself (a line edit's "delete to the end of the line")."""
+    would take the key for itself (a line edit's "delete to the end of the line").  And
+    Ctrl+Q (Cmd+Q) quits from a dialog too: Qt keeps a window's shortcuts, even the
+    application's, from a modal dialog in front of it; the dialog is cancelled first."""
 
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self._window = window
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) \
-                and isinstance(watched, QWidget) and watched.window() is self._window:
-            from PySide6.QtCore import Qt
+        kind = event.type()
+        if kind not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) \
+                or not isinstance(event, QKeyEvent) or not isinstance(watched, QWidget):
+            return False
+        from PySide6.QtCore import Qt
 
-            if event.key() == Qt.Key.Key_K and event.modifiers() == \
-                    Qt.KeyboardModifier.ControlModifier:
-                event.ignore()  # not the field's: the window's shortcut gets it
-                return True
+        control = event.modifiers() == Qt.KeyboardModifier.ControlModifier
+        if kind == QEvent.Type.ShortcutOverride and watched.window() is self._window \
+                and control and event.key() == Qt.Key.Key_K:
+            event.ignore()  # not the field's: the window's shortcut gets it
+            return True
+        if kind == QEvent.Type.KeyPress and control and event.key() == Qt.Key.Key_Q \
+                and watched.window() is not self._window:
+            return self._quit_from_a_dialog()
         return False
+
+    def _quit_from_a_dialog(self) -> bool:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, QDialog) or not self._is_ours(dialog):
+            return False
+        while isinstance(dialog, QDialog) and dialog.isVisible() and self._is_ours(dialog):
+            dialog.reject()  # as Esc: what it asked is cancelled; a question asks again
+            dialog = QApplication.activeModalWidget()
+        QTimer.singleShot(0, self._window._quit_action.trigger)
+        return True
+
+    def _is_ours(self, dialog: QWidget) -> bool:
+        parent = dialog.parentWidget()
+        while parent is not None and parent is not self._window:
+            parent = parent.parentWidget()
+        return parent is self._window

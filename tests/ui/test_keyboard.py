@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+import shiboken6
 from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
@@ -99,3 +101,37 @@ def test_enter_takes_the_archive_questions_default_button(opened, folders):
     QTimer.singleShot(0, press_enter)
     assert sidebar.handlers.confirm("Remove “Acme” from Cairn?", "…", "Remove") is False
     assert seen[-1] == ("Cancel", True)
+
+
+@pytest.mark.parametrize("dialog", ["settings", "question"])
+def test_quit_from_a_dialog_cancels_it_and_quits(opened, qtbot, dialog):
+    """Ctrl+Q in Settings or in a question: Qt keeps the window's shortcut from a modal dialog,
+    so the key did nothing; now the dialog is cancelled and the window closes (Cairn quits)."""
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QDialog
+
+    from ui.text import confirm
+
+    seen: list[QDialog] = []
+
+    def press_ctrl_q() -> None:  # once the dialog is up (a question runs its own loop)
+        shown = QApplication.activeModalWidget()
+        if not isinstance(shown, QDialog):
+            QTimer.singleShot(20, press_ctrl_q)
+            return
+        seen.append(shown)
+        QTest.keyClick(shown.focusWidget() or shown, Qt.Key.Key_Q,
+                       Qt.KeyboardModifier.ControlModifier)
+        # (were the key to do nothing, the question's own loop must still end: a failure,
+        # not a test that never returns)
+        QTimer.singleShot(3000, lambda: shiboken6.isValid(shown) and shown.isVisible()
+                          and shown.reject())
+
+    QTimer.singleShot(20, press_ctrl_q)
+    if dialog == "settings":
+        opened.window.sig_settings_requested.emit()
+    else:  # a question as the sidebar asks one: its own event loop, outside any task
+        assert confirm(QMessageBox.Icon.Question, "Archive chat?", "Archive chat?", "Archive",
+                       parent=opened.window) is False  # cancelled, not answered
+    qtbot.waitUntil(lambda: len(seen) == 1 and not opened.window.isVisible()
+                    and not (shiboken6.isValid(seen[0]) and seen[0].isVisible()))
