@@ -14,6 +14,15 @@ from pathlib import Path
 from app.commands import SUBCOMMANDS
 
 
+WINDOW_USAGE = """usage: cairn [open] [PATH] [--data-dir DATA_DIR] [--exit-after-first-paint]
+
+Opens Cairn's window (one per data folder). With PATH (relative to the current folder), the
+folder is added as a workspace and selected, or handed to the window already running on this
+data folder. --exit-after-first-paint quits once the window has painted (for timing
+start-up). The commands that work without a window: cairn --help.
+"""
+
+
 def _wants_cli(argv: Sequence[str]) -> bool:
     """True when the first word that is not an option (or its value) is a core subcommand."""
     skip = False
@@ -73,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
         return cli.main(argv)
+    if "-h" in argv or "--help" in argv:  # `cairn open --help`, `cairn PATH --help`
+        sys.stdout.write(WINDOW_USAGE)
+        return 0
     parsed = _window_args(argv)
     if isinstance(parsed, str):
         sys.stderr.write(parsed + "\n")

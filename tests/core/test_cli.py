@@ -40,6 +40,9 @@ def test_version_and_help(capsys):
     assert code == 0 and out.startswith("Cairn ")
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "workspace" in out and "chat" in out
+    for argv in (["open", "--help"], ["open", "-h"], ["some/folder", "--help"]):
+        code, out, err = run(capsys, *argv)  # the window's own usage, never a window
+        assert (code, err) == (0, "") and out.startswith("usage: cairn [open] [PATH]"), argv
     code, out, _ = run(capsys, "workspace", "--help")
     assert code == 0 and "advance" in out
 
