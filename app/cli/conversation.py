@@ -45,7 +45,8 @@ _KNOWLEDGE_VERBS = {
 def whole_number(text: str) -> int:
     """A count or a version typed on the command line: plain digits (not ², not ٣), < 10⁹."""
     if not (text.isascii() and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"'{shown(text[:40])}' is not a whole number")
+        raise argparse.ArgumentTypeError(f"'{shown(text[:40])}' is not a whole number (0, 1, "
+                                         "2, …)")
     digits = text.lstrip("0") or "0"
     if len(digits) > 9:
         raise argparse.ArgumentTypeError(f"'{shown(text[:40])}' is too large")
@@ -554,11 +555,13 @@ def _settings(cairn: Cairn, args: argparse.Namespace,
             value = choices[raw.lower()]
         elif kind is int:
             # isdigit() alone takes "²" and "٣", which int() refuses or reads as another number.
-            if not (raw.isascii() and raw.isdigit()):
+            # A number below 0 is read, and refused by the setting's own range, which says it.
+            sign, number = (-1, raw[1:]) if raw.startswith("-") else (1, raw)
+            if not (number.isascii() and number.isdigit()):
                 raise Refused(f"cannot change setting '{LABELS[args.name]}': '{shown(raw[:80])}' is not "
-                              "a whole number of 0 or more")
-            digits = raw.lstrip("0") or "0"
-            value = int(digits) if len(digits) <= 12 else 10**12  # out of range either way
+                              "a whole number")
+            digits = number.lstrip("0") or "0"
+            value = sign * (int(digits) if len(digits) <= 12 else 10**12)  # (out of range)
         cairn.settings.set(args.name, value)
     values = {name: cairn.settings.get(name) for name in DEFAULTS}
     emit(values, lambda: "\n".join(f"{name} = {json.dumps(value)}" for name, value in values.items()))

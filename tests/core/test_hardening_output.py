@@ -119,7 +119,7 @@ def test_the_context_of_an_unknown_chat_reads_as_english(isolated, capsys, monke
 def test_bad_usage_is_one_line(isolated, capsys):
     code, out, err = run(capsys, "chat", "move", "ch_x", "--to", "²")
     assert (code, out) == (2, "")
-    assert err == ("cairn chat move: argument --to: '²' is not a whole number "
+    assert err == ("cairn chat move: argument --to: '²' is not a whole number (0, 1, 2, …) "
                    "(usage: cairn chat move [-h] [--json] (--to N | --workspace WS) ID)\n")
     code, _, err = run(capsys, "knowledge", "restore", "ws_x", "99999999999999999999")
     assert code == 2 and "'99999999999999999999' is too large" in err

@@ -37,8 +37,10 @@ def settings(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("name, value, says", [
-    ("knowledge.idle_seconds", "²", "'²' is not a whole number of 0 or more"),
-    ("knowledge.idle_seconds", "٣", "'٣' is not a whole number of 0 or more"),
+    ("knowledge.idle_seconds", "²", "'²' is not a whole number"),
+    ("knowledge.idle_seconds", "٣", "'٣' is not a whole number"),
+    ("knowledge.idle_seconds", "-5", "the delay is from 0 to 86,400 seconds (a day)"),
+    ("knowledge.idle_seconds", "-", "'-' is not a whole number"),
     ("knowledge.idle_seconds", "1" + "0" * 20, "the delay is from 0 to 86,400 seconds (a day)"),
     ("knowledge.idle_seconds", "9" * 5000, "the delay is from 0 to 86,400 seconds (a day)"),
     ("knowledge.idle_seconds", "86401",
