@@ -4,8 +4,8 @@ the chat's knowledge ("2 exchanges waiting to be learned", "learned 2 min ago", 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFocusEvent, QKeyEvent, QResizeEvent
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPaintEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
 
 from ui.text import Label, sentence, tip
@@ -55,6 +55,27 @@ class TitleEdit(QLineEdit):
             self.clearFocus()
             return
         super().keyPressEvent(event)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        """Not being renamed, a title too long for the header ends in "…" (a line edit
+        would cut it off mid-word); clicked, the whole title is there to edit."""
+        if self.hasFocus() or self.fontMetrics().horizontalAdvance(self.text()) \
+                <= self._text_room().width():
+            super().paintEvent(event)
+            return
+        room = self._text_room()
+        painter = QPainter(self)
+        painter.setFont(self.font())
+        painter.setPen(self.palette().color(QPalette.ColorRole.Text))
+        painter.drawText(room, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                         self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight,
+                                                       room.width()))
+        painter.end()
+
+    def _text_room(self) -> QRect:
+        margins = self.textMargins()
+        return self.contentsRect().adjusted(margins.left() + 2, margins.top(),
+                                            -margins.right() - 2, -margins.bottom())
 
     def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802
         super().focusOutEvent(event)
