@@ -172,7 +172,7 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit,
     if command == "memory":
         from app.store.knowledge import PERSONAL
 
-        return _document(cairn, PERSONAL, args, emit, label="Personal memory")
+        return _document(cairn, PERSONAL, args, emit, label="Personal memory", stderr=stderr)
     if command == "knowledge":
         if args.action == "rebuild":
             chat = cairn.registry.get_chat(args.id, verb="rebuild the knowledge of")
@@ -237,6 +237,9 @@ def _document(cairn: Cairn, owner: str, args: argparse.Namespace,
         if kept.sentence and stderr is not None and not getattr(args, "json", False):
             stderr.write(shown(kept.sentence) + "\n")
     emit(data, lambda: doc.text if args.action == "show" else f"{label} saved (version {doc.version}).")
+    if args.action == "show" and not doc.text.strip() and stderr is not None \
+            and not getattr(args, "json", False):
+        stderr.write(f"{label} is empty.\n")  # (a person sees it; a script's stdout stays empty)
     return 0
 
 
@@ -498,7 +501,8 @@ def _rebuild_json(report: Report) -> dict[str, Any]:
 
 
 def _status_text(label: str, status: dict[str, Any]) -> str:
-    lines = [f"{label}: last rebuild {status['last_success'] or 'never'}."]
+    last = status["last_success"]
+    lines = [f"{label}: last rebuild {last}." if last else f"{label}: no rebuild yet."]
     if status["last_error"]:
         lines.append(f"Last failure: {shown(status['last_error'])}")
     if status["unapplied"]:  # the knowledge model wrote the reasons' quotes: shown() them

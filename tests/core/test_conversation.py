@@ -369,6 +369,11 @@ def test_cli_files_memory_and_knowledge(cairn, workspace, tmp_path, capsys):
         "name": "guide.md", "size": 5, "scope": "project", "description": "The guide"}
     assert cli.main(["files", "list", workspace.id, "--json"]) == 0
     assert [f["id"] for f in json.loads(capsys.readouterr().out)] == [added["id"]]
+    capsys.readouterr()
+    assert cli.main(["memory", "show"]) == 0  # empty: said to the person, nothing to a script
+    assert capsys.readouterr() == ("", "Personal memory is empty.\n")
+    assert cli.main(["knowledge", "status", "personal"]) == 0
+    assert capsys.readouterr().out.startswith("Personal memory: no rebuild yet.\n")
     memory = tmp_path / "memory.md"
     memory.write_text("- Likes short answers\n")
     assert cli.main(["memory", "set", str(memory)]) == 0
