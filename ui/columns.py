@@ -4,7 +4,8 @@ when the window narrows.
 The chat column keeps priority: it never gets less than :data:`CHAT_MIN` pixels while the
 side panel (the knowledge panel) is open because of the window's width.  As the window
 narrows, the panel gives way down to its minimum, then the sidebar down to its own, and
-then the panel folds itself; it unfolds when the window is wide enough again, unless the
+then the panel folds itself (and, narrower still, the sidebar gives way down to its minimum
+before the chat does); it unfolds when the window is wide enough again, unless the
 person folded it themselves.  A panel the person opens in a narrow window stays open (their
 choice) until the window's width changes again.
 """
@@ -69,6 +70,9 @@ class Columns(QSplitter):
                 self.setSizes([sizes[0], room - sizes[0], 0])
                 self.folded_for_room = True
                 self.sig_folded_for_room.emit(True)
+                self._sidebar_gives_way()
+        elif sizes[1] < CHAT_MIN:  # the panel away, and still too narrow: the sidebar gives way
+            self._sidebar_gives_way()
         elif self.folded_for_room:
             room -= self.handleWidth()
             if room - sizes[0] - PANEL_OPENS_AT >= CHAT_MIN:
@@ -76,6 +80,17 @@ class Columns(QSplitter):
                 self.setSizes([sizes[0], room - sizes[0] - PANEL_OPENS_AT, PANEL_OPENS_AT])
                 self.folded_for_room = False
                 self.sig_folded_for_room.emit(False)
+
+    def _sidebar_gives_way(self) -> None:
+        """With the panel folded, the chat's room comes from the sidebar, down to its
+        minimum (below that the chat narrows with the window)."""
+        sizes = self.sizes()
+        side_min = self._column(0).minimumWidth()
+        if sizes[1] >= CHAT_MIN or sizes[0] <= side_min:
+            return
+        both = sizes[0] + sizes[1]
+        sidebar = max(side_min, both - CHAT_MIN)
+        self.setSizes([sidebar, both - sidebar, *sizes[2:]])
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         """Without the panel once it can fold itself: the window may narrow past what the

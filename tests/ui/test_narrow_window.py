@@ -49,6 +49,23 @@ def test_a_narrow_window_keeps_the_chat_and_folds_the_knowledge_panel(opened, fo
     assert chat_width(opened) >= CHAT_MIN and window.knowledge_action.isChecked()
 
 
+def test_narrower_still_the_sidebar_gives_way_before_the_chat(opened, folders):
+    """With the panel folded, a window narrower than the sidebar and the chat need: the
+    sidebar narrows to its minimum first (it kept its width and the chat got the rest)."""
+    (acme,) = folders("Acme Inc")
+    open_chat(opened, acme)
+    window = opened.window
+    window.resize(1280, 800)
+    wait_for(lambda: knowledge_shown(opened))
+    sidebar = window.split.widget(0)
+    for width in (860, 700, 600):  # (folded at 860 already: then only the chat narrowed)
+        window.resize(width, 600)
+        wait_for(lambda: window.width() == width and not knowledge_shown(opened))
+        wait_for(lambda: chat_width(opened) >= CHAT_MIN
+                 or sidebar.width() == sidebar.minimumWidth())
+        assert chat_width(opened) >= min(CHAT_MIN, width - sidebar.minimumWidth() - 20)
+
+
 def test_a_wider_window_gives_the_chat_its_room_before_the_panel_keeps_its_own(opened,
                                                                               folders):
     """Between the two, the panel gives way first (down to its minimum) and stays open."""
