@@ -23,6 +23,8 @@ def test_code_blocks_tables_task_lists_and_raw_html():
     assert 'href="cairn:copy/0"' in rendered.html and ">python<" in rendered.html
     assert "<table border=\"1\"" in rendered.html and 'align="right"' in rendered.html
     assert "☐ todo" in rendered.html and "☑ done" in rendered.html
+    assert '<ul style="list-style-type: none">' in rendered.html  # the box is the item's mark
+    assert "<ul>\n<li>a</li>" in render("- a\n- b\n").html  # a plain list keeps its bullets
     assert "&lt;b&gt;raw&lt;/b&gt;" in rendered.html  # shown, never obeyed
     assert "<img" not in rendered.html  # nothing fetched: a link to it
     assert 'href="https://acme.example/l.png"' in rendered.html

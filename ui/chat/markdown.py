@@ -338,17 +338,27 @@ def _mark_misleading(tokens: list[Token]) -> None:
 
 
 def _mark_tasks(tokens: list[Token]) -> None:
-    """GitHub's task lists: a list item that opens with ``[ ]`` or ``[x]`` shows ☐ or ☑."""
+    """GitHub's task lists: a list item that opens with ``[ ]`` or ``[x]`` shows ☐ or ☑, and
+    a bulleted list whose items all do shows no bullets (the box is the item's mark)."""
+    lists: list[tuple[Token, list[bool]]] = []  # the lists open here, and their items: tasks?
     for i, token in enumerate(tokens):
-        if token.type != "list_item_open" or i + 2 >= len(tokens):
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            lists.append((token, []))
+        elif token.type in ("bullet_list_close", "ordered_list_close") and lists:
+            opened, items = lists.pop()
+            if opened.type == "bullet_list_open" and items and all(items):
+                opened.attrSet("style", "list-style-type: none")
+        if token.type != "list_item_open":
             continue
-        inline = tokens[i + 2]
-        if inline.type != "inline" or not inline.children:
-            continue
-        first = inline.children[0]
-        if first.type != "text":
-            continue
-        found = _TASK.match(first.content)
-        if found:
-            box = "☐ " if found.group(1) == " " else "☑ "
-            first.content = box + first.content[found.end():]
+        task = False
+        inline = tokens[i + 2] if i + 2 < len(tokens) else None
+        if inline is not None and inline.type == "inline" and inline.children \
+                and inline.children[0].type == "text":
+            first = inline.children[0]
+            found = _TASK.match(first.content)
+            if found:
+                box = "☐ " if found.group(1) == " " else "☑ "
+                first.content = box + first.content[found.end():]
+                task = True
+        if lists:
+            lists[-1][1].append(task)
