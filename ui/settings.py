@@ -573,8 +573,9 @@ class SettingsDialog(QDialog):
                     f"ANTHROPIC_API_KEY in your environment instead{also}.")
             placeholder = "No keychain: set ANTHROPIC_API_KEY"
         elif has_key:
-            text = "A key is saved in your system keychain."
-            placeholder = "•••••••• saved — paste a new key to replace it"
+            # (the field is narrow: what to do goes in the sentence under it)
+            text = "A key is saved in your system keychain. Paste a new one to replace it."
+            placeholder = "•••••••• saved"
         else:
             text = ("No key yet. Paste your Anthropic API key; Cairn keeps it in your system "
                     "keychain, never in a file.")

@@ -91,7 +91,8 @@ def test_saving_a_key_puts_it_in_the_keychain_and_never_shows_it(qtbot, open_dia
     assert dialog.has_unsaved_changes()
     click(qtbot, dialog, "Save")
     qtbot.waitUntil(lambda: stored_key() == NEW_KEY)
-    qtbot.waitUntil(lambda: state.text() == "A key is saved in your system keychain.")
+    qtbot.waitUntil(lambda: state.text() == "A key is saved in your system keychain. Paste a "
+                    "new one to replace it.")
     # (Save then fetches the saved server's models list.)
     qtbot.waitUntil(lambda: message(dialog) == "Saved.", timeout=SLOW)
     assert field.text() == ""
