@@ -42,10 +42,30 @@ def columns(board: Board) -> dict[str, list[str]]:
 
 
 def registry_columns(registry: Any) -> dict[str, list[str]]:
+    """Each column as the sidebar's tree lists its workspaces: a project, then its folders."""
     found: dict[str, list[str]] = {status: [] for status in BUILD_STATUSES}
-    for ws in registry.workspaces():
-        found[ws.build_status].append(ws.id)
+    tree = registry.tree()
+
+    def walk(parent: str | None) -> None:
+        for ws in tree.get(parent, []):
+            found[ws.build_status].append(ws.id)
+            walk(ws.id)
+
+    walk(None)
     return found
+
+
+def test_a_folder_added_before_its_project_is_listed_after_it(qtbot, board, cairn, folders):
+    registry = cairn.registry
+    acme_path, brand_path, logos_path = folders("Acme", "Acme/Brand", "Acme/Brand/Logos")
+    brand, _ = registry.add_workspace(brand_path)  # the folders first: first in display order
+    logos, _ = registry.add_workspace(logos_path)
+    acme, _ = registry.add_workspace(acme_path, at_end=True)
+    first_use = [ws.id for ws in registry.workspaces() if ws.id not in (acme.id, brand.id,
+                                                                          logos.id)]
+    qtbot.waitUntil(lambda: len(board.workspace_ids("idea")) == 3 + len(first_use))
+    shown = [w for w in board.workspace_ids("idea") if w not in first_use]
+    assert shown == [acme.id, brand.id, logos.id]
 
 
 def test_the_board_shows_every_workspace_in_the_column_of_its_status(qtbot, board, cairn,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from functools import partial
 from typing import Any
 
@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ops import Operations
-from app.records import BUILD_STATUSES, MISSING_DIR
+from app.records import BUILD_STATUSES, MISSING_DIR, Workspace
 from app.store.registry.registry import Registry
 from ui.board.cards import (  # noqa: F401
     CARD_ROLE,
@@ -337,7 +337,7 @@ class Board(QWidget):
         parent_of = {child.id: parent for parent, kids in tree.items() for child in kids}
         titles = {child.id: child.title for kids in tree.values() for child in kids}
         columns: dict[str, list[Card]] = {status: [] for status in BUILD_STATUSES}
-        for ws in self._registry.workspaces():
+        for ws in _in_tree_order(tree):
             chain: list[str] = []
             parent = parent_of.get(ws.id)
             while parent is not None and len(chain) < 64:
@@ -457,3 +457,13 @@ class Board(QWidget):
 
 
 __all__ = ["Board", "Card", "CardDelegate", "ColumnModel", "ColumnView", "MIME_TYPE"]
+
+
+def _in_tree_order(tree: dict[str | None, list[Workspace]]) -> Iterator[Workspace]:
+    """Each workspace, then its folders, as the sidebar shows them (the display order alone
+    can put a folder above the project that holds it)."""
+    stack = list(reversed(tree.get(None, [])))
+    while stack:
+        ws = stack.pop()
+        yield ws
+        stack.extend(reversed(tree.get(ws.id, [])))
