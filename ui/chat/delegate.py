@@ -393,8 +393,9 @@ class MessageDelegate(QStyledItemDelegate):
             names.append(("cairn:retry", "Retry"))
         if "edit" in entry.actions:
             names.append(("cairn:edit", "Edit"))
-        return " &nbsp; ".join(f'<a href="{href}" style="color: {quiet};">{text}</a>'
-                               for href, text in names)
+        # No breakable space between them: they wrap together (Retry never alone).
+        return "&nbsp;&nbsp;&nbsp;".join(f'<a href="{href}" style="color: {quiet};">{text}</a>'
+                                         for href, text in names)
 
     def _doc(self, kind: str, source: str, width: float,
              images: dict[str, QImage] | None = None) -> tuple[QTextDocument, list[str]]:
