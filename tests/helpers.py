@@ -1,9 +1,13 @@
-"""Helpers shared by tests of every level: running the command line in-process, and an exchange
-that gives a rebuild something to learn."""
+"""Helpers shared by tests of every level: running the command line in-process, a probe in
+a fresh interpreter, and an exchange that gives a rebuild something to learn."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +27,16 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     return json.loads(out)
+
+
+def fresh_python(probe: str, **env: str) -> str:
+    """What *probe* prints, run by a fresh interpreter in the project's folder (what a start
+    imports, before this test process's own imports could hide it); it must succeed."""
+    done = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, env=dict(os.environ, **env),
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 # ----------------------------------------------------------------- knowledge through a chat

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-import PySide6  # the package first: its import hook, made cheap before the modules below
+import PySide6  # noqa: F401  # the package first: its import hook, made cheap before the modules below
 
 from ui.pyside_hook import read_no_sources
 

@@ -434,10 +434,10 @@ class MainWindow(QMainWindow):
         self.search_box = SearchBox(ops, self.run_task, self)
         self.search_box.sig_open.connect(self.open_result)
         app = QApplication.instance()
-        if app is not None:  # Ctrl+K even where a field takes the key; gone with the window
-            self._ctrl_k: _CtrlK | None = _CtrlK(self)
-            app.installEventFilter(self._ctrl_k)
-            app.aboutToQuit.connect(self._drop_ctrl_k)
+        if app is not None:  # Ctrl+K in a field, Ctrl+Q in a dialog; gone with the window
+            self._window_keys: _WindowKeys | None = _WindowKeys(self)
+            app.installEventFilter(self._window_keys)
+            app.aboutToQuit.connect(self._drop_window_keys)
 
         async def check() -> None:
             problem = await ops.search_problem()
@@ -819,18 +819,18 @@ class MainWindow(QMainWindow):
             log.warning("the window state could not be saved", exc_info=True)
         if self.bridge is not None:
             self.bridge.detach()
-        self._drop_ctrl_k()
+        self._drop_window_keys()
         super().closeEvent(event)
         self.sig_closing.emit()
 
-    def _drop_ctrl_k(self) -> None:
+    def _drop_window_keys(self) -> None:
         """The application-wide key filter goes with the window: one left behind per window
         (tests open hundreds in one process) would see every event of every later one."""
-        ctrl_k = getattr(self, "_ctrl_k", None)
+        keys = getattr(self, "_window_keys", None)
         app = QApplication.instance()
-        if ctrl_k is not None and app is not None:
-            app.removeEventFilter(ctrl_k)
-            self._ctrl_k = None
+        if keys is not None and app is not None:
+            app.removeEventFilter(keys)
+            self._window_keys = None
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
@@ -847,7 +847,7 @@ class MainWindow(QMainWindow):
 __all__ = ["MainWindow", "Notice", "icon"]
 
 
-class _CtrlK(QObject):
+class _WindowKeys(QObject):
     """Ctrl+K reaches the window's shortcut from any field of its window, even one that
     would take the key for itself (a line edit's "delete to the end of the line").  And
     Ctrl+Q (Cmd+Q) quits from a dialog too: Qt keeps a window's shortcuts, even the

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.errors import Refused
-from tests.helpers import LONG, add_op, talk
+from tests.helpers import add_op, talk
 from app.store.knowledge import KnowledgeStore
 from ui.main import main
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import fresh_python
+
 from ui.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -145,11 +144,9 @@ def test_the_installed_command_lists_without_qt_or_the_sdk(isolated):
         " ('PySide6', 'shiboken6', 'qasync', 'anthropic', 'httpx', 'httpx2'));"
         "print('HEAVY', heavy); raise SystemExit(code)"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert "HEAVY []" in done.stdout
-    assert json.loads(done.stdout.split("HEAVY")[0])[0]["title"] == "Cairn"
+    printed = fresh_python(probe)
+    assert "HEAVY []" in printed
+    assert json.loads(printed.split("HEAVY")[0])[0]["title"] == "Cairn"
 
 
 def test_workspace_move_for_a_missing_folder(empty, capsys, folders, tmp_path):

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
-import sys
 import threading
 import zlib
 from pathlib import Path
@@ -22,10 +20,9 @@ from app.store import pdf_text as pdf_module
 from app.store import search_index
 from app.store.files import KnowledgeFile
 from app.store.pdf_text import pdf_text
-from tests.helpers import run, run_json
+from tests.helpers import fresh_python, run, run_json
 from tests.pdfs import encrypted, make_pdf
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 REPORT = make_pdf("Annual report\nThe quagga migrates in spring.",
@@ -267,7 +264,4 @@ def test_pypdf_is_imported_only_when_a_pdf_is_indexed(isolated):
         " from app.store.pdf_text import pdf_text; pdf_text(b'', name='x', limit=1);"
         " print('PYPDF', 'pypdf' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("PYPDF")[1:] == [" False\n", " True\n"]
+    assert fresh_python(probe).split("PYPDF")[1:] == [" False\n", " True\n"]

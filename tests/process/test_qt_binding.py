@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import fresh_python
+
 ROOT = Path(__file__).resolve().parents[2]
 CALLS = 20_000
 MARGIN = 50  # what a singleton's count may move by for reasons of its own (caches, interning)
@@ -121,10 +123,7 @@ def test_modules_imported_after_qt_are_not_read_for_its_feature_switches():
     window's modules, imported as ``cairn`` imports them, leave none of their sources held."""
     code = ("import ui.app, ui.window, ui.sidebar.view, linecache, sys, shibokensupport.feature"
             " as f; print(f._mod_uses_pyside.__module__); print('\\n'.join(linecache.cache))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=True,
-                          env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
-    hook, *held = done.stdout.split("\n")
+    hook, *held = fresh_python(code, QT_QPA_PLATFORM="offscreen").split("\n")
     assert hook == "ui.pyside_hook"
     ours = [f for f in held if f.startswith((str(ROOT / "app"), str(ROOT / "ui")))]
     assert ours == [str(ROOT / "ui" / "pyside_hook.py")]  # (imported before the hook is set)

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.ops import Operations
-from tests.ui.helpers import run, wait_for
+from tests.ui.helpers import wait_for
 from tests.ui.test_chat_view import new_chat
 
 

@@ -59,11 +59,10 @@ class TitleEdit(QLineEdit):
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         """Not being renamed, a title too long for the header ends in "…" (a line edit
         would cut it off mid-word); clicked, the whole title is there to edit."""
-        if self.hasFocus() or self.fontMetrics().horizontalAdvance(self.text()) \
-                <= self._text_room().width():
+        room = self._text_room()
+        if self.hasFocus() or self.fontMetrics().horizontalAdvance(self.text()) <= room.width():
             super().paintEvent(event)
             return
-        room = self._text_room()
         painter = QPainter(self)
         painter.setFont(self.font())
         painter.setPen(self.palette().color(QPalette.ColorRole.Text))
