@@ -172,6 +172,9 @@ def test_copy_inside_a_selected_long_reply_copies_the_block_clicked(opened, loop
     wait_for(lambda: idle(opened) and len(entries(opened)) == 2)
     view = opened.window.chat_panel.view
     index = view.conversation.index(1, 0)
+    # The reply laid out in its last form (the live entry gives way to the stored one, and a
+    # layout follows at most every 40 ms): under load the click could come before it.
+    wait_for(lambda: view._anchor_of(index, None, "cairn:copy/1")[1] is not None)
     browser = view.open_selector(index)
     links = []
     doc = browser.document()
