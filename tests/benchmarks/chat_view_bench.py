@@ -16,7 +16,7 @@ Run: ``uv run python tests/benchmarks/chat_view_bench.py`` (offscreen; not part 
    The fake Anthropic server runs in a process of its own; the window's first exchange runs
    before the measure (first-use imports), as in stall_bench.
 
-Prints the figures, then Markdown for the README; exits 1 when a target is missed.
+Prints the figures, then Markdown for docs/performance.md; exits 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ def report(f: dict[str, Any]) -> int:
     print(f"streaming a reply that is one {TOKENS:,}-token code block: {code_stream}; "
           f"shown whole: {f['code_ok']}")
     # The code-block stream is reported beside the bar, not under it: its worst moment is
-    # the end, when the finished block is laid out whole once (see the README).
+    # the end, when the finished block is laid out whole once (see docs/performance.md).
     ok = (worst_long < OPEN_BAR_MS and f["rss_after"] < MEMORY_BAR_MB
           and stream.worst_ms < STALL_BAR_MS and f["stream_ok"] and f["code_ok"])
     print()

@@ -127,7 +127,7 @@ async def main() -> int:
     for name, value, note, target, ok in rows:
         flag = "" if not target else ("ok" if ok else "MISSED")
         print(f"{name:60} {value:>10}  {note:38} {target:8} {flag}")
-    print("\nMarkdown (for the README's Performance section):\n")
+    print("\nMarkdown (for docs/performance.md):\n")
     print("`uv run python tests/benchmarks/conversation_bench.py`\n")
     print("| measure | result | note | target |")
     print("| --- | ---: | --- | --- |")

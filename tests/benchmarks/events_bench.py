@@ -16,7 +16,7 @@ d. the chat lists as rows: ``chat_listing()`` against the plain listing it used 
    (filter and sort all 50,000 chats), and 1,000 ``chat_at`` + ``chat_row`` calls against
    1,000 plain ``chats_of()`` filters (a workspace's chats, archived ones dropped).
 
-Prints a table, then the same as Markdown for the README; exits 1 when a target is missed.
+Prints a table, then the same as Markdown for docs/performance.md; exits 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def run(tmp: Path, rng: random.Random) -> int:
     for row in rows:
         print("  ".join(cell.ljust(width[i]) for i, cell in enumerate(row)).rstrip())
     print()
-    print("Markdown (for the README's Performance section):")
+    print("Markdown (for docs/performance.md):")
     print()
     print("`uv run python tests/benchmarks/events_bench.py` — " + setup + ".")
     print(f"Measured on {machine}.")

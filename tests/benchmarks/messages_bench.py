@@ -13,7 +13,7 @@ c. a page from the middle and the oldest page, ``messages(chat, before=…, limi
 d. ``message_count`` and ``last_message_id``.
 
 Pages are reported as a ratio to the baseline.  Prints a table, then the same results as
-Markdown for the README; exits 1 when the target is missed.
+Markdown for docs/performance.md; exits 1 when the target is missed.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def main() -> int:
     print()
     for name, value, note, target in rows:
         print(f"{name:58} {value:>10}  {note:45} {target}".rstrip())
-    print("\nMarkdown (for the README's Performance section):\n")
+    print("\nMarkdown (for docs/performance.md):\n")
     print("`uv run python tests/benchmarks/messages_bench.py` — " + setup + ".")
     print(f"Measured on {machine}.\n")
     print("| measure | result | note | target |")

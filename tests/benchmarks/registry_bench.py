@@ -14,7 +14,7 @@ c. ``add_workspace`` and ``archive_chat`` latency, each as a ratio to a bare SQL
    INSERT, ``COMMIT``) on a copy of the same database, measured interleaved in the same run
    (bare, add, bare, archive, …) so that machine noise hits both alike — the target is 2×.
 
-Prints a table, then the same results as Markdown for the README; exits 1 when a target is
+Prints a table, then the same results as Markdown for docs/performance.md; exits 1 when a target is
 missed.
 """
 
@@ -211,7 +211,7 @@ def run(tmp: Path, rng: random.Random) -> int:
         print("  ".join(cell.ljust(width[i]) for i, cell in enumerate(row)).rstrip())
 
     print()
-    print("Markdown (for the README's Performance section):")
+    print("Markdown (for docs/performance.md):")
     print()
     print("`uv run python tests/benchmarks/registry_bench.py` — " + setup + ".")
     print(f"Measured on {machine}.")

@@ -17,7 +17,7 @@ for knowledge and files).  Then, interleaved in one run so that machine noise hi
   with a 5 ms timer measuring how late the event loop runs (the longest stall);
 - the index's size as a share of the database.
 
-Prints the figures, then Markdown for the README; exits 1 when a target is missed (median
+Prints the figures, then Markdown for docs/performance.md; exits 1 when a target is missed (median
 under 20 ms and p95 under 50 ms per kind, no stall over 50 ms).
 """
 

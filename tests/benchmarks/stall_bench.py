@@ -23,7 +23,7 @@ beside it, outside the bar.  The fake Anthropic server runs in a process of its 
 server would: parsing a 3 MB request in this process would hold this process's interpreter
 lock and be counted against Cairn.  The rate asked for is the fake's pause between events;
 its pauses run a little long, so the summary says the rate delivered.  Prints the figures,
-then Markdown for the README; exits 1 when a stall passes 50 ms.
+then Markdown for docs/performance.md; exits 1 when a stall passes 50 ms.
 """
 
 from __future__ import annotations
@@ -532,7 +532,7 @@ def main(argv: list[str]) -> int:
                f"{os.cpu_count()} CPUs, Python {platform.python_version()}, "
                f"load average {os.getloadavg()[0]:.1f}")
     print(machine)
-    print("\nMarkdown (for the README's Performance section):\n")
+    print("\nMarkdown (for docs/performance.md):\n")
     print("| measure | worst | p99 | median | target |")
     print("| --- | ---: | ---: | ---: | --- |")
     delivered = args.tokens / result.seconds

@@ -19,7 +19,7 @@ from app.store.blobs import BlobStore
 from app.store.knowledge import PERSONAL
 from tests.helpers import run
 
-# The caps as the README states them.
+# The caps as docs/user-guide.md states them.
 MAX_FILE_BYTES = 32_000_000
 MAX_DOCUMENT_BYTES = 1_000_000
 
