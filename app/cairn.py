@@ -84,6 +84,7 @@ class Cairn:
         read of a document (its outside edits taken in) and hears every save (the file
         written after the version's commit), so no document is read or saved without it."""
         from app.knowledge.cairn_file import KnowledgeFiles
+        from app.knowledge.placing import placed
         from app.store.folder import FolderStore
         from app.store.knowledge import KnowledgeStore
 
@@ -92,6 +93,7 @@ class Cairn:
                 return
             db, hub = self.registry.db, self.registry.hub
             knowledge = KnowledgeStore(db, hub=hub)
+            knowledge.placing = placed  # suggestions record where their entries stand
             folders = FolderStore(db)
             files = KnowledgeFiles(registry=self.registry, knowledge=knowledge,
                                    folders=folders, hub=hub)
