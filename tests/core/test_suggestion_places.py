@@ -162,7 +162,7 @@ def test_a_database_from_before_places_migrates_with_a_backup_and_keeps_its_sugg
         saved = suggestions.accept(store, waiting.id)  # its section tells the twins apart
         assert "## Decisions\n- Venue: library (updated" in saved.text
         assert saved.text.startswith("## Facts\n- Venue: town hall\n")
-        assert db.query("SELECT read_version, copies_done FROM workspace_folder") == [
-            (None, "[]")]
+        assert db.query("SELECT read_version, removed, copies_done FROM workspace_folder") == [
+            (None, "[]", "[]")]
     finally:
         db.close()
