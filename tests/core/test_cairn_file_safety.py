@@ -331,3 +331,11 @@ def test_a_nested_folder_replaced_by_a_link_is_never_read_or_written(online, fol
     assert state.state == "no-folder" and "symbolic link" in state.sentence
     with pytest.raises(Refused, match="symbolic link"):
         online.knowledge_files.switch(ws.id, True)
+
+
+def test_the_command_line_status_names_removed_entries_and_conflict_copies(online, on, capsys):
+    md(on).write_text("## Facts\n- Budget 40000 EUR\n", encoding="utf-8")
+    (Path(on.path) / DROPBOX).write_text(START, encoding="utf-8")
+    code, out, err = run(capsys, "workspace", "knowledge-file", on.id, "status")
+    assert code == 0, err
+    assert "removed 1 entry Cairn wrote" in out and DROPBOX in out
