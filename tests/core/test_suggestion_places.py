@@ -166,3 +166,17 @@ def test_a_database_from_before_places_migrates_with_a_backup_and_keeps_its_sugg
             (None, "[]", "[]")]
     finally:
         db.close()
+
+
+def test_the_command_line_says_what_a_suggestion_moves_and_removes():
+    from app.cli.conversation import suggestion_text
+
+    parsed = doc.parse(QUESTIONS)
+    added = _stored("add", "Decisions", (), "Use PostgreSQL", position=0,
+                    removes=(place_of(parsed, parsed.entries[1]),)).to_json()
+    text = suggestion_text(added)
+    assert "Add to Decisions" in text
+    assert "and removes from Open questions: - Which database do we use?" in text
+    moved = _stored("update", "Decisions", ("Which database do we use?",), "Use PostgreSQL",
+                    places=(place_of(parsed, parsed.entries[1]),)).to_json()
+    assert suggestion_text(moved).startswith("#1  Move to Decisions and change:")
