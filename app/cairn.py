@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,7 +55,6 @@ class Cairn:
         self._engine: ChatEngine | None = None
         self._rebuilder: Rebuilder | None = None
         self._scheduler: KnowledgeScheduler | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def knowledge(self) -> KnowledgeStore:
@@ -84,6 +82,7 @@ class Cairn:
         read of a document (its outside edits taken in) and hears every save (the file
         written after the version's commit), so no document is read or saved without it."""
         from app.knowledge.cairn_file import KnowledgeFiles
+        from app.knowledge.placing import placed
         from app.store.folder import FolderStore
         from app.store.knowledge import KnowledgeStore
 
@@ -92,10 +91,10 @@ class Cairn:
                 return
             db, hub = self.registry.db, self.registry.hub
             knowledge = KnowledgeStore(db, hub=hub)
+            knowledge.placing = placed  # suggestions record where their entries stand
             folders = FolderStore(db)
             files = KnowledgeFiles(registry=self.registry, knowledge=knowledge,
                                    folders=folders, hub=hub)
-            files.relearn = self._relearn
             self._knowledge, self._folders = knowledge, folders
             self._knowledge_files = files
 
@@ -179,10 +178,6 @@ class Cairn:
             from app.knowledge.scheduler import KnowledgeScheduler
 
             self._scheduler = KnowledgeScheduler(self.rebuilder, self.registry, self.settings)
-            try:  # the loop CAIRN.md's outside edits hand their rebuilds to (see _relearn)
-                self._loop = asyncio.get_running_loop()
-            except RuntimeError:  # made outside a loop (a test patching it): set on first use
-                self._loop = None
         return self._scheduler
 
     async def drain_rebuilds(self, timeout: float) -> None:
@@ -190,16 +185,6 @@ class Cairn:
         when no rebuild was ever scheduled in this process)."""
         if self._scheduler is not None:
             await self._scheduler.drain(timeout=timeout)
-
-    def _relearn(self, chat_ids: tuple[str, ...]) -> None:
-        """An outside edit of CAIRN.md replaced these chats' rebuilds: learned again on top of
-        it now (from any thread; the command line's next trigger does it otherwise)."""
-        if self._scheduler is not None and self._loop is not None:
-            scheduler = self._scheduler
-            try:
-                self._loop.call_soon_threadsafe(scheduler.rebuild_now, chat_ids)
-            except RuntimeError:  # the loop is closed (quitting): the next trigger learns it
-                pass
 
     def _turn_starting(self, chat_id: str) -> None:
         if self._scheduler is not None:

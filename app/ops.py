@@ -454,6 +454,34 @@ class Operations:
         its own CAIRN.md are returned, to ask which to keep."""
         return await self.run(lambda: self.cairn.knowledge_files.adopt(ws_ids, keep=keep))
 
+    async def restore_removed_entries(self, ws_id: str) -> tuple[Document, Changes]:
+        """The panel's Restore: the entries an outside save of CAIRN.md removed of Cairn's
+        put back (``KnowledgeFiles.restore_removed``)."""
+        return await self.run(lambda: self.cairn.knowledge_files.restore_removed(ws_id))
+
+    async def dismiss_removed_entries(self, ws_id: str) -> None:
+        """The panel's Dismiss beside Restore: the outside save stands as it is."""
+        await self.run(lambda: self.cairn.knowledge_files.dismiss_removed(ws_id))
+
+    async def compare_conflict_copy(self, ws_id: str, name: str) -> list[Hunk]:
+        """Compare: the document against a sync conflict copy, line by line, computed off the
+        GUI thread."""
+        from app.knowledge.merge import compare
+
+        def work() -> list[Hunk]:
+            copy = self.cairn.knowledge_files.copy_text(ws_id, name)
+            return compare(self.cairn.knowledge.get(ws_id).text, copy)
+
+        return await self.read(work)
+
+    async def merge_conflict_copy(self, ws_id: str, name: str) -> tuple[Document, Changes]:
+        """Merge: what the copy has that the document has not, put in (nothing dropped)."""
+        return await self.run(lambda: self.cairn.knowledge_files.merge_copy(ws_id, name))
+
+    async def dismiss_conflict_copy(self, ws_id: str, name: str) -> None:
+        """Dismiss: not offered again until it changes; the file stays in the folder."""
+        await self.run(lambda: self.cairn.knowledge_files.dismiss_copy(ws_id, name))
+
     async def watch_knowledge_files(self) -> list[str]:
         """The window's watcher, about once a second: outside edits of every CAIRN.md taken in
         (a file is read only when its size, time or identity moved)."""

@@ -272,11 +272,18 @@ def suggestion_text(s: dict[str, Any]) -> str:
     """One suggestion as the command line lists it (the model wrote it: shown() escapes)."""
     what = {"add": f"Add to {s['section'] or 'Facts'}",
             "update": "Change", "merge": f"Merge {len(s['targets'])} entries into"}[s["kind"]]
+    places = s.get("places") or []
+    if s["kind"] == "update" and places and s["section"] \
+            and places[0].get("section") != s["section"]:
+        what = f"Move to {s['section']} and change"  # an answered question becoming a decision
     lines = [f"#{s['id']}  {what}:"]
     lines += [f"    - {shown(t)}" for t in s["targets"]]
     if s["targets"]:
         lines.append("  into:")
     lines.append(f"    + {shown(s['text'])}")
+    lines += [f"  and removes from {shown(r.get('section') or 'the document')}: "
+              f"{shown(str(r.get('text', '')).splitlines()[0] if r.get('text') else '')}"
+              for r in s.get("removes") or []]
     lines.append(f"  Not applied by itself: {shown(s['reason'])}")
     if s["evidence"]:
         who = {"person": "you", "claude": "Claude"}.get(s["said_by"] or "", "the chat")

@@ -25,9 +25,16 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
         said = {"on": f"{shown(ws.title)}'s knowledge is kept as {shown(state.path)}.",
                 "off": f"{shown(ws.title)}'s knowledge is no longer written to "
                        f"{shown(state.path)}; the file, if any, is left where it is."}
+        count = len(state.removed)
+        notes = (f"An outside save of CAIRN.md removed {count} "
+                 f"{'entry' if count == 1 else 'entries'} Cairn wrote (Restore in the "
+                 "knowledge panel)." if count else "",
+                 "Conflict copies beside it: " + ", ".join(shown(c) for c in state.copies)
+                 + " (Compare, Merge or Dismiss in the knowledge panel)."
+                 if state.copies else "")
         emit({"id": ws.id, **state.to_json()},
              lambda: " ".join(filter(None, (said["on" if state.on else "off"],
-                                             shown(state.sentence)))))
+                                             shown(state.sentence), *notes))))
         return 0
     from app.chat.folder import access, switch_access
 

@@ -73,6 +73,10 @@ def _align(base: list[str], other: list[str], side: str) -> tuple[list[_Edit], d
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == EQUAL:
             kept.update(zip(range(i1, i2), other[j1:j2]))
+        elif tag == REPLACE and i2 - i1 == j2 - j1:
+            # n lines for n lines: each line replaced by its counterpart, one edit a line, so
+            # that a line the other side changed next to it is never grouped with it
+            edits.extend((i1 + k, i1 + k + 1, [other[j1 + k]], side) for k in range(i2 - i1))
         else:
             edits.append((i1, i2, other[j1:j2], side))
     return edits, kept
@@ -97,9 +101,10 @@ def merge3(base: str, mine: str, theirs: str) -> Merged:
     ``merge3(base, base, theirs) == theirs``, byte for byte.  Lines are matched by their
     text; an ending only one side changed takes that side's ending.
 
-    Stretches only one side changed take that side's lines.  A stretch both changed, the
-    same way, is taken once; differently, it becomes the person's lines followed by the
-    incoming lines the person's do not already have (counted: a line the incoming side has
+    Stretches only one side changed take that side's lines, line by line: a line only the
+    person changed is never "incoming", even beside a line the newer version changed.  A
+    stretch both changed, the same way, is taken once; differently, it becomes the person's
+    lines followed by the incoming lines the person's do not already have (counted: a line the incoming side has
     twice and the person once comes once more, so no repeated line either side wrote is
     dropped).
     """
@@ -134,23 +139,67 @@ def merge3(base: str, mine: str, theirs: str) -> Merged:
             incoming.extend(range(len(out), len(out) + len(lines)))
             out.extend(lines)
         else:
-            ours = _apply(kept, start, end, [g for g in group if g[3] == "mine"])
-            others = _apply(kept, start, end, [g for g in group if g[3] == "theirs"])
-            out.extend(ours)
-            if _keys(ours) != _keys(others):
-                conflicts += 1
-                have = Counter(_keys(ours))
-                extra: list[str] = []
-                for line in others:
-                    if have[body(line)] > 0:
-                        have[body(line)] -= 1
-                    else:
-                        extra.append(line)
-                incoming.extend(range(len(out), len(out) + len(extra)))
-                out.extend(extra)
+            conflicts += _both(kept, start, end, group, out, incoming)
         at = end
     out.extend(kept[at:])
     return Merged("".join(_ended(out)), tuple(incoming), conflicts)
+
+
+def _both(kept: list[str], start: int, end: int, group: list[_Edit], out: list[str],
+          incoming: list[int]) -> int:
+    """A stretch both sides changed, line by line: a base line only one side changed takes
+    that side's line (never the other's unchanged copy as "incoming"); lines both changed
+    become the person's lines followed by the incoming ones the person's do not already have.
+    Appends to *out* and *incoming*; returns 1 when both changed a line differently."""
+    mine = [g for g in group if g[3] == "mine"]
+    theirs = [g for g in group if g[3] == "theirs"]
+    ours = _tagged(kept, start, end, mine)
+    others = _tagged(kept, start, end, theirs)
+    if _keys([x for x, _, _ in ours]) == _keys([x for x, _, _ in others]):
+        out.extend(x for x, _, _ in ours)  # changed the same way: taken once
+        return 0
+    their_lines = _changed(theirs)
+    one_for_one = {g[0]: g[2][0] for g in theirs if g[1] - g[0] == 1 and len(g[2]) == 1}
+    used: set[tuple[int, int]] = set()  # base lines whose incoming replacement went in already
+    for line, base, _from in ours:
+        if base is not None and base in their_lines:  # only theirs changed this base line
+            if base in one_for_one:
+                incoming.append(len(out))
+                out.append(one_for_one[base])
+                used.add((base, base + 1))
+            continue  # deleted by theirs, or replaced within a block: its lines follow
+        out.append(line)
+    have = Counter(body(x) for x, base, _from in ours if base is None)
+    for line, base, edit in others:
+        if base is not None or edit in used:
+            continue  # a base line theirs kept (the person's copy or change stands), or a
+            # replacement already put in its line's place
+        if have[body(line)] > 0:
+            have[body(line)] -= 1
+            continue
+        incoming.append(len(out))
+        out.append(line)
+    both = _changed(mine) & their_lines
+    inserted = {g[0] for g in mine if g[0] == g[1]} & {g[0] for g in theirs if g[0] == g[1]}
+    return 1 if both or inserted else 0
+
+
+def _changed(edits: list[_Edit]) -> set[int]:
+    return {i for s, e, _lines, _side in edits for i in range(s, e)}
+
+
+def _tagged(base: list[str], start: int, end: int, edits: list[_Edit]
+            ) -> list[tuple[str, int | None, tuple[int, int] | None]]:
+    """``base[start:end]`` with *edits* applied, each line with the base line it is (None: a
+    line the side wrote) and, for a written line, the base stretch its edit replaced."""
+    out: list[tuple[str, int | None, tuple[int, int] | None]] = []
+    at = start
+    for s, e, lines, _side in sorted(edits, key=lambda x: (x[0], x[1])):
+        out.extend((base[i], i, None) for i in range(at, s))
+        out.extend((line, None, (s, e)) for line in lines)
+        at = max(at, e)
+    out.extend((base[i], i, None) for i in range(at, end))
+    return out
 
 
 def _ended(lines: list[str]) -> list[str]:

@@ -21,6 +21,7 @@ from datetime import date
 
 from app.errors import Refused
 from app.knowledge import document as doc
+from app.knowledge import placing
 from app.knowledge.meaning import Heard, quote
 from app.knowledge.validator import TARGETS, Layer, Refusal, clean_text
 from app.store.knowledge import Conflict, Document, KnowledgeStore, Saved
@@ -119,44 +120,50 @@ def _head_text(parsed: doc.Parsed, entry: doc.Entry) -> str:
 
 def applied(text: str, suggestion: Suggestion, *, edited: str | None, today: str) -> str:
     """The document *text* with *suggestion* applied (its text replaced by *edited* when the
-    person edited it first); :class:`Refused` when it no longer fits the document."""
+    person edited it first); :class:`Refused` when it no longer fits the document.
+
+    Its entries are found by their whole text, section and position
+    (:mod:`app.knowledge.placing`); an update whose section is not its entry's moves the
+    entry there; the entries it removes (an answered open question) go, when they still read
+    as they did (one edited since stays: the person decides)."""
     new, problem = clean_text(edited if edited is not None else suggestion.text)
     if problem:
         raise Refused(f"cannot accept this suggestion: {_lower(problem)}")
     parsed = doc.parse(text)
+    entries = placing.targets_of(parsed, suggestion) if suggestion.kind != "add" else []
+    removed: list[doc.Entry] = []
+    for place in suggestion.removes:
+        found = placing.find(parsed, place, taken=removed + entries)
+        if found is not None:
+            removed.append(found)
+    removals = [doc.removal(parsed, e) for e in removed]
     if suggestion.kind == "add":
-        if any(doc.normalise(e.text) == doc.normalise(new) for e in parsed.entries):
-            return text  # already there: accepting it changes nothing
+        if any(doc.normalise(e.text) == doc.normalise(new) for e in parsed.entries
+               if e not in removed):
+            return doc.splice(parsed, removals) if removals else text  # already there
         section = suggestion.section or doc.SECTIONS[1]
-        spliced, _, _ = doc.placement(parsed, section, [new])
-        return doc.splice(parsed, [spliced])
-    entries = _find(parsed, suggestion.targets)
+        return doc.splice(parsed, [placing.insertion(parsed, section, suggestion.position, new,
+                                                     skip=removed), *removals])
     if suggestion.kind == "update":
         entry = entries[0]
         if entry.head_end == entry.start:
             raise Refused("cannot accept this suggestion: the entry it changes does not open "
                           "with a line of text; edit the document instead")
-        spliced, _ = doc.head_splice(parsed, entry, f"{new} (updated {today})", whole=False)
-        return doc.splice(parsed, [spliced])
+        line = f"{new} (updated {today})"
+        here = doc.canonical_section(entry.section) if entry.section else None
+        if suggestion.section is not None and suggestion.section != here:
+            # A move: the entry leaves its section, with its sub-items, for the one named.
+            tail = [x.rstrip("\r\n") for x in parsed.lines[entry.head_end:entry.end]]
+            moved = placing.insertion(parsed, suggestion.section, suggestion.position, line,
+                                      tail, skip=[entry])
+            return doc.splice(parsed, [doc.removal(parsed, entry), moved, *removals])
+        spliced, _ = doc.head_splice(parsed, entry, line, whole=False)
+        return doc.splice(parsed, [spliced, *removals])
     dates = [m for e in entries for m in _MARK_DATE.findall(e.text)]
     final = f"{new} (updated {max(dates)})" if dates else new
     merged, _ = doc.merge_splice(parsed, entries[0], entries[1:], final)
-    return doc.splice(parsed, [merged, *(doc.removal(parsed, e) for e in entries[1:])])
-
-
-def _find(parsed: doc.Parsed, targets: Sequence[str]) -> list[doc.Entry]:
-    """The entries that still read as *targets*, each once; Refused when one is gone."""
-    found: list[doc.Entry] = []
-    for target in targets:
-        key = doc.normalise(target)
-        match = next((e for e in parsed.entries if e not in found
-                      and doc.normalise(_head_text(parsed, e)) == key), None)
-        if match is None:
-            raise Refused("cannot accept this suggestion: the entry it changes no longer reads "
-                          "as it did when it was suggested; edit the document instead, or "
-                          "dismiss the suggestion")
-        found.append(match)
-    return found
+    return doc.splice(parsed, [merged, *(doc.removal(parsed, e) for e in entries[1:]),
+                               *removals])
 
 
 def _lower(sentence: str) -> str:

@@ -133,6 +133,15 @@ class KnowledgeStore:
         # any transaction): CAIRN.md's outside edits are taken in first (set by
         # app.knowledge.cairn_file, which this layer cannot import).
         self.before_read: Callable[[str], None] | None = None
+        # Called with a suggestion and the text of its document as the rebuild saw it: the
+        # suggestion with the places of the entries it names (set by app.knowledge, which
+        # parses documents; this layer cannot).
+        self.placing: Callable[[Proposed, str], Proposed] | None = None
+        # Called before a person's save (``user``, ``restore``) with the owner, the text and
+        # the version it is based on: an unread outside edit of CAIRN.md is taken in first,
+        # and the text to save comes back (merged with that edit when the save named no
+        # version).  Set by app.knowledge.cairn_file.
+        self.before_save: Callable[[str, str, int | None], str] | None = None
 
     # ----------------------------------------------------------------- reading
 
@@ -221,6 +230,8 @@ class KnowledgeStore:
         """
         if source not in SOURCES:
             raise ValueError(source)
+        if source in ("user", "restore") and self.before_save is not None:
+            text = self.before_save(owner, text, based_on)
         if source != "rebuild" and len(text) > MAX_DOCUMENT_BYTES // 4:
             check_size(owner, len(text.encode("utf-8", "surrogatepass")))
         with self._db.write() as conn:
@@ -267,6 +278,9 @@ class KnowledgeStore:
 
         with self._db.write() as conn:
             since = watermarks.watermark_in(conn, chat_id)
+            if self.placing is not None and suggestions:
+                seen = {o: _current(conn, o).text for o in {s.owner for s in suggestions}}
+                suggestions = [self.placing(s, seen[s.owner]) for s in suggestions]
             saved = self._write_unchanged(conn, changes, source="rebuild", chat_id=chat_id,
                                           covered_from=since)
             if saved is None:
@@ -321,6 +335,8 @@ class KnowledgeStore:
         :class:`Conflict` when the document moved on meanwhile; Refused when the suggestion
         is gone (decided in another window)."""
         owner = suggestion.owner
+        if self.before_read is not None:  # an unread CAIRN.md edit first: a Conflict then
+            self.before_read(owner)
         with self._db.write() as conn:
             if suggestion_rows.one(conn.execute, suggestion.id) is None:
                 raise Refused(f"there is no suggestion {suggestion.id}: it was accepted or "

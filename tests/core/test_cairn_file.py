@@ -263,7 +263,6 @@ def test_outside_edits_hand_saves_and_rebuilds_interleaved_lose_nothing(
     a version in the history, every rebuilt fact ends in the document once things settle,
     and CAIRN.md is the document."""
     cairn = online
-    cairn.knowledge_files.relearn = None  # learned again below, as the command line does
     (root,) = folders(f"prop-{id(steps)}-{len(cairn.registry.workspaces())}")
     ws, _ = cairn.registry.add_workspace(root)
     cairn.knowledge_files.switch(ws.id, True)
@@ -386,10 +385,11 @@ def test_export_and_import_carry_the_switch_and_ask_over_a_folders_own_cairn_md(
     assert shown["text"] == "# Theirs wins\n" and shown["knowledge_file"]["on"] is True
 
 
-async def test_an_outside_edit_unseen_until_after_a_rebuild_saved_is_learned_on_top(
+async def test_an_outside_edit_unseen_until_after_a_rebuild_saved_is_merged_with_it(
         cairn, fake, project, monkeypatch):
-    """The edit lands between the rebuild's last look at the file and its commit: the file's
-    text wins at the next read, and the chat's exchanges are learned again on top of it."""
+    """The edit lands between the rebuild's last look at the file and its commit (issue 33
+    item 13): it is merged against the version the file descends from, so the person's text
+    and the rebuild's new entry both stay, with no second model call."""
     cairn.knowledge_files.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
     chat = cairn.registry.new_chat(folder=project.path)
@@ -404,17 +404,11 @@ async def test_an_outside_edit_unseen_until_after_a_rebuild_saved_is_learned_on_
     once = iter([edit_then_save])
     monkeypatch.setattr(cairn.knowledge, "save_rebuild",
                         lambda *a, **k: next(once, real_save)(*a, **k))
-    for _ in range(2):
-        fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15",
-                                                           "launch date is 2027-04-15")]})
-    relearned = asyncio.Event()
-    cairn.scheduler.listeners.append(
-        lambda report: relearned.set() if report.status == "applied" else None)
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15",
+                                                       "launch date is 2027-04-15")]})
     assert (await cairn.rebuilder.rebuild(chat.id)).status == "applied"
-    # The edit was taken in after that commit: the chat is learned again, on top of it (the
-    # window's scheduler starts that at once).
-    await asyncio.wait_for(relearned.wait(), timeout=10)
-    assert sources(cairn, project.id) == ["rebuild", "file", "rebuild", "user"]
-    assert cairn.knowledge.version_text(project.id, 3) == edited  # the person's text won
-    assert cairn.knowledge.get(project.id).text == edited + "- Launch 2027-04-15\n"
-    assert cairn_md(project).read_text(encoding="utf-8") == edited + "- Launch 2027-04-15\n"
+    both = edited + "- Launch 2027-04-15\n"
+    assert sources(cairn, project.id) == ["file", "rebuild", "user"]
+    assert cairn.knowledge.get(project.id).text == both
+    assert cairn_md(project).read_text(encoding="utf-8") == both
+    assert cairn.knowledge_files.state(project.id).removed == ()

@@ -119,3 +119,63 @@ def test_no_line_either_side_wrote_is_lost(base: str, mine: str, theirs: str):
         assert merged[line] >= count, line
     for line, count in theirs_added.items():
         assert merged[line] >= count, line
+
+
+def test_a_line_only_the_person_replaced_never_comes_back_as_incoming():
+    """Issue 33 item 15: the person changed the budget and the line above it; the newer
+    version changed only the line above.  The budget the newer version never touched is not
+    brought back beside the person's."""
+    base = "## Facts\n- Venue: town hall\n- Budget 5000 EUR\n- Catering: Rossi\n"
+    mine = "## Facts\n- Venue: the old mill\n- Budget 6500 EUR\n- Catering: Rossi\n"
+    theirs = "## Facts\n- Venue: town hall, room B\n- Budget 5000 EUR\n- Catering: Rossi\n"
+    merged = merge3(base, mine, theirs)
+    assert "Budget 5000" not in merged.text
+    assert merged.text == ("## Facts\n- Venue: the old mill\n- Venue: town hall, room B\n"
+                           "- Budget 6500 EUR\n- Catering: Rossi\n")
+    assert merged.incoming == (2,) and merged.conflicts == 1
+    # A line only the newer version changed, inside a stretch the person rewrote around it,
+    # takes the newer line in its place and the person's lines stay theirs.
+    base = "- a\n- b\n- c\n"
+    mine = "- A (mine)\n- b\n- C (mine)\n"
+    theirs = "- a\n- B (theirs)\n- c\n"
+    merged = merge3(base, mine, theirs)
+    assert merged.text == "- A (mine)\n- B (theirs)\n- C (mine)\n"
+    assert merged.incoming == (1,) and merged.conflicts == 0
+
+
+def test_a_line_only_the_person_changed_beside_a_block_the_newer_version_rewrote():
+    base = "- a\n- b\n"
+    mine = "- a\n- b, by hand\n"
+    theirs = "- a1\n- a2\n- b\n"  # "- a" became two lines; "- b" untouched
+    merged = merge3(base, mine, theirs)
+    assert merged.text == "- a1\n- a2\n- b, by hand\n"
+    assert [merged.text.splitlines()[i] for i in merged.incoming] == ["- a1", "- a2"]
+
+
+_line = st.sampled_from(["- a", "- b", "- c", "- d", "- e", "- x", "- y"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_line, max_size=7, unique=True), st.data())  # distinct: one alignment
+def test_a_line_only_one_side_changed_is_never_incoming(base_lines, data):
+    """Per base line: the person changes it, the newer version does, both, or neither.  A
+    base line either side replaced never reappears; a line only the person wrote is never
+    marked incoming; every changed line of either side is there."""
+    mine_lines, theirs_lines, whose = [], [], []
+    for n, line in enumerate(base_lines):
+        who = data.draw(st.sampled_from(["none", "mine", "theirs", "both"]))
+        whose.append(who)
+        mine_lines.append(f"{line} m{n}" if who in ("mine", "both") else line)
+        theirs_lines.append(f"{line} t{n}" if who in ("theirs", "both") else line)
+    base = "".join(x + "\n" for x in base_lines)
+    merged = merge3(base, "".join(x + "\n" for x in mine_lines),
+                    "".join(x + "\n" for x in theirs_lines))
+    out = merged.text.splitlines()
+    for b, m, t, who in zip(base_lines, mine_lines, theirs_lines, whose):
+        assert (b in out) == (who == "none"), (b, who, out)
+        assert all(x in out for x in (m, t) if x != b)
+    assert all(" t" in out[i] for i in merged.incoming)
+    if "both" not in whose:
+        assert out == [t if t != b else m for b, m, t in zip(base_lines, mine_lines,
+                                                               theirs_lines)]
+        assert merged.conflicts == 0

@@ -1,6 +1,8 @@
 """The knowledge panel's two folder switches (issue 23): keep the shown document as CAIRN.md
 in its folder, and let Claude read the project's folder.  Each says in one sentence what it
-does; a refused outside edit of CAIRN.md, or a deleted file, is said under its switch.
+does; a refused outside edit of CAIRN.md, or a deleted file, is said under its switch, and
+what CAIRN.md asks the person to decide (entries an outside save removed, sync conflict
+copies: :mod:`ui.knowledge.file_notices`) below it.
 
 While the window runs, a watcher looks at every CAIRN.md about once a second (off the GUI
 thread, through an operation): an outside edit becomes a version within a second or two."""
@@ -8,22 +10,28 @@ thread, through an operation): an outside edit becomes a version within a second
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
+    QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QInputDialog,
     QMessageBox,
     QSizePolicy,
+    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.errors import CairnError
+from ui.knowledge.diffview import DiffColours, side_by_side_html
+from ui.knowledge.file_notices import FileNotices
 from ui.text import Label, answered, message_box
 
 if TYPE_CHECKING:
@@ -60,6 +68,16 @@ class FolderSwitches(QWidget):
         self.file_state.setAccessibleName("CAIRN.md state")
         self.file_state.setWordWrap(True)
         self.file_state.hide()
+        self.notices = FileNotices()
+        self.notices.sig_restore.connect(lambda: self._decide(self.ops.restore_removed_entries))
+        self.notices.sig_keep_removal.connect(
+            lambda: self._decide(self.ops.dismiss_removed_entries))
+        self.notices.sig_merge.connect(
+            lambda name: self._decide(lambda o: self.ops.merge_conflict_copy(o, name)))
+        self.notices.sig_dismiss_copy.connect(
+            lambda name: self._decide(lambda o: self.ops.dismiss_conflict_copy(o, name)))
+        self.notices.sig_compare.connect(self._compare)
+        self.compared: QDialog | None = None  # the Compare window shown last
         self.access_switch, access_row = _switch("Let Claude read this project's folder")
         self.access_switch.setAccessibleName("Let Claude read this project's folder")
         self.access_switch.clicked.connect(self._access_clicked)
@@ -81,6 +99,7 @@ class FolderSwitches(QWidget):
         layout.setSpacing(4)
         layout.addLayout(file_row)
         layout.addWidget(self.file_state)
+        layout.addWidget(self.notices)
         layout.addLayout(access_row)
         layout.addWidget(self.access_says)
         layout.addWidget(self.allow_button)
@@ -99,12 +118,15 @@ class FolderSwitches(QWidget):
         Asked inside a task: without an event loop of its own (see ``answered``)."""
         box = message_box(QMessageBox.Icon.Question, "CAIRN.md already exists",
                           f"{path} already exists and is not this document. Which one should "
-                          "Cairn keep? The other stays in the document's history only if it "
-                          "is the document.", parent=self)
+                          "Cairn keep? Either way the other's text stays in the document's "
+                          "history, and you can restore it from there.", parent=self)
         box.setAccessibleName("CAIRN.md already exists")
         document = box.addButton("Keep the document", QMessageBox.ButtonRole.AcceptRole)
         the_file = box.addButton("Keep the file", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        # Enter must never replace anything: the default is to leave both as they are.
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
         await answered(box)
         clicked = box.clickedButton()
         return "document" if clicked is document else "file" if clicked is the_file else None
@@ -145,8 +167,58 @@ class FolderSwitches(QWidget):
     def _show(self, state: FileState) -> None:
         self.file_switch.setChecked(state.on)
         self.file_state.setText(state.sentence)
+        self.file_state.setAccessibleDescription(state.sentence)
         self.file_state.setVisible(bool(state.sentence))
+        self.notices.show_state(state.removed if state.on else (),
+                                state.copies if state.on else ())
         self.sig_state.emit()
+
+    def _decide(self, operation: Callable[[str], Awaitable[object]]) -> None:
+        """Restore, Merge or Dismiss: run it for the document shown, then show the state."""
+        owner = self.owner
+        if owner is None:
+            return
+
+        async def work() -> None:
+            self.notices.set_busy(True)
+            try:
+                await operation(owner)
+            except CairnError as refused:
+                self.sig_error.emit(str(refused))
+            finally:
+                self.notices.set_busy(False)
+            await self._load(owner)
+
+        self.run_task(work())
+
+    def _compare(self, name: str) -> None:
+        owner = self.owner
+        if owner is not None:
+            self.run_task(self._show_compare(owner, name))
+
+    async def _show_compare(self, owner: str, name: str) -> None:
+        try:
+            hunks = await self.ops.compare_conflict_copy(owner, name)
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+            return
+        dialog = QDialog(self)
+        dialog.setWindowTitle(f"Compare with {name}")
+        dialog.setAccessibleName("Compare the conflict copy")
+        view = QTextBrowser()
+        view.setAccessibleName("Differences from the conflict copy")
+        view.setOpenLinks(False)
+        view.setHtml(side_by_side_html(hunks, DiffColours.of(self.palette()),
+                                       old="This document", new=name))
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(view)
+        layout.addWidget(buttons)
+        dialog.resize(760, 520)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.compared = dialog
+        dialog.open()  # not exec: no event loop of its own inside the task
 
     def _file_clicked(self, on: bool) -> None:
         if self.owner is not None:
