@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.chat.web import web_line
+from app.store.blocks import SHOWN_TEXT, SHOWN_THINKING, SHOWN_TOOL, SHOWN_WEB, shown_as
 from app.store.files import human_size
 from app.store.messages import COMPLETE, Message, Usage
 
@@ -152,17 +154,21 @@ def _person(message: Message) -> Entry:
 def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, bool]]) -> None:
     reply.message_ids.append(message.id)
     for block in message.content:
-        kind = block.get("type")
-        if kind == "thinking" and block.get("thinking"):
+        shown = shown_as(block)  # the kind's declaration says how it is shown
+        if shown == SHOWN_THINKING and block.get("thinking"):
             reply.thinking += ("\n\n" if reply.thinking else "") + str(block["thinking"])
-        elif kind == "text" and block.get("text"):
+        elif shown == SHOWN_TEXT and block.get("text"):
             if reply.parts and reply.parts[-1].kind == "text":
                 reply.parts[-1].text += "\n\n" + str(block["text"])
             else:
                 reply.parts.append(Part("text", str(block["text"])))
-        elif kind == "tool_use":
+        elif shown == SHOWN_TOOL:
             summary, is_error = results.get(str(block.get("id")), ("", False))
             reply.add_tool_line(summary or _file_of(block), is_error=is_error)
+        elif shown == SHOWN_WEB:
+            line = web_line(block)  # "Searched the web: …", or a failed search's sentence
+            if line:
+                reply.parts.append(Part("tool", line))
     reply.status = message.status
     reply.error = message.error
     reply.model = message.model or reply.model
