@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from app.store.folder import FolderStore
     from app.store.knowledge import KnowledgeStore
     from app.store.search import Finder
+    from app.store.web import WebStore
     from app.chat.engine import ChatEngine
     from app.chat.turn import TurnResult
     from app.knowledge.rebuild import Rebuilder
@@ -41,6 +42,7 @@ class Cairn:
         self._made_lock = threading.RLock()
         self._knowledge: KnowledgeStore | None = None
         self._folders: FolderStore | None = None
+        self._web: WebStore | None = None
         self._knowledge_files: KnowledgeFiles | None = None
         self._files: FileStore | None = None
         self._search: Finder | None = None
@@ -113,6 +115,17 @@ class Cairn:
         return self._files
 
     @property
+    def web(self) -> WebStore:
+        """Web search and fetch per workspace (off unless turned on)."""
+        if self._web is None:
+            from app.store.web import WebStore
+
+            with self._made_lock:
+                if self._web is None:
+                    self._web = WebStore(self.registry.db)
+        return self._web
+
+    @property
     def search(self) -> Finder:
         """Find anything; its index is checked on its first use."""
         if self._search is None:
@@ -161,6 +174,7 @@ class Cairn:
                                 files=self.files, settings=self.settings, catalog=self.catalog,
                                 storage=self.storage, network=self.network)
             engine.folder = FolderReader(registry, self.folders, self.files)
+            engine.web = self.web
             self._rebuilder = Rebuilder(registry=registry, chats=self.chats,
                                         knowledge=self.knowledge, settings=self.settings,
                                         client=engine.client, chain=engine.chain,

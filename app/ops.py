@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from app.knowledge.cairn_file import FileState
     from app.knowledge.merge import Hunk, Merged
     from app.knowledge.status import ChatKnowledge, OwnerKnowledge
-    from app.records import Chat, Workspace
+    from app.records import Chat, WebSettings, Workspace
     from app.sharing.export import Exported
     from app.sharing.importing import Imported
     from app.store.files import KnowledgeFile
@@ -329,10 +329,29 @@ class Operations:
 
     # ----------------------------------------------------------------- turns
 
-    async def start_turn(self, chat_id: str, text: str, *, attachments: Sequence[Path] = ()
-                         ) -> Turn:
-        """Send: the message is stored, then the reply streams (``ChatEngine.start_turn``)."""
-        return await self.cairn.engine.start_turn(chat_id, text, attachments=attachments)
+    async def start_turn(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
+                         web: bool | None = None) -> Turn:
+        """Send: the message is stored, then the reply streams (``ChatEngine.start_turn``).
+        *web*: True lets Claude search and fetch the web for this message, False keeps it
+        off for this message, None follows the workspace's setting."""
+        return await self.cairn.engine.start_turn(chat_id, text, attachments=attachments,
+                                                  web=web)
+
+    async def web_settings(self, workspace_id: str) -> WebSettings:
+        """Web search and fetch in the workspace (its own, else its parent's, else off)."""
+        from app.chat.web import web_settings
+
+        return await self.read(lambda: web_settings(self.cairn.registry, self.cairn.web,
+                                                    workspace_id))
+
+    async def set_web_settings(self, workspace_id: str, settings: WebSettings
+                               ) -> tuple[WebSettings, Changes]:
+        """The workspace's web switch, searches per reply and sites; refused in one sentence
+        (``app.chat.web.set_web_settings``)."""
+        from app.chat.web import set_web_settings
+
+        return await self.run(lambda: set_web_settings(self.cairn.registry, self.cairn.web,
+                                                       workspace_id, settings))
 
     async def retry(self, chat_id: str) -> Turn:
         return await self.cairn.engine.retry(chat_id)

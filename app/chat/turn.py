@@ -376,7 +376,8 @@ class TurnHost(Protocol):
 
     async def client_async(self) -> Client: ...
     def server(self) -> str: ...
-    def context_for(self, chat: Chat, message: str, model: str) -> TurnContext: ...
+    def context_for(self, chat: Chat, message: str, model: str, *, web: bool | None = None
+                    ) -> TurnContext: ...
     def conversation(self, chat_id: str) -> list[dict[str, Any]]: ...
     def project_title(self, chat: Chat) -> str | None: ...
     def turn_over(self, turn: Turn, work: Work) -> None: ...
@@ -395,7 +396,8 @@ class TurnRun:
     """
 
     def __init__(self, engine: TurnHost, turn: Turn, work: Work, *, chat: Chat, message: str,
-                 model: str, notice: str | None, stored: list[int]) -> None:
+                 model: str, notice: str | None, stored: list[int],
+                 web: bool | None = None) -> None:
         self.engine = engine
         self.turn = turn
         self.work = work
@@ -404,6 +406,7 @@ class TurnRun:
         self.model = model
         self.notice = notice
         self.state = _Progress(stored=list(stored))
+        self.web = web  # web search for this message: on, off, or as the workspace says
 
     async def run(self) -> TurnResult:
         status, error, waiting = STOPPED, None, False  # (what a cancel mid-stream ends with)
@@ -445,7 +448,8 @@ class TurnRun:
         engine, turn, state, stopper = self.engine, self.turn, self.state, self.turn.stopper
         storage = engine.storage
         client = await engine.client_async()
-        context = await storage.run(engine.context_for, self.chat, self.message, self.model)
+        context = await storage.run(lambda: engine.context_for(self.chat, self.message,
+                                                               self.model, web=self.web))
         for round_number in range(MAX_TOOL_ROUNDS + 1):
             stopper.check()
             messages = await storage.run(engine.conversation, self.chat.id)

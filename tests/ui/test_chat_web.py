@@ -37,11 +37,12 @@ def web_entries(content: list[dict[str, Any]] | None = None) -> list[Entry]:
 def test_a_web_reply_has_a_line_per_search_and_read_and_its_sources_numbered():
     _, reply = web_entries()
     assert reply.kind == REPLY
-    assert [(p.kind, p.text) for p in reply.parts[:3]] == [
+    assert [(p.kind, p.text) for p in reply.parts[:4]] == [
         ("tool", "Searched the web: PySide6 6.12 release notes"),
         ("tool", "Read qt.io"),
-        ("tool", "Could not search the web for “PySide6 6.12 deprecations”: this reply "
-                 "reached its limit of web searches."),
+        ("tool", "Searched the web: PySide6 6.12 deprecations"),
+        ("tool", "The web search did not work: the searches allowed for one reply were "
+                 "used up."),
     ]
     # The cited sources first (in the order first cited: their marks' numbers), then the
     # other pages found; each address once, though the fetch read Qt's page again.
@@ -71,32 +72,32 @@ def test_copy_and_assistive_technology_get_the_marks_and_the_sources_as_text():
 
 
 @pytest.mark.parametrize(("code", "said"), [
-    ("unavailable", "web search is unavailable right now"),
-    ("too_many_requests", "too many searches were asked for at once"),
+    ("unavailable", "the search service was not available"),
+    ("too_many_requests", "the search service was busy"),
     ("query_too_long", "the query was too long"),
     ("something_new", "the search failed"),
 ])
-def test_a_failed_search_is_one_sentence_in_place_of_its_line(code, said):
+def test_a_failed_search_is_one_sentence_under_its_line(code, said):
     _, reply = web_entries([
         {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},
         {"type": "web_search_tool_result", "tool_use_id": "s1",
          "content": {"type": "web_search_tool_result_error", "error_code": code}},
         {"type": "text", "text": "I could not look that up."}])
     assert [(p.kind, p.text) for p in reply.parts] == [
-        ("tool", f"Could not search the web for “q”: {said}."),
+        ("tool", "Searched the web: q"),
+        ("tool", f"The web search did not work: {said}."),
         ("text", "I could not look that up.")]
     assert reply.sources == []
 
 
-def test_a_failed_read_says_which_site_could_not_be_read():
+def test_a_failed_read_is_one_sentence_under_its_line():
     _, reply = web_entries([
         {"type": "server_tool_use", "id": "f1", "name": "web_fetch",
          "input": {"url": "https://intranet.acme.example/plan"}},
         {"type": "web_fetch_tool_result", "tool_use_id": "f1",
          "content": {"type": "web_fetch_tool_result_error", "error_code": "url_not_allowed"}}])
     assert [p.text for p in reply.parts] == [
-        "Could not read intranet.acme.example: this workspace's web settings do not allow "
-        "that site."]
+        "Read intranet.acme.example", "The web page could not be read: the site is not allowed in this workspace."]
 
 
 def test_the_rounds_of_a_turn_keep_one_numbering():

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.store.blocks import SHOWN_TEXT, SHOWN_THINKING, SHOWN_TOOL, SHOWN_WEB, shown_as
 from app.store.files import human_size
 from app.store.messages import COMPLETE, Message, Usage
 from ui.chat import web
@@ -166,12 +167,11 @@ def _person(message: Message) -> Entry:
 def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, bool]]) -> None:
     reply.message_ids.append(message.id)
     joined = False  # a text block follows another of this round: one text
-    lines: dict[str, Part] = {}  # a web tool's use id -> its line (a failure replaces it)
     for block in message.content:
-        kind = block.get("type")
-        if kind == "thinking" and block.get("thinking"):
+        shown = shown_as(block)  # the kind's declaration says how it is shown
+        if shown == SHOWN_THINKING and block.get("thinking"):
             reply.thinking += ("\n\n" if reply.thinking else "") + str(block["thinking"])
-        elif kind == "text":
+        elif shown == SHOWN_TEXT:
             if not block.get("text"):
                 continue  # (an empty block joins nothing and parts nothing)
             text = web.without_marks(str(block["text"]))
@@ -183,22 +183,17 @@ def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, boo
                 reply.parts.append(Part("text", text))
             joined = True
             continue
-        elif web.is_web_block(block):
-            if kind == "server_tool_use":
-                line = web.use_line(block, _web(reply))
-                if line is not None:
-                    reply.parts.append(Part("tool", line))
-                    lines[str(block.get("id"))] = reply.parts[-1]
-            else:
-                failed = web.result(block, _web(reply))
-                shown = lines.get(str(block.get("tool_use_id")))
-                if failed is not None and shown is not None:
-                    shown.text = failed
-                elif failed is not None:
-                    reply.parts.append(Part("tool", failed))
-        elif kind == "tool_use":
+        elif shown == SHOWN_TOOL:
             summary, is_error = results.get(str(block.get("id")), ("", False))
             reply.add_tool_line(summary or _file_of(block), is_error=is_error)
+        elif shown == SHOWN_WEB:
+            # A search's (or a read's) line, then — when it failed — its one sentence.
+            if block.get("type") == "server_tool_use":
+                line = web.use_line(block, _web(reply))
+            else:
+                line = web.result(block, _web(reply))
+            if line is not None:
+                reply.parts.append(Part("tool", line))
         joined = False
     reply.status = message.status
     reply.error = message.error

@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
+from app.chat.web import web_line
+
+# (Not U+E000/U+E001: search marks its matches with those, app/store/search_index.py.)
+MARK_OPEN, MARK_CLOSE = "\ue010", "\ue011"
 SOURCE = "cairn:source/"  # a source's link: cairn:source/<its index in the entry's sources>
 TITLE_CHARS = 160  # a page's title is cut here: it came from the web
 QUERY_CHARS = 200
@@ -29,30 +32,6 @@ QUERY_CHARS = 200
 _MARK = re.compile(f"{MARK_OPEN}(\\d+){MARK_CLOSE}")
 _MARKS = re.compile(f"[{MARK_OPEN}{MARK_CLOSE}]")
 _SPACES = re.compile(r"\s+")
-
-WEB_TOOLS = ("web_search", "web_fetch")
-
-_SEARCH_FAILED = {
-    "max_uses_exceeded": "this reply reached its limit of web searches",
-    "too_many_requests": "too many searches were asked for at once",
-    "unavailable": "web search is unavailable right now",
-    "query_too_long": "the query was too long",
-    "invalid_tool_input": "the query was not one the search takes",
-    "request_too_large": "the request was too large",
-}
-_FETCH_FAILED = {
-    "url_not_allowed": "this workspace's web settings do not allow that site",
-    "url_not_accessible": "the page could not be reached",
-    "url_not_in_prior_context": "only addresses already in the chat can be read",
-    "url_too_long": "the address is too long",
-    "unsupported_content_type": "its content is of a kind that cannot be read",
-    "content_too_large": "the page is too large",
-    "too_many_requests": "too many pages were asked for at once",
-    "max_uses_exceeded": "this reply reached its limit of pages to read",
-    "unavailable": "reading web pages is unavailable right now",
-    "invalid_tool_input": "the address was not one it takes",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Source:
@@ -161,12 +140,6 @@ def marks_as_links(markup: str, colour: str) -> str:
                    f'[{m.group(1)}]</a>'), markup)
 
 
-def is_web_block(block: dict[str, Any]) -> bool:
-    kind = block.get("type")
-    return kind in ("web_search_tool_result", "web_fetch_tool_result") or (
-        kind == "server_tool_use" and block.get("name") in WEB_TOOLS)
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -187,28 +160,20 @@ def use_line(block: dict[str, Any], state: WebState) -> str | None:
 
 
 def result(block: dict[str, Any], state: WebState) -> str | None:
-    """Take in a search's or a fetch's result; the sentence that replaces its use's line
-    when it failed (else None)."""
+    """Take in a search's or a fetch's result; when it failed, the one sentence that says so
+    under its line (the core's words for it, as the command line says them)."""
     content = block.get("content")
     _tool, asked = state.uses.get(str(block.get("tool_use_id")), ("", ""))
-    if block.get("type") == "web_search_tool_result":
-        if isinstance(content, list):
-            for found in content:
-                if isinstance(found, dict) and isinstance(found.get("url"), str):
-                    state.add_found(found["url"], str(found.get("title") or ""))
-            return None
-        code = content.get("error_code") if isinstance(content, dict) else None
-        reason = _SEARCH_FAILED.get(str(code), "the search failed")
-        about = f" for “{asked}”" if asked else ""
-        return f"Could not search the web{about}: {reason}."
-    if isinstance(content, dict) and content.get("type") == "web_fetch_result":
-        url = str(content.get("url") or asked)
-        document = _dict(content.get("content"))
-        state.add_found(url, str(document.get("title") or ""))
+    if block.get("type") == "web_search_tool_result" and isinstance(content, list):
+        for found in content:
+            if isinstance(found, dict) and isinstance(found.get("url"), str):
+                state.add_found(found["url"], str(found.get("title") or ""))
         return None
-    code = content.get("error_code") if isinstance(content, dict) else None
-    site = domain_of(asked) or "a web page"
-    return f"Could not read {site}: {_FETCH_FAILED.get(str(code), 'the page could not be read')}."
+    if isinstance(content, dict) and content.get("type") == "web_fetch_result":
+        document = _dict(content.get("content"))
+        state.add_found(str(content.get("url") or asked), str(document.get("title") or ""))
+        return None
+    return web_line(block) or "A web search or read did not work."
 
 
 def cited(block: dict[str, Any], state: WebState) -> str:
