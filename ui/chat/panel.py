@@ -44,8 +44,9 @@ from ui.chat import find
 from ui.chat.entries import PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
 from ui.chat.thumbnails import Thumbnails
-from ui.chat.view import ConversationView
-from ui.links import follow
+from ui.chat.view import ConversationView, source_of
+from ui.chat.web import SOURCE
+from ui.links import follow, open_found
 
 if TYPE_CHECKING:
     from app.events import ChatChanged, SettingChanged
@@ -625,6 +626,10 @@ class ChatPanel(QWidget):
                     self.run_task(self.ops.save_draft(self._draft_for, self._draft_before_edit))
                 self.composer.begin_edit(entry.message_ids[-1],
                                          entry.parts[0].text if entry.parts else "")
+        elif href.startswith(SOURCE):
+            source = source_of(entry, href)
+            if source is not None:
+                open_found(source.url, source.title, self)
         else:
             follow(href, self)
 
