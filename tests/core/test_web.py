@@ -156,3 +156,45 @@ async def test_words_from_the_web_are_never_the_persons(online, workspace, fake)
     assert exchange.user == "What is new in PySide6?"
     assert "Qt for Python" not in exchange.user and "PyPI" not in exchange.reply
     assert "2027-01-01" not in exchange.user
+
+
+def test_the_command_line_turns_web_search_on_and_lists_the_sources(online, workspace, fake,
+                                                                    capsys):
+    import json
+
+    from app import cli
+
+    online.close()
+    assert cli.main(["workspace", "web", workspace.id, "on", "--max-uses", "3", "--block",
+                     "example.com", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "id": workspace.id, "enabled": True, "max_uses": 3, "allowed_domains": [],
+        "blocked_domains": ["example.com"]}
+    assert cli.main(["workspace", "web", workspace.id, "on", "--allow", "a.org", "--block",
+                     "b.org"]) == 1
+    assert "not both" in capsys.readouterr().err
+    assert cli.main(["workspace", "web", workspace.id, "off"]) == 0
+    assert "does not search the web" in capsys.readouterr().out
+
+    reply_search(fake)
+    assert cli.main(["ask", "--folder", workspace.path, "--web", "What is new?"]) == 0
+    out, err = capsys.readouterr()
+    asked = [t for r in fake.requests for t in (r.body or {}).get("tools", ())
+             if t.get("name") == "web_search"]  # (the last request is the rebuild's)
+    search = asked[-1]
+    assert search["max_uses"] == 3 and search["blocked_domains"] == ["example.com"]
+    assert out.startswith("Here is what the release notes say. PySide6 6.12")
+    assert out.endswith("Sources:\n  1. Qt for Python 6.12 released — "
+                        "https://www.qt.io/blog/qt-for-python-6.12\n"
+                        "  2. PySide6 · PyPI — https://pypi.org/project/PySide6/\n")
+    assert "1 web search · $" in err
+
+    reply_search(fake)
+    assert cli.main(["ask", "--folder", workspace.path, "--web", "--json", "Again?"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["web_searches"] == 1 and summary["usage"]["web_searches"] == 1
+    assert summary["sources"] == [
+        {"url": "https://www.qt.io/blog/qt-for-python-6.12", "title": "Qt for Python 6.12 released"},
+        {"url": "https://pypi.org/project/PySide6/", "title": "PySide6 · PyPI"}]
+    assert summary["cost_usd"] == pytest.approx(
+        cost("claude-sonnet-5-5", Usage(2095, 0, 0, 96, web_searches=1)))
