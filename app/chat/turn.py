@@ -60,6 +60,8 @@ BOUND_REACHED = {
              "smaller steps.",
     "turn": f"Claude reached the limit of {MAX_CALLS_PER_TURN} tool calls in one reply, so "
             "Cairn ended the reply here; ask again in smaller steps.",
+    "rounds": f"Claude was still asking for tools after {MAX_TOOL_ROUNDS} rounds, so Cairn "
+              "ended the reply here; ask again in smaller steps.",
     "bytes": f"Claude's tool results reached Cairn's limit of "
              f"{MAX_RESULT_BYTES_PER_TURN // 1_000_000} MB for one reply, so Cairn ended the "
              "reply here; ask about a smaller part.",
@@ -488,8 +490,12 @@ class TurnRun:
             if stop_reason == "pause_turn" and round_number < MAX_TOOL_ROUNDS:
                 continue  # the server paused a long turn: sending it back lets it go on
             calls = [b for b in blocks if b.get("type") == "tool_use"]
-            if stop_reason != "tool_use" or not calls or round_number == MAX_TOOL_ROUNDS:
-                return  # (a server that ignored tool_choice none gets no more tool rounds)
+            if stop_reason != "tool_use" or not calls:
+                return
+            if round_number == MAX_TOOL_ROUNDS or spent:
+                # A server that ignored tool_choice none gets no more tool rounds.
+                raise _Bounded(BOUND_REACHED["rounds" if round_number == MAX_TOOL_ROUNDS
+                                             else "turn"])
             await self._run_tools(context, calls)
 
     async def _run_tools(self, context: TurnContext, calls: list[dict[str, Any]]) -> None:

@@ -198,3 +198,20 @@ def test_the_command_line_turns_web_search_on_and_lists_the_sources(online, work
         {"url": "https://pypi.org/project/PySide6/", "title": "PySide6 · PyPI"}]
     assert summary["cost_usd"] == pytest.approx(
         cost("claude-sonnet-5-5", Usage(2095, 0, 0, 96, web_searches=1)))
+
+
+async def test_the_windows_operations(online, workspace, fake):
+    from app.ops import Operations
+
+    ops = Operations(online)
+    assert await ops.web_settings(workspace.id) == WebSettings()
+    saved, _changes = await ops.set_web_settings(workspace.id, WebSettings(True, 2))
+    assert saved == WebSettings(True, 2) == await ops.web_settings(workspace.id)
+    with pytest.raises(Refused):
+        await ops.set_web_settings(workspace.id, WebSettings(True, 51))
+    assert await ops.web_settings(workspace.id) == WebSettings(True, 2)
+    chat = online.registry.new_chat(folder=workspace.path)
+    fake.reply_text("Quiet.")
+    turn = await ops.start_turn(chat.id, "No web now.", web=False)
+    assert (await turn.result()).status == "complete"
+    assert not any(t.get("name") == "web_search" for t in tools_of(fake.requests[-1]))
