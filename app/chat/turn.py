@@ -8,6 +8,7 @@ every turn).  Events are frozen dataclasses, delivered on the event-loop thread,
     KnowledgePulling                          a chat in a workspace: from Send to the first token
     ThinkingDelta… TextDelta…                 a round streams
     RoundStored                               the round is stored: its message id, usage, cost
+    WebActivity                               a web search or page read, as the API runs it
     ToolCall, ToolResult  (per call)          then the next round streams, and so on
     TurnFinished | TurnStopped | TurnFailed   exactly one, last
 
@@ -35,6 +36,7 @@ from app.base.live import Stopped, Stopper, Work
 from app.llm.prices import cost as _cost
 from app.llm.prices import estimate_output
 from app.llm.prices import total as total_cost
+from app.chat.web import web_line
 from app.llm.requests import Round, stream_round
 from app.store.messages import COMPLETE, FAILED, STOPPED, Message, Usage
 
@@ -162,6 +164,15 @@ class ToolResult(TurnEvent):
     name: str
     summary: str
     is_error: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WebActivity(TurnEvent):
+    """Claude searched the web or read a page, or one failed (the API ran it, mid-stream):
+    *line* is what the chat shows ("Searched the web: …"), *block* the block as received."""
+
+    line: str
+    block: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -582,6 +593,10 @@ class TurnRun:
         elif kind == "thinking":
             state.partial_thinking += value
             self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
+        elif kind == "server tool":
+            line = web_line(value)
+            if line is not None:
+                self._publish(WebActivity(turn.id, line, value, generation=turn.generation))
         elif kind == "waiting":
             wait, why = value
             self._publish(RetryWaiting(turn.id, wait, why, generation=turn.generation))

@@ -215,3 +215,19 @@ async def test_the_windows_operations(online, workspace, fake):
     turn = await ops.start_turn(chat.id, "No web now.", web=False)
     assert (await turn.result()).status == "complete"
     assert not any(t.get("name") == "web_search" for t in tools_of(fake.requests[-1]))
+
+
+async def test_a_search_is_heard_as_it_happens(online, workspace, fake):
+    from app.chat.turn import RoundStored, TextDelta, WebActivity
+
+    set_web_settings(online.registry, online.web, workspace.id, WebSettings(enabled=True))
+    chat = online.registry.new_chat(folder=workspace.path)
+    reply_search(fake)
+    heard: list[object] = []
+    turn = await online.engine.start_turn(chat.id, "Search.")
+    turn.subscribe(heard.append)
+    await turn.result()
+    web = [e for e in heard if isinstance(e, WebActivity)]
+    assert [e.line for e in web] == ["Searched the web: PySide6 6.12 release notes"]
+    order = [type(e) for e in heard if isinstance(e, (WebActivity, TextDelta, RoundStored))]
+    assert order.index(WebActivity) < order.index(TextDelta) < order.index(RoundStored)
