@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from app.base.paths import shown
+from app.store.blocks import kind_of
 
 
 class Strict(BaseModel):
@@ -250,15 +251,10 @@ def said(where: str, value: Any, error: Any) -> tuple[str, str]:
            "dict_type": "should be an object", "model_type": "should be an object",
            "model_attributes_type": "should be an object"}.get(kind)
     if why is not None:
-        return (path, f"{why}, not {_kind_of(got)}")
+        return (path, f"{why}, not {kind_of(got)}")
     if kind == "string_pattern_mismatch":
         return (path, "should be 64 lowercase hexadecimal digits")
     if kind == "greater_than_equal":
         return (path, "should be a whole number from 0")
     return (path, "is not what Cairn writes")
 
-
-def _kind_of(value: Any) -> str:
-    from app.store.messages import kind_of
-
-    return kind_of(value)

@@ -21,7 +21,7 @@ from app.base.paths import shown
 from app.base.titles import MAX_NAME, one_line
 from app.errors import Refused
 from app.events import Hub, MessagesSuperseded, MessageStored
-from app.store.blocks import KINDS, search_text
+from app.store.blocks import KINDS, kind_of, search_text
 
 COMPLETE, STOPPED, FAILED = "complete", "stopped", "failed"
 
@@ -313,14 +313,7 @@ def _tail(conn: sqlite3.Connection, chat_id: str) -> list[Message]:
 # Message content as Cairn stores it, block by block, is declared in app/store/blocks.py: what an
 # import may bring (anything else is refused), and all a request is built from.
 
-_KINDS = {str: "text", int: "a whole number", float: "a number", bool: "true or false",
-          list: "a list", dict: "an object", type(None): "null"}
 _PLACES = {"user": "a user message", "assistant": "an assistant message"}
-
-
-def kind_of(value: Any) -> str:
-    """A JSON value's kind, as a sentence names it ("text", "a whole number", …)."""
-    return _KINDS.get(type(value), type(value).__name__)
 
 
 class ContentProblem(Exception):
