@@ -407,12 +407,21 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
     for position, message in enumerate(messages):
         if message.from_person:
             loop_start = position
+    # A server tool's call and its result go back together, within one reply's run of
+    # assistant messages (a turn paused by the server continues in the next message).
+    servers: list[set[str]] = [set()] * len(messages)
+    start = 0
+    for position in range(1, len(messages) + 1):
+        if position == len(messages) or messages[position].role != messages[start].role:
+            found = paired_ids(b for m in messages[start:position] for b in m.content)
+            servers[start:position] = [found] * (position - start)
+            start = position
     turns: list[dict[str, Any]] = []
     for position, message in enumerate(messages):
         following = messages[position + 1] if position + 1 < len(messages) else None
         answered = {str(b.get("tool_use_id")) for b in following.content
                     if b.get("type") == "tool_result"} if following is not None else set()
-        answered |= paired_ids(message.content)  # a server tool's call and result, together
+        answered |= servers[position]
         at = Replay(expand=expand, in_loop=position > loop_start and message.status == COMPLETE,
                     paired=answered.__contains__)
         blocks: list[dict[str, Any]] = []

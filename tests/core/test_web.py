@@ -231,3 +231,28 @@ async def test_a_search_is_heard_as_it_happens(online, workspace, fake):
     assert [e.line for e in web] == ["Searched the web: PySide6 6.12 release notes"]
     order = [type(e) for e in heard if isinstance(e, (WebActivity, TextDelta, RoundStored))]
     assert order.index(WebActivity) < order.index(TextDelta) < order.index(RoundStored)
+
+
+def test_a_search_split_by_a_pause_goes_back_whole(online):
+    """The server paused between a search and its results: both messages' blocks go back,
+    the call and its result together."""
+    from app.chat.engine import history
+    from app.store.messages import Message
+
+    def message(n: int, role: str, content: list[dict[str, Any]]) -> Message:
+        return Message(n, "ch_x", role, content, "complete", None, None, None, None, "")
+
+    use = {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search",
+           "input": {"query": "cranes"}}
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_9", "content": [
+        {"type": "web_search_result", "url": "https://a.org/", "title": "A",
+         "encrypted_content": "Eq"}]}
+    lone = {"type": "server_tool_use", "id": "srvtoolu_8", "name": "web_search",
+            "input": {"query": "never answered"}}
+    sent = history([message(1, "user", [{"type": "text", "text": "Search"}]),
+                    message(2, "assistant", [lone, use]),
+                    message(3, "assistant", [found, {"type": "text", "text": "Done."}])],
+                   online.files.expand)
+    blocks = [b for m in sent for b in m["content"]]
+    assert use in blocks and {k: v for k, v in found.items()} in blocks
+    assert lone not in blocks and len(sent) == 2
