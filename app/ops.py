@@ -353,11 +353,13 @@ class Operations:
         return await self.run(lambda: set_web_settings(self.cairn.registry, self.cairn.web,
                                                        workspace_id, settings))
 
-    async def retry(self, chat_id: str) -> Turn:
-        return await self.cairn.engine.retry(chat_id)
+    async def retry(self, chat_id: str, *, web: bool | None = None) -> Turn:
+        """*web* as for ``start_turn``: this reply's web search, on, off or the workspace's."""
+        return await self.cairn.engine.retry(chat_id, web=web)
 
-    async def edit_and_resend(self, chat_id: str, message_id: int, text: str) -> Turn:
-        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text)
+    async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
+                              web: bool | None = None) -> Turn:
+        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text, web=web)
 
     def stop(self, chat_id: str) -> bool:
         """Stop the reply streaming in the chat; False when none is."""

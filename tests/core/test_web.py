@@ -256,3 +256,19 @@ def test_a_search_split_by_a_pause_goes_back_whole(online):
     blocks = [b for m in sent for b in m["content"]]
     assert use in blocks and {k: v for k, v in found.items()} in blocks
     assert lone not in blocks and len(sent) == 2
+
+
+async def test_retry_and_edit_take_the_messages_web_choice(online, workspace, fake):
+    chat = online.registry.new_chat(folder=workspace.path)
+    fake.reply_error_status(400, "invalid_request_error", "no")
+    failed = await online.engine.send(chat.id, "Search it.", web=True)
+    assert failed.status == "failed"
+    fake.reply_text("Found it.")
+    turn = await online.engine.retry(chat.id, web=True)
+    assert (await turn.result()).status == "complete"
+    assert any(t.get("name") == "web_search" for t in tools_of(fake.requests[-1]))
+    person = next(m for m in online.chats.messages(chat.id) if m.from_person)
+    fake.reply_text("Without the web.")
+    turn = await online.engine.edit_and_resend(chat.id, person.id, "From memory.")
+    assert (await turn.result()).status == "complete"
+    assert not any(t.get("name") == "web_search" for t in tools_of(fake.requests[-1]))
