@@ -494,15 +494,15 @@ class Operations:
 
     async def folder_access(self, ws_id: str) -> tuple[bool, tuple[str, ...]]:
         """May Claude read the folder of *ws_id*'s project (and what was allowed)?"""
-        from app.chat.folder import access
+        from app.tools.folder import access
 
         return await self.read(lambda: access(self.cairn.registry, self.cairn.folders, ws_id))
 
     async def switch_folder_access(self, ws_id: str, on: bool, *,
                                    allow: list[str] | None = None) -> tuple[None, Changes]:
         """The window's folder-access switch and its allow list
-        (``app.chat.folder.switch_access``)."""
-        from app.chat.folder import switch_access
+        (``app.tools.folder.switch_access``)."""
+        from app.tools.folder import switch_access
 
         return await self.run(lambda: switch_access(self.cairn.registry, self.cairn.folders,
                                                     ws_id, on, allow=allow))

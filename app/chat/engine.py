@@ -38,10 +38,10 @@ from app.chat.turn import (
 from app.errors import CairnError, Refused
 from app.llm.catalog import Catalog, ModelInfo, estimate_tokens
 from app.records import Chat
-from app.chat.folder import FolderReader
 from app.chat.web import web_settings, web_tools
 from app.store.web import WebStore
-from app.store.files import READ_TOOL, FileStore
+from app.tools import Toolbox, ToolChat
+from app.store.files import FileStore
 from app.store.knowledge import PERSONAL, KnowledgeStore
 from app.store.blocks import Replay, kind_of_block, paired_ids
 from app.store.messages import COMPLETE, FAILED, STOPPED, ChatStore, Message
@@ -63,7 +63,8 @@ class ChatEngine:
                  files: FileStore, settings: Settings, catalog: Catalog | None = None,
                  client_factory: Callable[[Settings], Client] | None = None,
                  storage: StorageThread | None = None,
-                 network: NetworkThread | None = None) -> None:
+                 network: NetworkThread | None = None,
+                 toolbox: Toolbox | None = None, web: WebStore | None = None) -> None:
         self.registry = registry
         self.catalog = catalog or Catalog(registry.db.path.parent)
         self.chats = chats
@@ -84,10 +85,10 @@ class ChatEngine:
         self.start_listeners: list[Callable[[str], None]] = []  # a chat is busy again
         # Asked on the storage thread as a turn ends: does the chat wait for a rebuild?
         self.knowledge_waiting: Callable[[str], bool] | None = None
-        # The project's folder, read by the folder tools when the person allowed it (issue 23).
-        self.folder: FolderReader | None = None
-        # Web search per workspace (None: never offered, e.g. a test's bare engine).
-        self.web: WebStore | None = None
+        # What Claude can use: the client tools (given by the composition root; none
+        # without one) and web search per workspace (None: never offered).
+        self.toolbox = toolbox or Toolbox(())
+        self.web = web
 
     def client(self) -> Client:
         """One client per key and base URL: its connection pool is reused across turns.
@@ -170,9 +171,9 @@ class ChatEngine:
         chain = self.chain(chat)
         chain_ids = [layer.workspace.id for layer in chain]
         files = self.files.of_workspaces(chain_ids)
-        tools = [READ_TOOL] if files else []  # nothing to read: no tool to offer
-        if self.folder is not None:  # the project's folder, when the person allowed it
-            tools += self.folder.tools(chat.workspace_id)
+        tool_chat = ToolChat(chat.id, chat.workspace_id, tuple(chain_ids))
+        offered = self.toolbox.offered(tool_chat)  # each tool says whether it is offered here
+        tools = list(offered.definitions)
         if self.web is not None:  # web search and fetch: the API runs them
             settings = web_settings(self.registry, self.web, chat.workspace_id)
             tools += web_tools(settings, web, info)
@@ -180,7 +181,7 @@ class ChatEngine:
                                    tools=tools, info=info)
         options = request_options(info, effort=self.settings.get("model.chat_effort"),
                                   max_tokens=MAX_TOKENS)
-        return TurnContext(model, system, tools, options, chain_ids)
+        return TurnContext(model, system, tools, options, chain_ids, offered, tool_chat)
 
     def conversation(self, chat_id: str) -> list[dict[str, Any]]:
         """The conversation as the next request sends it (storage thread: files are read)."""

@@ -110,7 +110,8 @@ def web_line(block: dict[str, Any]) -> str | None:
     """The quiet line a search or a fetch shows in the chat; a failed one's sentence."""
     kind = block.get("type")
     if kind == "server_tool_use":
-        tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+        found = block.get("input")
+        tool_input: dict[str, Any] = found if isinstance(found, dict) else {}
         if block.get("name") == "web_search":
             return f"Searched the web: {str(tool_input.get('query', '')).strip()}"
         if block.get("name") == "web_fetch":
@@ -143,7 +144,8 @@ def sources(messages: Iterable[Message | Sequence[dict[str, Any]]]) -> list[Sour
             elif block.get("type") == "web_fetch_tool_result" and isinstance(results, dict) \
                     and results.get("type") == "web_fetch_result":
                 url = str(results.get("url", ""))
-                document = results.get("content") if isinstance(results.get("content"), dict) else {}
+                inner = results.get("content")
+                document: dict[str, Any] = inner if isinstance(inner, dict) else {}
                 if url:
                     found.setdefault(url, Source(url, str(document.get("title") or url)))
     return list(found.values())

@@ -29,7 +29,7 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
              lambda: " ".join(filter(None, (said["on" if state.on else "off"],
                                              shown(state.sentence)))))
         return 0
-    from app.chat.folder import access, switch_access
+    from app.tools.folder import access, switch_access
 
     ws = cairn.registry.get_workspace(args.id, verb="change the folder access of")
     if args.switch != "status":

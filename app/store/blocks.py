@@ -125,7 +125,7 @@ def _expanded(reference: dict[str, Any], expand: Expand) -> dict[str, Any]:
 def _replay_tool_result(block: dict[str, Any], at: Replay) -> list[dict[str, Any]]:
     inner: list[dict[str, Any]] = []
     for item in block.get("content") or ():
-        kind = KINDS.get(item.get("type")) if isinstance(item, dict) else None
+        kind = kind_of_block(item)
         if kind is not None and kind.in_tool_result:
             inner.extend(kind.replay(item, at))
     result = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"), "content": inner}
@@ -202,7 +202,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 
 def kind_of_block(block: Any) -> Kind | None:
     """The declaration of a stored block; None for anything Cairn does not store."""
-    return KINDS.get(block.get("type")) if isinstance(block, dict) else None
+    return KINDS.get(str(block.get("type"))) if isinstance(block, dict) else None
 
 
 def shown_as(block: Any) -> str:

@@ -370,7 +370,8 @@ def _problem(where: str, block: dict[str, Any], error: Any) -> ContentProblem:
     """pydantic's first error as Cairn says it: the field's place in the content (without
     pydantic's own tags for union branches) and why."""
     kind, loc = error["type"], error["loc"]
-    path, value = where, block
+    path: str = where
+    value: Any = block
     for n, part in enumerate(loc):
         last = n == len(loc) - 1
         if isinstance(value, dict) and isinstance(part, str) and (
