@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from app.store.folder import FolderStore
     from app.store.knowledge import KnowledgeStore
     from app.store.search import Finder
+    from app.store.web import WebStore
+    from app.tools.folder import FolderReader
     from app.chat.engine import ChatEngine
     from app.chat.turn import TurnResult
     from app.knowledge.rebuild import Rebuilder
@@ -40,6 +42,8 @@ class Cairn:
         self._made_lock = threading.RLock()
         self._knowledge: KnowledgeStore | None = None
         self._folders: FolderStore | None = None
+        self._web: WebStore | None = None
+        self._folder_reader: FolderReader | None = None
         self._knowledge_files: KnowledgeFiles | None = None
         self._files: FileStore | None = None
         self._search: Finder | None = None
@@ -112,6 +116,17 @@ class Cairn:
         return self._files
 
     @property
+    def web(self) -> WebStore:
+        """Web search and fetch per workspace (off unless turned on)."""
+        if self._web is None:
+            from app.store.web import WebStore
+
+            with self._made_lock:
+                if self._web is None:
+                    self._web = WebStore(self.registry.db)
+        return self._web
+
+    @property
     def search(self) -> Finder:
         """Find anything; its index is checked on its first use."""
         if self._search is None:
@@ -141,6 +156,14 @@ class Cairn:
         return self._engine
 
     @property
+    def folder_reader(self) -> FolderReader:
+        """What answers the folder tools (made with the engine)."""
+        if self._folder_reader is None:
+            self._make_engine()
+        assert self._folder_reader is not None
+        return self._folder_reader
+
+    @property
     def rebuilder(self) -> Rebuilder:
         if self._rebuilder is None:
             self._make_engine()
@@ -149,17 +172,22 @@ class Cairn:
 
     def _make_engine(self) -> None:
         from app.chat.engine import ChatEngine
-        from app.chat.folder import FolderReader
+        from app.tools import Toolbox
+        from app.tools.folder import FolderReader, folder_tools
+        from app.tools.workspace_files import ReadWorkspaceFile
         from app.knowledge.rebuild import Rebuilder
 
         with self._made_lock:  # (the storage thread may ask first: a chat's knowledge)
             if self._engine is not None:
                 return
             registry = self.registry
+            # The tools Claude can use, each on the toolbox's workers (never the writer).
+            reader = self._folder_reader = FolderReader(registry, self.folders, self.files)
+            toolbox = Toolbox([ReadWorkspaceFile(self.files), *folder_tools(reader)])
             engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                 files=self.files, settings=self.settings, catalog=self.catalog,
-                                storage=self.storage, network=self.network)
-            engine.folder = FolderReader(registry, self.folders, self.files)
+                                storage=self.storage, network=self.network,
+                                toolbox=toolbox, web=self.web)
             self._rebuilder = Rebuilder(registry=registry, chats=self.chats,
                                         knowledge=self.knowledge, settings=self.settings,
                                         client=engine.client, chain=engine.chain,
@@ -211,6 +239,8 @@ class Cairn:
     def close(self) -> None:
         # The client's connections close on their own loop; a call still running is cancelled.
         engine = self._engine
+        if engine is not None:
+            engine.toolbox.close()
         self.network.close(last=engine.close_client if engine is not None else None)
         self.storage.close()  # what was asked for is stored first
         self.registry.close()

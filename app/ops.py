@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from app.knowledge.cairn_file import FileState
     from app.knowledge.merge import Hunk, Merged
     from app.knowledge.status import ChatKnowledge, OwnerKnowledge
-    from app.records import Chat, Workspace
+    from app.records import Chat, WebSettings, Workspace
     from app.sharing.export import Exported
     from app.sharing.importing import Imported
     from app.store.files import KnowledgeFile
@@ -329,16 +329,37 @@ class Operations:
 
     # ----------------------------------------------------------------- turns
 
-    async def start_turn(self, chat_id: str, text: str, *, attachments: Sequence[Path] = ()
-                         ) -> Turn:
-        """Send: the message is stored, then the reply streams (``ChatEngine.start_turn``)."""
-        return await self.cairn.engine.start_turn(chat_id, text, attachments=attachments)
+    async def start_turn(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
+                         web: bool | None = None) -> Turn:
+        """Send: the message is stored, then the reply streams (``ChatEngine.start_turn``).
+        *web*: True lets Claude search and fetch the web for this message, False keeps it
+        off for this message, None follows the workspace's setting."""
+        return await self.cairn.engine.start_turn(chat_id, text, attachments=attachments,
+                                                  web=web)
 
-    async def retry(self, chat_id: str) -> Turn:
-        return await self.cairn.engine.retry(chat_id)
+    async def web_settings(self, workspace_id: str) -> WebSettings:
+        """Web search and fetch in the workspace (its own, else its parent's, else off)."""
+        from app.chat.web import web_settings
 
-    async def edit_and_resend(self, chat_id: str, message_id: int, text: str) -> Turn:
-        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text)
+        return await self.read(lambda: web_settings(self.cairn.registry, self.cairn.web,
+                                                    workspace_id))
+
+    async def set_web_settings(self, workspace_id: str, settings: WebSettings
+                               ) -> tuple[WebSettings, Changes]:
+        """The workspace's web switch, searches per reply and sites; refused in one sentence
+        (``app.chat.web.set_web_settings``)."""
+        from app.chat.web import set_web_settings
+
+        return await self.run(lambda: set_web_settings(self.cairn.registry, self.cairn.web,
+                                                       workspace_id, settings))
+
+    async def retry(self, chat_id: str, *, web: bool | None = None) -> Turn:
+        """*web* as for ``start_turn``: this reply's web search, on, off or the workspace's."""
+        return await self.cairn.engine.retry(chat_id, web=web)
+
+    async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
+                              web: bool | None = None) -> Turn:
+        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text, web=web)
 
     def stop(self, chat_id: str) -> bool:
         """Stop the reply streaming in the chat; False when none is."""
@@ -503,15 +524,15 @@ class Operations:
 
     async def folder_access(self, ws_id: str) -> tuple[bool, tuple[str, ...]]:
         """May Claude read the folder of *ws_id*'s project (and what was allowed)?"""
-        from app.chat.folder import access
+        from app.tools.folder import access
 
         return await self.read(lambda: access(self.cairn.registry, self.cairn.folders, ws_id))
 
     async def switch_folder_access(self, ws_id: str, on: bool, *,
                                    allow: list[str] | None = None) -> tuple[None, Changes]:
         """The window's folder-access switch and its allow list
-        (``app.chat.folder.switch_access``)."""
-        from app.chat.folder import switch_access
+        (``app.tools.folder.switch_access``)."""
+        from app.tools.folder import switch_access
 
         return await self.run(lambda: switch_access(self.cairn.registry, self.cairn.folders,
                                                     ws_id, on, allow=allow))

@@ -166,3 +166,21 @@ class WorkspaceEntry:
     files: tuple[FileEntry, ...]
     chats: tuple[int, ...]  # chat numbers, in manual order
     knowledge_file: bool = False  # its document was kept as CAIRN.md where it came from
+
+
+@dataclass(frozen=True, slots=True)
+class WebSettings:
+    """Whether Claude may search and fetch the web in a workspace's chats (off until the person
+    turns it on), how many searches one reply may make, and which sites it may use: only the
+    allowed ones when any are listed, else any but the blocked ones (the API takes one list).
+    """
+
+    enabled: bool = False
+    max_uses: int = 5
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "max_uses": self.max_uses,
+                "allowed_domains": list(self.allowed_domains),
+                "blocked_domains": list(self.blocked_domains)}

@@ -40,11 +40,33 @@ Each model behaves as its entry in `fake.models` says (today's list, from the AP
 - prompt caching is modelled: a `cache_control` breakpoint whose prefix (tools, system,
   messages; tokens estimated as characters / 4) reaches the model's minimum writes a cache
   entry, and a later request with the same prefix reads it.
+
+Server tools (web search and fetch), in the shapes of the SDK 2.14 types and of
+shared/fixtures/anthropic-stream-web-search.sse:
+
+- a reply may hold `server_tool_use` (its input streamed as `input_json_delta`s),
+  `web_search_tool_result` and `web_fetch_tool_result` blocks (each arrives whole in its
+  `content_block_start`) and text blocks with `citations` (a `citations_delta` per citation,
+  before the block's text). Build them with `web_search_use`, `web_search_result`,
+  `web_search_results`, `web_search_error`, `web_fetch_use`, `web_fetch_result`,
+  `web_fetch_error` and `cited_text`, or script a whole search with `fake.reply_web_search`.
+  Ids, encrypted contents and indexes left out are issued by the fake; a result's
+  `tool_use_id` defaults to the server_tool_use before it. `usage.server_tool_use` counts the
+  reply's searches and fetches (`web_search_requests`, `web_fetch_requests`);
+- `stop_reason="pause_turn"`: the client continues by sending the assistant turn back as it
+  is, as the last message; a current model takes that trailing assistant message (it refuses
+  any other prefill) when it ends with the paused reply's blocks;
+- refused with 400 `invalid_request_error`, as the API does: a tool of an unknown web tool
+  version (`web_search_*`, `web_fetch_*` outside `WEB_TOOL_VERSIONS`), a web tool with both
+  `allowed_domains` and `blocked_domains`, a web tool for a model whose capabilities say it has
+  no server tools, and a request that replays a `web_search_result` without its
+  `encrypted_content` or a web citation without its `encrypted_index`.
 """
 
 from __future__ import annotations
 
 import collections
+import copy
 import hashlib
 import json
 import math
@@ -98,6 +120,14 @@ def is_current(model: Mapping[str, Any] | None) -> bool:
     """Today's thinking models: adaptive thinking only (they refuse last year's requests)."""
     return (_supported(model, "thinking", "types", "adaptive")
             and not _supported(model, "thinking", "types", "enabled"))
+
+# The web tool versions the SDK 2.14 types define (tool_union_param.py); anything else under
+# these names is refused as the API refuses an unknown tag.
+WEB_TOOL_VERSIONS: dict[str, tuple[str, ...]] = {
+    "web_search": ("web_search_20250305", "web_search_20260209", "web_search_20260318"),
+    "web_fetch": ("web_fetch_20250910", "web_fetch_20260209", "web_fetch_20260309",
+                  "web_fetch_20260318"),
+}
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -153,19 +183,32 @@ class _MessageReply(_Reply):
 
     content: list[dict[str, Any]]
     stop_reason: str | None = "end_turn"
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, Any] | None = None
     model: str | None = None
     chunk: int = 20
     delay: float = 0.0
     message_id: str = field(default_factory=lambda: _random_id("msg_"))
 
     def _blocks(self, h: _Handler, request: FakeRequest) -> list[dict[str, Any]]:
-        blocks = []
+        blocks: list[dict[str, Any]] = []
         body = request.body if isinstance(request.body, dict) else {}
         structured = isinstance(body.get("output_config"), dict) and \
             body["output_config"].get("format") is not None
+        last_server_use: str | None = None
         for block in self.content:
-            block = dict(block)
+            block = copy.deepcopy(dict(block))  # the script stays as written for a replay
+            if block["type"] == "server_tool_use":
+                block.setdefault("id", _random_id("srvtoolu_"))
+                block.setdefault("input", {})
+                last_server_use = block["id"]
+            if block["type"] in ("web_search_tool_result", "web_fetch_tool_result"):
+                if last_server_use is not None:
+                    block.setdefault("tool_use_id", last_server_use)
+                _issue_encrypted(block)
+            if block["type"] == "text":
+                for citation in block.get("citations") or []:
+                    if citation.get("type") == "web_search_result_location":
+                        citation.setdefault("encrypted_index", _random_id("Eo8B"))
             if block["type"] == "tool_use" and structured:
                 # The same answer in the shape the request asked for: JSON in a text block.
                 block = {"type": "text", "text": json.dumps(block.get("input", {}))}
@@ -182,16 +225,23 @@ class _MessageReply(_Reply):
                 and not any(b["type"] in ("thinking", "redacted_thinking") for b in blocks)):
             blocks.insert(0, {"type": "thinking", "thinking": THINKING_TEXT,
                               "signature": h.fake._sign(THINKING_TEXT)})
+        if self.stop_reason == "pause_turn":
+            h.fake._paused(blocks)
         return blocks
 
     def _usage(self, h: _Handler, request: FakeRequest,
-               blocks: list[dict[str, Any]]) -> dict[str, int]:
+               blocks: list[dict[str, Any]]) -> dict[str, Any]:
         size = sum(len(b["text"]) if b["type"] == "text"
                    else len(b.get("thinking", "")) if b["type"] == "thinking"
                    else len(json.dumps(b.get("input"))) for b in blocks)
         written, read = h.fake._cache(request)
-        usage = {"input_tokens": DEFAULT_INPUT_TOKENS, "cache_creation_input_tokens": written,
-                 "cache_read_input_tokens": read, "output_tokens": max(1, size // 4)}
+        usage: dict[str, Any] = {
+            "input_tokens": DEFAULT_INPUT_TOKENS, "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read, "output_tokens": max(1, size // 4)}
+        uses = [b.get("name") for b in blocks if b["type"] == "server_tool_use"]
+        if uses:  # as the API: counted only when the reply used a server tool
+            usage["server_tool_use"] = {"web_search_requests": uses.count("web_search"),
+                                        "web_fetch_requests": uses.count("web_fetch")}
         usage.update(self.usage or {})
         return usage
 
@@ -221,17 +271,21 @@ class _MessageReply(_Reply):
             h.pause(self.delay)
             h.send_event(event, data)
         h.pause(self.delay)
+        final_usage: dict[str, Any] = {"output_tokens": usage["output_tokens"]}
+        if "server_tool_use" in usage:  # where the API counts them: the message_delta
+            final_usage["server_tool_use"] = usage["server_tool_use"]
         h.send_event("message_delta", {
             "type": "message_delta",
             "delta": {"stop_reason": self.stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": usage["output_tokens"]},
+            "usage": final_usage,
         })
         h.send_event("message_stop", {"type": "message_stop"})
         h.end_stream()
 
 
-def message_start(message_id: str, model: str, usage: Mapping[str, int]) -> dict[str, Any]:
-    start_usage = {k: v for k, v in usage.items() if k != "output_tokens"}
+def message_start(message_id: str, model: str, usage: Mapping[str, Any]) -> dict[str, Any]:
+    start_usage = {k: v for k, v in usage.items()
+                   if k not in ("output_tokens", "server_tool_use")}
     start_usage["output_tokens"] = 1
     return {"type": "message_start", "message": {
         "id": message_id, "type": "message", "role": "assistant", "content": [],
@@ -250,9 +304,23 @@ PING = ("ping", {"type": "ping"})
 def _block_events(index: int, block: dict[str, Any], chunk: int,
                   ping: bool) -> Iterable[tuple[str, dict[str, Any]]]:
     kind = block["type"]
-    if kind == "text":
+    start: dict[str, Any]
+    if kind == "text" and block.get("citations"):
+        # As in anthropic-stream-web-search.sse: the citations come before the cited text.
+        start = {"type": "text", "text": "", "citations": []}
+        deltas = [{"type": "citations_delta", "citation": c} for c in block["citations"]]
+        deltas += [{"type": "text_delta", "text": p} for p in _pieces(block["text"], chunk)]
+    elif kind == "text":
         start = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"], chunk)]
+    elif kind == "server_tool_use":
+        start = {"type": "server_tool_use", "id": block["id"], "name": block["name"],
+                 "input": {}}
+        encoded = json.dumps(block["input"])
+        deltas = [{"type": "input_json_delta", "partial_json": p}
+                  for p in _pieces(encoded, math.ceil(len(encoded) / 2))]
+    elif kind in ("web_search_tool_result", "web_fetch_tool_result"):
+        start, deltas = block, []  # results arrive whole in the block's start
     elif kind == "tool_use":
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         encoded = json.dumps(block["input"])
@@ -280,6 +348,102 @@ def _block_events(index: int, block: dict[str, Any], chunk: int,
         yield "content_block_delta", {"type": "content_block_delta", "index": index,
                                       "delta": delta}
     yield "content_block_stop", {"type": "content_block_stop", "index": index}
+
+
+def _issue_encrypted(block: dict[str, Any]) -> None:
+    """Search results the script left without encrypted content get one, as the API's have."""
+    content = block.get("content")
+    if block["type"] == "web_search_tool_result" and isinstance(content, list):
+        for result in content:
+            result.setdefault("encrypted_content", _random_id("EqgfCioIARgB"))
+            result.setdefault("page_age", None)
+
+
+# --- building server tool blocks (for reply_message) ---------------------------------------
+
+def web_search_use(query: str, *, id: str | None = None) -> dict[str, Any]:
+    """Claude asking the API to search: a `server_tool_use` block named `web_search`."""
+    block: dict[str, Any] = {"type": "server_tool_use", "name": "web_search",
+                             "input": {"query": query}}
+    if id is not None:
+        block["id"] = id
+    return block
+
+
+def web_search_result(url: str, title: str, *, page_age: str | None = None,
+                      encrypted_content: str | None = None) -> dict[str, Any]:
+    """One `web_search_result` (the fake issues its encrypted content when not given)."""
+    result: dict[str, Any] = {"type": "web_search_result", "title": title, "url": url,
+                              "page_age": page_age}
+    if encrypted_content is not None:
+        result["encrypted_content"] = encrypted_content
+    return result
+
+
+def web_search_results(*results: dict[str, Any],
+                       tool_use_id: str | None = None) -> dict[str, Any]:
+    """A `web_search_tool_result` block holding these results."""
+    block: dict[str, Any] = {"type": "web_search_tool_result", "content": list(results)}
+    if tool_use_id is not None:
+        block["tool_use_id"] = tool_use_id
+    return block
+
+
+def web_search_error(error_code: str = "unavailable", *,
+                     tool_use_id: str | None = None) -> dict[str, Any]:
+    """A search that failed: `web_search_tool_result` with a `web_search_tool_result_error`
+    (codes: invalid_tool_input, unavailable, max_uses_exceeded, too_many_requests,
+    query_too_long, request_too_large)."""
+    block: dict[str, Any] = {"type": "web_search_tool_result", "content": {
+        "type": "web_search_tool_result_error", "error_code": error_code}}
+    if tool_use_id is not None:
+        block["tool_use_id"] = tool_use_id
+    return block
+
+
+def web_fetch_use(url: str, *, id: str | None = None) -> dict[str, Any]:
+    """Claude asking the API to fetch a page: a `server_tool_use` block named `web_fetch`."""
+    block: dict[str, Any] = {"type": "server_tool_use", "name": "web_fetch",
+                             "input": {"url": url}}
+    if id is not None:
+        block["id"] = id
+    return block
+
+
+def web_fetch_result(url: str, text: str, *, title: str | None = None,
+                     retrieved_at: str = "2026-12-01T09:30:00Z",
+                     tool_use_id: str | None = None) -> dict[str, Any]:
+    """A fetched page: `web_fetch_tool_result` holding a `web_fetch_result` whose content is
+    a plain-text `document`."""
+    document: dict[str, Any] = {"type": "document", "source": {
+        "type": "text", "media_type": "text/plain", "data": text}}
+    if title is not None:
+        document["title"] = title
+    block: dict[str, Any] = {"type": "web_fetch_tool_result", "content": {
+        "type": "web_fetch_result", "url": url, "content": document,
+        "retrieved_at": retrieved_at}}
+    if tool_use_id is not None:
+        block["tool_use_id"] = tool_use_id
+    return block
+
+
+def web_fetch_error(error_code: str = "url_not_accessible", *,
+                    tool_use_id: str | None = None) -> dict[str, Any]:
+    """A fetch that failed: `web_fetch_tool_result` with a `web_fetch_tool_result_error`."""
+    block: dict[str, Any] = {"type": "web_fetch_tool_result", "content": {
+        "type": "web_fetch_tool_result_error", "error_code": error_code}}
+    if tool_use_id is not None:
+        block["tool_use_id"] = tool_use_id
+    return block
+
+
+def cited_text(text: str, *sources: dict[str, Any], cited: str | None = None) -> dict[str, Any]:
+    """A text block citing search results (each a `web_search_result`, or any dict with `url`
+    and `title`): one `web_search_result_location` per source, quoting `cited` (default: the
+    text itself)."""
+    return {"type": "text", "text": text, "citations": [
+        {"type": "web_search_result_location", "cited_text": cited or text,
+         "url": source["url"], "title": source.get("title")} for source in sources]}
 
 
 @dataclass
@@ -518,6 +682,9 @@ class FakeAnthropic:
         self.refuse_structured: set[str] = set()  # models that refuse output_config.format
         self._signed: dict[str, str] = {}  # signature -> the thinking text it was issued for
         self._cached: set[str] = set()  # prefixes written to the prompt cache
+        # Each pause_turn reply's blocks, fingerprinted: a trailing assistant message ending
+        # with one is that reply sent back to continue, not a prefill.
+        self._pauses: list[list[tuple[str, str]]] = []
         self.hung = threading.Event()  # a request has reached a hang() reply
         self.disconnected = threading.Event()  # the client hung up on a hang() reply
         self.errors: list[Exception] = []  # exceptions raised while answering (bad scripts)
@@ -582,10 +749,11 @@ class FakeAnthropic:
             self._replies.append(reply)
 
     def reply_message(self, content: list[dict[str, Any]], *, stop_reason: str | None = "end_turn",
-                      usage: Mapping[str, int] | None = None, model: str | None = None,
+                      usage: Mapping[str, Any] | None = None, model: str | None = None,
                       chunk: int = 20, delay: float = 0.0) -> None:
         """Any assistant message: content blocks as in a final Message (`{"type": "text",
-        "text": ...}`, `{"type": "tool_use", "name": ..., "input": {...}, "id"?: ...}`)."""
+        "text": ...}`, `{"type": "tool_use", "name": ..., "input": {...}, "id"?: ...}`, the
+        server tool blocks built by `web_search_use` and its kin)."""
         self._queue(_MessageReply(list(content), stop_reason, usage, model, chunk, delay))
 
     def reply_text(self, text: str, *, usage: Mapping[str, int] | None = None, chunk: int = 20,
@@ -613,6 +781,23 @@ class FakeAnthropic:
         """A complete message JSON holding one tool_use block (for non-streaming calls such as
         a forced tool_choice). Same as `reply_tool_use`: a streaming request gets it streamed."""
         self.reply_tool_use(tool_name, input, usage=usage, tool_id=tool_id, model=model)
+
+    def reply_web_search(self, query: str, results: Iterable[dict[str, Any]] = (), *,
+                         answer: Iterable[str | dict[str, Any]] = (),
+                         error_code: str | None = None, stop_reason: str = "end_turn",
+                         usage: Mapping[str, Any] | None = None, model: str | None = None,
+                         chunk: int = 20, delay: float = 0.0) -> None:
+        """One search, then its answer, as the API streams it: `server_tool_use` for *query*,
+        a `web_search_tool_result` of *results* (`web_search_result(...)`; or the error form
+        when *error_code* is given), then *answer*: text blocks, a str for plain text or a
+        block such as `cited_text(...)`."""
+        content: list[dict[str, Any]] = [web_search_use(query)]
+        content.append(web_search_error(error_code) if error_code is not None
+                       else web_search_results(*results))
+        content += [{"type": "text", "text": part} if isinstance(part, str) else part
+                    for part in answer]
+        self.reply_message(content, stop_reason=stop_reason, usage=usage, model=model,
+                           chunk=chunk, delay=delay)
 
     def reply_error_status(self, status: int, error_type: str, message: str, *,
                            headers: Mapping[str, str] | None = None) -> None:
@@ -698,6 +883,19 @@ class FakeAnthropic:
             self._signed[signature] = thinking
         return signature
 
+    def _paused(self, blocks: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self._pauses.append([_fingerprint(b) for b in blocks])
+
+    def _continues_a_pause(self, content: Any) -> bool:
+        """Whether this trailing assistant content is a paused reply sent back as it was."""
+        if not isinstance(content, list) or not content:
+            return False
+        sent = [_fingerprint(b) if isinstance(b, dict) else ("", "") for b in content]
+        with self._lock:
+            pauses = list(self._pauses)
+        return any(pause and sent[-len(pause):] == pause for pause in pauses)
+
     def _cache(self, request: FakeRequest) -> tuple[int, int]:
         """(tokens written, tokens read) for the request's cache breakpoints."""
         body = request.body if isinstance(request.body, dict) else {}
@@ -750,6 +948,10 @@ class FakeAnthropic:
             if config.get("effort") is not None and (model is None
                                                      or not _supported(model, "effort")):
                 return 400, bad, "output_config.effort: effort is not supported for this model"
+        refusal = _web_tool_refusal(body.get("tools"), model) or \
+            _replayed_web_refusal(body.get("messages"))
+        if refusal is not None:
+            return 400, bad, refusal
         if not is_current(model):
             return None  # last year's model: takes what last year's requests send
         choice = body.get("tool_choice")
@@ -759,7 +961,9 @@ class FakeAnthropic:
             if name in body:
                 return 400, bad, f"{name}: sampling parameters are not supported for this model"
         messages = body.get("messages") or []
-        if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "assistant":
+        if (messages and isinstance(messages[-1], dict)
+                and messages[-1].get("role") == "assistant"
+                and not self._continues_a_pause(messages[-1].get("content"))):
             return 400, bad, ("This model does not support assistant message prefill. The "
                               "conversation must end with a user message.")
         return self._thinking_refusal(messages)
@@ -799,6 +1003,70 @@ class FakeAnthropic:
             (self._connections.add if add else self._connections.discard)(connection)
 
 
+def _fingerprint(block: Mapping[str, Any]) -> tuple[str, str]:
+    """What identifies a content block when it is sent back: its type and its id, text or
+    signature (optional fields the client may drop, such as a null page_age, do not count)."""
+    kind = str(block.get("type"))
+    for key in ("id", "tool_use_id", "signature", "data", "text"):
+        if key in block:
+            return kind, str(block[key])
+    return kind, ""
+
+
+def _web_tool_refusal(tools: Any, model: Mapping[str, Any] | None) -> str | None:
+    """Why the API would refuse these tool definitions' web tools, or None."""
+    for n, tool in enumerate(tools if isinstance(tools, list) else []):
+        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+            continue
+        kind = tool["type"]
+        family = next((name for name in WEB_TOOL_VERSIONS if kind.startswith(name + "_")), None)
+        if family is None:
+            continue
+        if kind not in WEB_TOOL_VERSIONS[family]:
+            expected = ", ".join(f"'{v}'" for versions in WEB_TOOL_VERSIONS.values()
+                                 for v in versions)
+            return (f"tools.{n}: Input tag '{kind}' found using 'type' does not match any of "
+                    f"the expected tags: {expected}")
+        if tool.get("name") != family:
+            return f"tools.{n}.name: Input should be '{family}'"
+        if tool.get("allowed_domains") and tool.get("blocked_domains"):
+            return (f"tools.{n}: allowed_domains and blocked_domains cannot both be "
+                    "specified")
+        max_uses = tool.get("max_uses")
+        if max_uses is not None and (not isinstance(max_uses, int) or max_uses < 1):
+            return f"tools.{n}.max_uses: Input should be greater than or equal to 1"
+        if (model is not None and model.get("capabilities")
+                and not _supported(model, "server_tools", "web_search")):
+            return f"tools.{n}: '{kind}' is not supported for this model"
+    return None
+
+
+def _replayed_web_refusal(messages: Any) -> str | None:
+    """A web result sent back must carry what the API encrypted for it: the search result's
+    `encrypted_content`, a web citation's `encrypted_index`."""
+    for m, message in enumerate(messages if isinstance(messages, list) else []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for b, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                continue
+            where = f"messages.{m}.content.{b}"
+            results = block.get("content")
+            if block.get("type") == "web_search_tool_result" and isinstance(results, list):
+                for r, result in enumerate(results):
+                    value = result.get("encrypted_content") if isinstance(result, dict) else None
+                    if not isinstance(value, str) or not value:
+                        return f"{where}.content.{r}.encrypted_content: Field required"
+            if block.get("type") == "text":
+                for c, citation in enumerate(block.get("citations") or []):
+                    if not (isinstance(citation, dict)
+                            and citation.get("type") == "web_search_result_location"):
+                        continue
+                    value = citation.get("encrypted_index")
+                    if not isinstance(value, str) or not value:
+                        return f"{where}.citations.{c}.encrypted_index: Field required"
+    return None
+
+
 def _schema_problem(schema: Any, where: str = "") -> str | None:
     """Why structured outputs would refuse this JSON schema, or None."""
     if not isinstance(schema, dict):
@@ -823,4 +1091,6 @@ def _schema_problem(schema: Any, where: str = "") -> str | None:
     return None
 
 
-__all__ = ["FakeAnthropic", "FakeRequest", "MODELS", "error_body", "sse_frame"]
+__all__ = ["FakeAnthropic", "FakeRequest", "MODELS", "WEB_TOOL_VERSIONS", "cited_text",
+           "error_body", "sse_frame", "web_fetch_error", "web_fetch_result", "web_fetch_use",
+           "web_search_error", "web_search_result", "web_search_results", "web_search_use"]

@@ -5,6 +5,9 @@ A reply is model output (and a knowledge document may come from a bundle): ``[ht
 (https://evil.example)`` reads as one address and opens another.  The renderer marks such a
 link with :data:`ASK` in front of its target; following it asks first, naming the target.
 Only web links (http, https, mailto) ever reach the operating system.
+
+A page a web search found (a reply's source, a citation's mark) opens only after the person
+has seen its whole address: :func:`open_found` asks first, every time.
 """
 
 from __future__ import annotations
@@ -75,3 +78,23 @@ def follow(href: str, parent: QWidget | None = None) -> bool:
                        parent=parent):
             return False
     return bool(QDesktopServices.openUrl(QUrl(target)))
+
+
+def open_found(url: str, title: str = "", parent: QWidget | None = None) -> bool:
+    """Open a page a web search found, after a small question showing its full address
+    (it came from the web: the title may say anything).  Escape or Cancel leaves it closed.
+    Whether it was handed to the operating system."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtWidgets import QMessageBox
+
+    from ui.text import confirm
+
+    if not url.lower().startswith(("http:", "https:")):
+        return False
+    about = f"“{title}” is at" if title else "This page is at"
+    if not confirm(QMessageBox.Icon.Question, "Open this page?", f"{about}\n\n{url}",
+                   "Open in browser", informative="It came from a web search: open it only "
+                   "if the address is one you expect.", parent=parent):
+        return False
+    return bool(QDesktopServices.openUrl(QUrl(url)))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -39,9 +38,12 @@ from app.chat.turn import (
 from app.errors import CairnError, Refused
 from app.llm.catalog import Catalog, ModelInfo, estimate_tokens
 from app.records import Chat
-from app.chat.folder import FolderReader
-from app.store.files import READ_TOOL, FileStore
+from app.chat.web import web_settings, web_tools
+from app.store.web import WebStore
+from app.tools import Toolbox, ToolChat
+from app.store.files import FileStore
 from app.store.knowledge import PERSONAL, KnowledgeStore
+from app.store.blocks import Replay, kind_of_block, paired_ids
 from app.store.messages import COMPLETE, FAILED, STOPPED, ChatStore, Message
 from app.store.registry.registry import DEFAULT_CHAT_TITLE, Registry
 from app.store.settings import Settings
@@ -61,7 +63,8 @@ class ChatEngine:
                  files: FileStore, settings: Settings, catalog: Catalog | None = None,
                  client_factory: Callable[[Settings], Client] | None = None,
                  storage: StorageThread | None = None,
-                 network: NetworkThread | None = None) -> None:
+                 network: NetworkThread | None = None,
+                 toolbox: Toolbox | None = None, web: WebStore | None = None) -> None:
         self.registry = registry
         self.catalog = catalog or Catalog(registry.db.path.parent)
         self.chats = chats
@@ -82,8 +85,10 @@ class ChatEngine:
         self.start_listeners: list[Callable[[str], None]] = []  # a chat is busy again
         # Asked on the storage thread as a turn ends: does the chat wait for a rebuild?
         self.knowledge_waiting: Callable[[str], bool] | None = None
-        # The project's folder, read by the folder tools when the person allowed it (issue 23).
-        self.folder: FolderReader | None = None
+        # What Claude can use: the client tools (given by the composition root; none
+        # without one) and web search per workspace (None: never offered).
+        self.toolbox = toolbox or Toolbox(())
+        self.web = web
 
     def client(self) -> Client:
         """One client per key and base URL: its connection pool is reused across turns.
@@ -157,7 +162,8 @@ class ChatEngine:
             files = self.files.of_workspaces([layer.workspace.id for layer in chain])
         return system_blocks(chain=chain, files=files, personal_memory=memory, message=message)
 
-    def context_for(self, chat: Chat, message: str, model: str) -> TurnContext:
+    def context_for(self, chat: Chat, message: str, model: str, *, web: bool | None = None
+                    ) -> TurnContext:
         """What every round of a turn sends besides the conversation (storage thread)."""
         from app.llm.client import request_options
 
@@ -165,14 +171,17 @@ class ChatEngine:
         chain = self.chain(chat)
         chain_ids = [layer.workspace.id for layer in chain]
         files = self.files.of_workspaces(chain_ids)
-        tools = [READ_TOOL] if files else []  # nothing to read: no tool to offer
-        if self.folder is not None:  # the project's folder, when the person allowed it
-            tools += self.folder.tools(chat.workspace_id)
+        tool_chat = ToolChat(chat.id, chat.workspace_id, tuple(chain_ids))
+        offered = self.toolbox.offered(tool_chat)  # each tool says whether it is offered here
+        tools = list(offered.definitions)
+        if self.web is not None:  # web search and fetch: the API runs them
+            settings = web_settings(self.registry, self.web, chat.workspace_id)
+            tools += web_tools(settings, web, info)
         system = place_breakpoints(self.system(chat, message, chain=chain, files=files),
                                    tools=tools, info=info)
         options = request_options(info, effort=self.settings.get("model.chat_effort"),
                                   max_tokens=MAX_TOKENS)
-        return TurnContext(model, system, tools, options, chain_ids)
+        return TurnContext(model, system, tools, options, chain_ids, offered, tool_chat)
 
     def conversation(self, chat_id: str) -> list[dict[str, Any]]:
         """The conversation as the next request sends it (storage thread: files are read)."""
@@ -186,14 +195,16 @@ class ChatEngine:
     # ----------------------------------------------------------------- turns
 
     async def start_turn(self, chat_id: str, text: str, *,
-                         attachments: Sequence[Path] = ()) -> Turn:
+                         attachments: Sequence[Path] = (), web: bool | None = None) -> Turn:
         """Send *text* (and *attachments*) in a chat: the reply streams in a task of its own.
 
         Refused with one sentence, nothing stored, when the chat is unknown or archived, the
         message empty, an attachment unreadable, the model retired, or a reply is still
         streaming in this chat.  Otherwise returns once the message is stored, with the turn
         not yet running: subscribe before your next ``await`` and no event is missed.  A model
-        failure never raises: the turn ends with ``TurnFailed`` and the sentence.
+        failure never raises: the turn ends with ``TurnFailed`` and the sentence.  *web* turns
+        web search and fetch on (True) or off (False) for this message; None follows the
+        workspace (``app.chat.web``).
         """
         chat = self._sendable(chat_id, "send to")
         if not text.strip() and not attachments:
@@ -206,9 +217,9 @@ class ChatEngine:
             message = await self.storage.run(self._store_message, chat, text, content + refs)
             return text, [message.id]
 
-        return await self._start(chat, "send to", store)
+        return await self._start(chat, "send to", store, web=web)
 
-    async def retry(self, chat_id: str) -> Turn:
+    async def retry(self, chat_id: str, *, web: bool | None = None) -> Turn:
         """Answer the person's last message again, after its reply failed, was stopped or never
         came.  The old reply's messages stay stored, out of the conversation (superseded by
         that message): the model and the rebuild see only the new reply.  Refused when the
@@ -220,9 +231,10 @@ class ChatEngine:
             person = await self.storage.run(self.chats.retry, chat_id)
             return person.text, []
 
-        return await self._start(chat, "retry in", store)
+        return await self._start(chat, "retry in", store, web=web)
 
-    async def edit_and_resend(self, chat_id: str, message_id: int, text: str) -> Turn:
+    async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
+                              web: bool | None = None) -> Turn:
         """Send the person's message *message_id* again with *text* (its files kept).
 
         The edited message is stored as a new one; the original and everything after it stay
@@ -236,9 +248,10 @@ class ChatEngine:
             message = await self.storage.run(self.chats.resend, chat_id, message_id, text)
             return text, [message.id]
 
-        return await self._start(chat, "edit a message in", store)
+        return await self._start(chat, "edit a message in", store, web=web)
 
     async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
+                   web: bool | None = None,
                    on_text: Callable[[str], None] | None = None,
                    on_thinking: Callable[[str], None] | None = None,
                    on_wait: Callable[[RetryWaiting], None] | None = None) -> TurnResult:
@@ -248,7 +261,7 @@ class ChatEngine:
         Never raises for a model failure.  Cancelling the caller stops the turn like Stop,
         waits until what arrived is stored, and goes on cancelling.
         """
-        turn = await self.start_turn(chat_id, text, attachments=attachments)
+        turn = await self.start_turn(chat_id, text, attachments=attachments, web=web)
         if on_text is not None or on_thinking is not None or on_wait is not None:
             def relay(event: TurnEvent) -> None:
                 if isinstance(event, TextDelta) and on_text is not None:
@@ -332,7 +345,8 @@ class ChatEngine:
         return message
 
     async def _start(self, chat: Chat, verb: str,
-                     store: Callable[[Turn], Awaitable[tuple[str, list[int]]]]) -> Turn:
+                     store: Callable[[Turn], Awaitable[tuple[str, list[int]]]], *,
+                     web: bool | None = None) -> Turn:
         """What every way of starting a turn shares: the chat taken, the model checked, then
         *store* stores the person's side and says (the message, the ids it stored); any
         refusal on the way lets go of the chat with nothing stored."""
@@ -350,7 +364,7 @@ class ChatEngine:
             except Exception:
                 log.exception("a turn-start listener failed")
         run = TurnRun(self, turn, work, chat=chat, message=message, model=model, notice=notice,
-                      stored=stored)
+                      stored=stored, web=web)
         turn.start(asyncio.get_running_loop().create_task(run.run()))
         return turn
 
@@ -376,96 +390,48 @@ def _title_from(text: str) -> str:
     return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
 
 
-def _expanded(reference: dict[str, Any], expand: Callable[[dict[str, Any]], dict[str, Any]]
-              ) -> dict[str, Any]:
-    """A stored file as the API takes it; one that is gone from storage becomes a note."""
-    try:
-        return expand(reference)
-    except OSError:
-        log.warning("attachment %s is missing from storage", reference.get("sha256"))
-        return {"type": "text",
-                "text": f"[The file '{reference.get('name', 'attachment')}' is no longer available.]"}
-
-
-def _tool_result(block: dict[str, Any], expand: Callable[[dict[str, Any]], dict[str, Any]]
-                 ) -> dict[str, Any]:
-    """A stored tool result as Cairn writes it (its text and attachments, the error mark),
-    whatever else the stored block holds."""
-    inner: list[dict[str, Any]] = []
-    for item in block.get("content") or ():
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "attachment":
-            inner.append(_expanded(item, expand))
-        elif kind == "text":
-            inner.append({"type": "text", "text": str(item.get("text", ""))})
-    result = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"), "content": inner}
-    return {**result, "is_error": True} if block.get("is_error") is True else result
-
-
 # Sent after the text of a reply that was stopped or broke off, in the history only.
 CUT_OFF = "[This reply was cut off here and did not finish.]"
-
-
-def _finite(value: Any) -> Any:
-    """*value* with NaN and infinities as null: JSON (and so the API) has no such numbers, and
-    one in a stored tool input would stop every later request of the chat from encoding."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict[str, Any]]
             ) -> list[dict[str, Any]]:
     """The stored conversation as the API takes it, with a cache breakpoint at its end.
 
-    Failed turns without text are left out, empty text blocks dropped, attachments expanded,
-    a tool call whose result never arrived (a stop mid-loop) removed, and consecutive turns of
-    one role merged, so every request is well formed.
-
-    Thinking blocks go back exactly as received (text and signature) in the tool loop that is
-    still running, where the API requires them; earlier turns' thinking is left out (the API
-    ignores it, and it is bound to the model that wrote it), and so is any thinking cut off
-    before its signature arrived.
+    Each block goes back as its kind's declaration says (``app.store.blocks``): empty text
+    dropped, attachments expanded, a tool call whose result never arrived (a stop mid-loop)
+    removed, thinking only inside the tool loop still running, a server tool's blocks (web
+    search, fetch) verbatim with their encrypted content.  Failed turns without text are left
+    out and consecutive turns of one role merged, so every request is well formed.
     """
     loop_start = 0  # where the running exchange began: the person's last message
     for position, message in enumerate(messages):
-        if message.role == "user" and any(b.get("type") != "tool_result" for b in message.content):
+        if message.from_person:
             loop_start = position
+    # A server tool's call and its result go back together, within one reply's run of
+    # assistant messages (a turn paused by the server continues in the next message).
+    servers: list[set[str]] = [set()] * len(messages)
+    start = 0
+    for position in range(1, len(messages) + 1):
+        if position == len(messages) or messages[position].role != messages[start].role:
+            found = paired_ids(b for m in messages[start:position] for b in m.content)
+            servers[start:position] = [found] * (position - start)
+            start = position
     turns: list[dict[str, Any]] = []
     for position, message in enumerate(messages):
+        following = messages[position + 1] if position + 1 < len(messages) else None
+        answered = {str(b.get("tool_use_id")) for b in following.content
+                    if b.get("type") == "tool_result"} if following is not None else set()
+        answered |= servers[position]
+        at = Replay(expand=expand, in_loop=position > loop_start and message.status == COMPLETE,
+                    paired=answered.__contains__)
         blocks: list[dict[str, Any]] = []
         files: list[dict[str, Any]] = []  # a message's attachments, sent before its text
         for block in message.content:
-            kind = block.get("type")
-            if kind == "text" and not block.get("text", "").strip():
-                continue
-            if kind in ("thinking", "redacted_thinking"):
-                signed = kind == "redacted_thinking" or bool(block.get("signature"))
-                if position > loop_start and message.status == COMPLETE and signed:
-                    keys = ("type", "thinking", "signature") if kind == "thinking" else ("type", "data")
-                    blocks.append({k: block[k] for k in keys if k in block})
-                continue
-            if kind == "attachment":
-                files.append(_expanded(block, expand))
-            elif kind == "tool_use":
-                following = messages[position + 1] if position + 1 < len(messages) else None
-                answered = following is not None and any(
-                    b.get("type") == "tool_result" and b.get("tool_use_id") == block.get("id")
-                    for b in following.content)
-                if answered:  # an input of the wrong shape goes back as the object the API takes
-                    tool_input = block.get("input")
-                    blocks.append({"type": "tool_use", "id": block.get("id"),
-                                   "name": block.get("name"),
-                                   "input": _finite(tool_input) if isinstance(tool_input, dict)
-                                   else {}})
-            elif kind == "tool_result":
-                blocks.append(_tool_result(block, expand))
-            elif kind == "text":  # only the shapes Cairn writes, never stored keys passed on
-                blocks.append({"type": "text", "text": str(block.get("text", ""))})
+            kind = kind_of_block(block)
+            if kind is None or message.role not in kind.roles:
+                continue  # not a kind Cairn stores: never passed on
+            (files if kind.leads else blocks).extend(kind.replay(block, at))
         # The files (documents, images, a text file's contents) before the question, as
         # Anthropic's guidance has it.
         blocks = files + blocks

@@ -8,6 +8,7 @@ every turn).  Events are frozen dataclasses, delivered on the event-loop thread,
     KnowledgePulling                          a chat in a workspace: from Send to the first token
     ThinkingDelta… TextDelta…                 a round streams
     RoundStored                               the round is stored: its message id, usage, cost
+    WebActivity                               a web search or page read, as the API runs it
     ToolCall, ToolResult  (per call)          then the next round streams, and so on
     TurnFinished | TurnStopped | TurnFailed   exactly one, last
 
@@ -35,6 +36,7 @@ from app.base.live import Stopped, Stopper, Work
 from app.llm.prices import cost as _cost
 from app.llm.prices import estimate_output
 from app.llm.prices import total as total_cost
+from app.chat.web import web_line
 from app.llm.requests import Round, stream_round
 from app.store.messages import COMPLETE, FAILED, STOPPED, Message, Usage
 
@@ -43,13 +45,29 @@ if TYPE_CHECKING:
     from app.llm.catalog import Catalog
     from app.llm.client import Client
     from app.records import Chat
-    from app.store.files import FileStore
     from app.store.messages import ChatStore
+    from app.tools import Offered, Toolbox, ToolChat
 
 log = logging.getLogger(__name__)
 
 MAX_TOKENS = 16_000
 MAX_TOOL_ROUNDS = 8  # a reply may read files this many times before it must answer
+# Every turn is bounded (DESIGN §11): past a bound it ends with what it has, and says which.
+MAX_CALLS_PER_ROUND = 10
+MAX_CALLS_PER_TURN = 25
+MAX_RESULT_BYTES_PER_TURN = 4_000_000
+BOUND_REACHED = {
+    "round": f"Claude asked for more than {MAX_CALLS_PER_ROUND} tool calls at once, so Cairn "
+             f"ran the first {MAX_CALLS_PER_ROUND} and ended the reply here; ask again in "
+             "smaller steps.",
+    "turn": f"Claude reached the limit of {MAX_CALLS_PER_TURN} tool calls in one reply, so "
+            "Cairn ended the reply here; ask again in smaller steps.",
+    "rounds": f"Claude was still asking for tools after {MAX_TOOL_ROUNDS} rounds, so Cairn "
+              "ended the reply here; ask again in smaller steps.",
+    "bytes": f"Claude's tool results reached Cairn's limit of "
+             f"{MAX_RESULT_BYTES_PER_TURN // 1_000_000} MB for one reply, so Cairn ended the "
+             "reply here; ask about a smaller part.",
+}
 
 _STOPPED_BY_MODEL = {
     "refusal": "Claude declined to answer this message. Your message is kept; you can "
@@ -146,6 +164,15 @@ class ToolResult(TurnEvent):
     name: str
     summary: str
     is_error: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WebActivity(TurnEvent):
+    """Claude searched the web or read a page, or one failed (the API ran it, mid-stream):
+    *line* is what the chat shows ("Searched the web: …"), *block* the block as received."""
+
+    line: str
+    block: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,9 +339,11 @@ class TurnContext:
 
     model: str
     system: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
+    tools: list[dict[str, Any]]  # every definition sent: client tools, then server tools
     options: dict[str, Any]
     chain_ids: list[str]  # the workspaces whose files the model may read
+    offered: Offered  # the client tools the toolbox runs for this chat
+    chat: ToolChat
 
     def request(self, messages: list[dict[str, Any]], *, last_round: bool) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "system": self.system, **self.options,
@@ -334,6 +363,8 @@ class _Progress:
     partial: str = ""  # text of the round in progress
     thinking: str = ""  # thinking of finished rounds
     partial_thinking: str = ""  # thinking of the round in progress
+    calls: int = 0  # tool calls run in this turn
+    result_bytes: int = 0  # what their results weigh
     usage: Usage = Usage()  # usage of finished rounds
     round_usage: Usage = Usage()  # usage of the round in progress, as last reported
     counted: bool = False  # the server counted the round's output (a message_delta came)
@@ -371,12 +402,13 @@ class TurnHost(Protocol):
     network: NetworkThread
     catalog: Catalog
     chats: ChatStore
-    files: FileStore
+    toolbox: Toolbox
     knowledge_waiting: Callable[[str], bool] | None
 
     async def client_async(self) -> Client: ...
     def server(self) -> str: ...
-    def context_for(self, chat: Chat, message: str, model: str) -> TurnContext: ...
+    def context_for(self, chat: Chat, message: str, model: str, *, web: bool | None = None
+                    ) -> TurnContext: ...
     def conversation(self, chat_id: str) -> list[dict[str, Any]]: ...
     def project_title(self, chat: Chat) -> str | None: ...
     def turn_over(self, turn: Turn, work: Work) -> None: ...
@@ -395,7 +427,8 @@ class TurnRun:
     """
 
     def __init__(self, engine: TurnHost, turn: Turn, work: Work, *, chat: Chat, message: str,
-                 model: str, notice: str | None, stored: list[int]) -> None:
+                 model: str, notice: str | None, stored: list[int],
+                 web: bool | None = None) -> None:
         self.engine = engine
         self.turn = turn
         self.work = work
@@ -404,6 +437,7 @@ class TurnRun:
         self.model = model
         self.notice = notice
         self.state = _Progress(stored=list(stored))
+        self.web = web  # web search for this message: on, off, or as the workspace says
 
     async def run(self) -> TurnResult:
         status, error, waiting = STOPPED, None, False  # (what a cancel mid-stream ends with)
@@ -436,6 +470,8 @@ class TurnRun:
             return COMPLETE, None
         except Stopped:
             return STOPPED, None
+        except _Bounded as bound:
+            return STOPPED, bound.sentence
         except Exception as failure:
             return FAILED, await self._explain(failure)
 
@@ -445,11 +481,15 @@ class TurnRun:
         engine, turn, state, stopper = self.engine, self.turn, self.state, self.turn.stopper
         storage = engine.storage
         client = await engine.client_async()
-        context = await storage.run(engine.context_for, self.chat, self.message, self.model)
+        context = await storage.run(lambda: engine.context_for(self.chat, self.message,
+                                                               self.model, web=self.web))
         for round_number in range(MAX_TOOL_ROUNDS + 1):
             stopper.check()
             messages = await storage.run(engine.conversation, self.chat.id)
-            request = context.request(messages, last_round=round_number == MAX_TOOL_ROUNDS)
+            spent = (state.calls >= MAX_CALLS_PER_TURN
+                     or state.result_bytes >= MAX_RESULT_BYTES_PER_TURN)
+            request = context.request(messages,
+                                      last_round=round_number == MAX_TOOL_ROUNDS or spent)
             final = await self._stream_again_if_overloaded(client, request)
             blocks, stop_reason, round_usage = final.blocks, final.stop_reason, final.usage
             if stop_reason in _STOPPED_BY_MODEL:
@@ -461,20 +501,53 @@ class TurnRun:
             if stop_reason == "pause_turn" and round_number < MAX_TOOL_ROUNDS:
                 continue  # the server paused a long turn: sending it back lets it go on
             calls = [b for b in blocks if b.get("type") == "tool_use"]
-            if stop_reason != "tool_use" or not calls or round_number == MAX_TOOL_ROUNDS:
-                return  # (a server that ignored tool_choice none gets no more tool rounds)
-            results = []
+            if stop_reason != "tool_use" or not calls:
+                return
+            if round_number == MAX_TOOL_ROUNDS or spent:
+                # A server that ignored tool_choice none gets no more tool rounds.
+                raise _Bounded(BOUND_REACHED["rounds" if round_number == MAX_TOOL_ROUNDS
+                                             else "turn"])
+            await self._run_tools(context, calls)
+
+    async def _run_tools(self, context: TurnContext, calls: list[dict[str, Any]]) -> None:
+        """One round's tool calls, each on the toolbox's workers, within the turn's bounds;
+        their results are stored together.  Past a bound the calls not run are left out (the
+        conversation drops a call without its result) and the turn ends, saying which."""
+        engine, turn, state, stopper = self.engine, self.turn, self.state, self.turn.stopper
+        bound = None
+        if len(calls) > MAX_CALLS_PER_ROUND:
+            calls, bound = calls[:MAX_CALLS_PER_ROUND], "round"
+        if state.calls + len(calls) > MAX_CALLS_PER_TURN:
+            calls, bound = calls[:max(0, MAX_CALLS_PER_TURN - state.calls)], "turn"
+        results = []
+        try:
             for call in calls:
                 stopper.check()
+                left = MAX_RESULT_BYTES_PER_TURN - state.result_bytes
+                if left <= 0:
+                    bound = "bytes"
+                    break
                 name, tool_input = str(call.get("name")), call.get("input")
                 shown = tool_input if isinstance(tool_input, dict) else {}
                 self._publish(ToolCall(turn.id, name, shown, generation=turn.generation))
-                output, is_error = await storage.run(self._call_tool, context.chain_ids, call)
-                self._publish(ToolResult(turn.id, name, _summary(output), is_error,
+                output, summary, bounded = await stopper.step(
+                    engine.toolbox.call(context.offered, context.chat, call, limit=left))
+                state.calls += 1
+                state.result_bytes += output.size
+                if bounded:  # what is left of the turn's bytes cut it: the turn ends here
+                    bound = "bytes"
+                self._publish(ToolResult(turn.id, name, summary, output.is_error,
                                          generation=turn.generation))
                 results.append({"type": "tool_result", "tool_use_id": call["id"],
-                                "content": output, **({"is_error": True} if is_error else {})})
-            await storage.run(self._store, "user", results)
+                                "content": output.content,
+                                **({"is_error": True} if output.is_error else {})})
+                if bound == "bytes":
+                    break
+        finally:
+            if results:  # what ran is kept, even when Stop came between two calls
+                await asyncio.shield(self.engine.storage.run(self._store, "user", results))
+        if bound is not None:
+            raise _Bounded(BOUND_REACHED[bound])
 
     async def _stream(self, client: Client, request: dict[str, Any]) -> Round:
         """One round, streamed on the network thread (the SDK builds and encodes a long chat's
@@ -520,6 +593,10 @@ class TurnRun:
         elif kind == "thinking":
             state.partial_thinking += value
             self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
+        elif kind == "server tool":
+            line = web_line(value)
+            if line is not None:
+                self._publish(WebActivity(turn.id, line, value, generation=turn.generation))
         elif kind == "waiting":
             wait, why = value
             self._publish(RetryWaiting(turn.id, wait, why, generation=turn.generation))
@@ -610,21 +687,14 @@ class TurnRun:
         return self._store("assistant", blocks, status=status, error=error, model=self.model,
                            usage=state.round_usage, cost_usd=_cost(self.model, state.round_usage))
 
-    def _call_tool(self, chain_ids: list[str], call: dict[str, Any]
-                   ) -> tuple[list[dict[str, Any]], bool]:
-        from app.store.files import READ_TOOL
 
-        tool_input = call.get("input")
-        if not isinstance(tool_input, dict):  # a list, a string, a number: the model is told
-            return [{"type": "text", "text": f"The input of {call.get('name')} must be an "
-                                             "object, e.g. {\"file_id\": \"wf_…\"}."}], True
-        if call.get("name") == READ_TOOL["name"]:
-            return self.engine.files.read_for_model(chain_ids, tool_input)
-        folder = getattr(self.engine, "folder", None)  # issue 23: the project's folder
-        if folder is not None and call.get("name") in ("listFolder", "readFolderFile"):
-            return folder.answer(chain_ids[-1] if chain_ids else None, str(call["name"]),
-                                 tool_input)
-        return [{"type": "text", "text": f"No tool named {call.get('name')}."}], True
+
+class _Bounded(Exception):
+    """A turn went past one of its bounds: it ends with what it has, and says which."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
 
 
 class _Relay:
@@ -664,18 +734,3 @@ class _Relay:
             if not self._open or self._stopper.stopped:
                 return
             self._take(kind, value)
-
-
-def _summary(output: list[dict[str, Any]]) -> str:
-    """One line for a tool's answer: a page's heading, a file's name, or the error."""
-    if not output:
-        return ""
-    first = output[0]
-    if first.get("type") == "attachment":
-        return str(first.get("name", "a file"))
-    line = str(first.get("text", "")).split("\n", 1)[0]
-    if line.startswith("[") and line.endswith("]"):
-        line = line[1:-1].split(";", 1)[0]  # "[notes.md — page 1 of 3; read page 2 next]"
-    return line
-
-

@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
     setup_logging()
     conversation = args.command in cli_conversation.COMMANDS or (
-        args.command == "workspace" and args.action in ("knowledge-file", "folder-access"))
+        args.command == "workspace" and args.action in ("knowledge-file", "folder-access", "web"))
     registry: Registry | None = None
     try:
         # Imported here so --help and --version stay instant, and the registry's commands

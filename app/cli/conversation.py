@@ -60,6 +60,9 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     where.add_argument("--chat", metavar="ID", help="continue this chat")
     p.add_argument("--attach", metavar="FILE", action="append", default=[], type=Path,
                    help="send a file with the message (text, PDF, image); repeatable")
+    p.add_argument("--web", action="store_true", default=None,
+                   help="let Claude search and read the web for this message "
+                        "($10 per 1,000 searches)")
     p.add_argument("message", metavar="MESSAGE")
 
     p = json_flag(commands.add_parser("context", help="print the system prompt of the next turn"))
@@ -342,6 +345,8 @@ def _chat_for(cairn: Cairn, args: argparse.Namespace, *, create: bool) -> Chat:
 
 
 def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from app.chat.web import sources, web_line
+
     as_json = getattr(args, "json", False)
     closed = [False]  # stdout went away (`cairn ask … | head`): the turn goes on regardless
 
@@ -374,7 +379,7 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         chat = _chat_for(cairn, args, create=True)
         _stop_on_sigterm()
         result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
-                                         on_text=stream, on_wait=waiting)
+                                         web=args.web, on_text=stream, on_wait=waiting)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
         return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
 
@@ -386,9 +391,19 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         return 130 if isinstance(stopped, KeyboardInterrupt) else 143
     if closed[0]:
         stdout = io.StringIO()  # nothing more goes to a closed pipe
+    replied = [m for m in cairn.chats.messages(chat.id, after=min(result.message_ids) - 1)
+               if m.id in result.message_ids] if result.message_ids else []
+    found = sources(replied)
     if not as_json:
         if result.text and not result.text.endswith("\n"):
             stdout.write("\n")
+        for line in filter(None, (web_line(b) for m in replied for b in m.content
+                                  if b.get("type") != "server_tool_use")):
+            stdout.write(text_of(line) + "\n")  # a failed search or page, in one sentence
+        if found:  # after the reply, so that stdout still reads as the answer first
+            stdout.write("\nSources:\n" + "".join(
+                f"  {n}. {text_of(s.title)} — {text_of(s.url)}\n"
+                for n, s in enumerate(found, 1)))
     notices = [n for n in (notice, result.notice, rebuilt.notice) if n]
     if not as_json:
         for line in notices:
@@ -399,6 +414,8 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
     summary = {"chat": chat.id, "status": result.status, "error": result.error,
                "model": result.model, "usage": result.usage.to_json(),
                "cost_usd": result.cost_usd, "text": result.text,
+               "sources": [s.to_json() for s in found],
+               "web_searches": result.usage.web_searches,
                "notices": notices,
                "knowledge": _rebuild_json(rebuilt)}
     if as_json:

@@ -1,5 +1,5 @@
-"""``cairn workspace knowledge-file|folder-access ID on|off|status``: what a workspace may do
-in its own folder (the same use cases as the window's switches)."""
+"""``cairn workspace knowledge-file|folder-access|web ID on|off|status``: what a workspace may
+do in its own folder, and on the web (the same use cases as the window's switches)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
              lambda: " ".join(filter(None, (said["on" if state.on else "off"],
                                              shown(state.sentence), *notes))))
         return 0
-    from app.chat.folder import access, switch_access
+    if args.action == "web":
+        return _web(cairn, args, emit)
+    from app.tools.folder import access, switch_access
 
     ws = cairn.registry.get_workspace(args.id, verb="change the folder access of")
     if args.switch != "status":
@@ -49,4 +51,34 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
                   (f", except those allowed: {', '.join(shown(a) for a in allow)}" if allow
                    else "") + ").") if on else
          f"Claude cannot see the files in {shown(ws.path)}.")
+    return 0
+
+
+def _web(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
+    from dataclasses import replace
+
+    from app.chat.web import set_web_settings, web_settings
+
+    ws = cairn.registry.get_workspace(args.id, verb="change web search in")
+    settings = web_settings(cairn.registry, cairn.web, ws.id)
+    if args.switch != "status":
+        changed = replace(settings, enabled=args.switch == "on")
+        if args.max_uses is not None:
+            changed = replace(changed, max_uses=args.max_uses)
+        if args.allow is not None or args.block is not None:  # a new list replaces both
+            changed = replace(changed, allowed_domains=tuple(args.allow or ()),
+                              blocked_domains=tuple(args.block or ()))
+        settings = set_web_settings(cairn.registry, cairn.web, ws.id, changed)
+
+    def said() -> str:
+        if not settings.enabled:
+            return f"Claude does not search the web in {shown(ws.title)}."
+        sites = (f" Only on: {', '.join(settings.allowed_domains)}." if settings.allowed_domains
+                 else f" Never on: {', '.join(settings.blocked_domains)}."
+                 if settings.blocked_domains else "")
+        return (f"Claude may search and read the web in {shown(ws.title)}, up to "
+                f"{settings.max_uses} searches a reply ($10 per 1,000 searches, besides "
+                f"tokens).{sites}")
+
+    emit({"id": ws.id, **settings.to_json()}, said)
     return 0

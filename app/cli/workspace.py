@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from app.base.paths import shown
+from app.cli.conversation import whole_number
 from app.cli.output import Commands, JsonFlag, Out, check_title, text_of
 from app.records import BUILD_STATUSES, Workspace
 
@@ -53,6 +54,19 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("switch", choices=("on", "off", "status"))
     p.add_argument("--allow", metavar="PATH", action="append", default=None,
                    help="a hidden or secret-looking path Claude may read (repeatable)")
+    # Issue 34: Claude searching and reading the web in the workspace's chats
+    # (app/cli/folder.py runs it, with the window's use case).
+    p = json_flag(ws_cmds.add_parser("web", help="let Claude search and read the web in this "
+                                                 "workspace's chats (on|off; $10 per 1,000 "
+                                                 "searches)"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("switch", choices=("on", "off", "status"))
+    p.add_argument("--max-uses", metavar="N", type=whole_number, default=None,
+                   help="searches one reply may make (1-50, default 5)")
+    p.add_argument("--allow", metavar="DOMAIN", action="append", default=None,
+                   help="only this site (repeatable; replaces the blocked ones)")
+    p.add_argument("--block", metavar="DOMAIN", action="append", default=None,
+                   help="never this site (repeatable; replaces the allowed ones)")
     p = json_flag(ws_cmds.add_parser("restore", help="bring a recently removed workspace back"))
     p.add_argument("id", metavar="ID")
     p.add_argument("--into", metavar="PATH", default=None,

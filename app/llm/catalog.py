@@ -56,6 +56,13 @@ def estimate_tokens(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) // 4
 
 
+# Web search and fetch versions (server tools).  A model the list describes gets the newest; one
+# it does not (a compatible local server) the first versions, which every server that speaks
+# web search knows.
+NEWEST_WEB_TOOLS = ("web_search_20260318", "web_fetch_20260318")
+FIRST_WEB_TOOLS = ("web_search_20250305", "web_fetch_20250910")
+
+
 def _support(node: Any, *path: str) -> bool:
     for key in path:
         if not isinstance(node, dict):
@@ -89,6 +96,7 @@ class ModelInfo:
     efforts: tuple[str, ...]
     image_input: bool
     pdf_input: bool
+    web_search: bool = False  # the API runs web search (and fetch) for it: server tools
 
     @classmethod
     def from_api(cls, raw: dict[str, Any]) -> ModelInfo:
@@ -120,12 +128,21 @@ class ModelInfo:
             efforts=levels or (("low", "medium", "high") if _support(caps, "effort") else ()),
             image_input=_support(caps, "image_input"),
             pdf_input=_support(caps, "pdf_input"),
+            web_search=_support(caps, "server_tools", "web_search"),
         )
 
     @property
     def refuses_forced_tool(self) -> bool:
         """Today's thinking models (adaptive thinking only) refuse a forced ``tool_choice``."""
         return self.described and self.thinking_adaptive and not self.thinking_enabled
+
+    def web_tools(self) -> tuple[str, str] | None:
+        """The web search and web fetch tool versions to offer: the newest this SDK knows
+        (``anthropic.types.WebSearchTool20260318Param``, ``WebFetchTool20260318Param``) for a
+        model that says it supports web search; None for one that says it does not."""
+        if self.described and not self.web_search:
+            return None
+        return NEWEST_WEB_TOOLS if self.described else FIRST_WEB_TOOLS
 
     @property
     def cache_minimum(self) -> int:
@@ -141,7 +158,8 @@ class ModelInfo:
                                  "thinking_adaptive": self.thinking_adaptive,
                                  "thinking_enabled": self.thinking_enabled,
                                  "effort": list(self.efforts) if self.effort else [],
-                                 "image_input": self.image_input, "pdf_input": self.pdf_input}}
+                                 "image_input": self.image_input, "pdf_input": self.pdf_input,
+                                 "web_search": self.web_search}}
 
 
 class Catalog:

@@ -90,6 +90,8 @@ def usage_of(raw: anthropic.types.Usage) -> Usage:
         cache_write=getattr(raw, "cache_creation_input_tokens", 0) or 0,
         cache_read=getattr(raw, "cache_read_input_tokens", 0) or 0,
         output=getattr(raw, "output_tokens", 0) or 0,
+        web_searches=getattr(getattr(raw, "server_tool_use", None), "web_search_requests", 0)
+        or 0,
     )
 
 

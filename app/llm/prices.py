@@ -18,6 +18,10 @@ from app.store.messages import Usage
 
 PRICES_CHECKED = "2026-11-30"
 
+# Web search, billed per search on every model besides the tokens its results add
+# (Anthropic's pricing page: $10 per 1,000 searches; a fetch costs only its tokens).
+WEB_SEARCH_PER_THOUSAND = 10.0
+
 
 @dataclass(frozen=True, slots=True)
 class Price:
@@ -27,8 +31,9 @@ class Price:
     output: float
 
     def of(self, usage: Usage) -> float:
-        return (usage.input * self.input + usage.cache_write * self.cache_write
-                + usage.cache_read * self.cache_read + usage.output * self.output) / 1_000_000
+        return ((usage.input * self.input + usage.cache_write * self.cache_write
+                 + usage.cache_read * self.cache_read + usage.output * self.output) / 1_000_000
+                + usage.web_searches * WEB_SEARCH_PER_THOUSAND / 1_000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,5 +113,7 @@ def usage_line(usage: Usage, cost_usd: float | None) -> str:
     about = "~" if usage.estimated else ""
     price = f"{about}${cost_usd:.4f}" if cost_usd is not None else "cost unknown"
     out = f"{about}{usage.output:,} out" + (" (estimated)" if usage.estimated else "")
+    searched = (f" · {usage.web_searches:,} web search"
+                + ("es" if usage.web_searches != 1 else "")) if usage.web_searches else ""
     return (f"{usage.input:,} in · {usage.cache_write:,} cache write · {usage.cache_read:,} cached"
-            f" · {out} · {price}")
+            f" · {out}{searched} · {price}")

@@ -30,7 +30,7 @@ from app.events import FileAdded, FileChanged, FileRemoved, Hub
 from app.store.blobs import CHUNK, BlobStore, TooLarge
 from app.store.search_index import MAX_FILE_TEXT, file_text, index_file_text
 
-PAGE_CHARS = 20_000  # one readWorkspaceFile page of text (about 5,000 tokens)
+PAGE_CHARS = 20_000  # one page of text a tool reads (about 5,000 tokens; app/tools)
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the API's limit per image
 MAX_PDF_BYTES = 32 * 1024 * 1024  # the API's limit per request for PDFs
 # A knowledge file or a text attachment: copied into storage a chunk at a time, never whole.
@@ -43,24 +43,6 @@ TEXT_SUFFIXES = {
     ".hpp", ".cs", ".rb", ".php", ".swift", ".kt", ".sql", ".sh", ".ps1", ".bat", ".log",
     ".tex", ".rst", ".org", ".svg",
 }
-
-READ_TOOL: dict[str, Any] = {
-    "name": "readWorkspaceFile",
-    "description": (
-        "Read one of the workspace knowledge files listed under AVAILABLE WORKSPACE FILES, "
-        "by its id. Large text files come in pages: the first page says how many there are; "
-        "pass `page` to read further."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "file_id": {"type": "string", "description": "The file's id, e.g. wf_a1b2c3d4e5f6."},
-            "page": {"type": "integer", "minimum": 1, "description": "Page of a large text file, from 1."},
-        },
-        "required": ["file_id"],
-    },
-}
-
 
 @dataclass(frozen=True, slots=True)
 class KnowledgeFile:
@@ -303,41 +285,6 @@ class FileStore:
         listed = list(chain[-1:] if own else chain)
         return [(f, scope(f.workspace_id, chain)) for f in self.of_workspaces(listed)]
 
-    def read_for_model(self, chain: list[str], tool_input: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
-        """Answer a ``readWorkspaceFile`` call: (tool_result content, is_error).
-
-        Only files of the chat's own workspace chain are served; anything else gets an
-        error result, never content.
-        """
-        file_id = tool_input.get("file_id")
-        page = tool_input.get("page", 1)
-        if not isinstance(file_id, str) or not file_id:
-            return _error("readWorkspaceFile needs a file_id, e.g. wf_a1b2c3d4e5f6.")
-        if not isinstance(page, int) or isinstance(page, bool) or page < 1:
-            return _error("page must be a whole number from 1.")
-        found = next((f for f in self.of_workspaces(chain) if f.id == file_id), None)
-        if found is None:
-            return _error(f"No file '{file_id}' in this workspace. Use an id from "
-                          "AVAILABLE WORKSPACE FILES.")
-        try:
-            data = self.blobs.read(found.sha256)
-        except OSError:
-            return _error(f"The file '{file_name(found.name)}' could not be read from Cairn's "
-                          "storage.")
-        name = file_name(found.name)  # as every name enters the prompt: one line
-        image = image_type(data[:32])
-        if (image is not None and len(data) <= MAX_IMAGE_BYTES) or (
-                image is None and found.media_type == "application/pdf"
-                and len(data) <= MAX_PDF_BYTES):
-            # Stored in the chat by reference (like an attachment), expanded when sent.
-            return [{"type": "attachment", "name": name, "media_type": image or found.media_type,
-                     "size": found.size, "sha256": found.sha256}], False
-        text = _decode(data)
-        if text is None:
-            return _error(f"'{name}' ({found.media_type}) is not text, a PDF or an "
-                          "image, so it cannot be read here.")
-        return text_page(name, text, page)
-
     # ----------------------------------------------------------------- attachments
 
     def check_attachment(self, source: Path) -> dict[str, Any]:
@@ -556,19 +503,3 @@ def _looks_like_text(head: bytes) -> bool:
     except UnicodeDecodeError as error:
         return error.start >= len(head) - 3
     return True
-
-
-def text_page(name: str, text: str, page: int) -> tuple[list[dict[str, Any]], bool]:
-    """Page *page* (from 1) of a file's *text* as a tool result, headed with where it is and
-    what to read next (a knowledge file's read and a folder file's read alike)."""
-    pages = max(1, -(-len(text) // PAGE_CHARS))
-    if page > pages:
-        return _error(f"'{name}' has {pages} page{'s' if pages > 1 else ''}.")
-    chunk = text[(page - 1) * PAGE_CHARS: page * PAGE_CHARS]
-    head = f"[{name} — page {page} of {pages}"
-    head += f"; read page {page + 1} next]" if page < pages else "]"
-    return [{"type": "text", "text": f"{head}\n{chunk}"}], False
-
-
-def _error(text: str) -> tuple[list[dict[str, Any]], bool]:
-    return [{"type": "text", "text": text}], True

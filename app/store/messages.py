@@ -12,7 +12,6 @@ stay readable with ``messages(..., superseded=True)``.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from app.base.paths import shown
 from app.base.titles import MAX_NAME, one_line
 from app.errors import Refused
 from app.events import Hub, MessagesSuperseded, MessageStored
+from app.store.blocks import KINDS, kind_of, search_text
 
 COMPLETE, STOPPED, FAILED = "complete", "stopped", "failed"
 
@@ -35,17 +35,22 @@ class Usage:
     # The output is Cairn's estimate of what streamed (a reply stopped or cut off before the
     # server counted it), not the server's count; so is any cost worked out from it.
     estimated: bool = False
+    # Web searches the server ran (``usage.server_tool_use.web_search_requests``): billed per
+    # search.  Not a column: read back from the reply's own blocks.
+    web_searches: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.input + other.input, self.cache_write + other.cache_write,
                      self.cache_read + other.cache_read, self.output + other.output,
-                     self.estimated or other.estimated)
+                     self.estimated or other.estimated, self.web_searches + other.web_searches)
 
     def to_json(self) -> dict[str, Any]:
         counts: dict[str, Any] = {"input": self.input, "cache_write": self.cache_write,
                                   "cache_read": self.cache_read, "output": self.output}
         if self.estimated:
             counts["output_estimated"] = True
+        if self.web_searches:
+            counts["web_searches"] = self.web_searches
         return counts
 
 
@@ -245,9 +250,12 @@ _COLUMNS = ("id, chat_id, role, content, status, error, model, input_tokens,"
 
 
 def _message(r: tuple[Any, ...]) -> Message:
-    return Message(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6],
-                   Usage(r[7], r[8], r[9], r[10], bool(r[14])) if r[7] is not None else None, r[11], r[12],
-                   r[13])
+    content = json.loads(r[3])
+    searched = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "server_tool_use"
+                   and b.get("name") == "web_search") if "server_tool_use" in r[3] else 0
+    return Message(r[0], r[1], r[2], content, r[4], r[5], r[6],
+                   Usage(r[7], r[8], r[9], r[10], bool(r[14]), searched)
+                   if r[7] is not None else None, r[11], r[12], r[13])
 
 
 def _insert(conn: sqlite3.Connection, chat_id: str, role: str, content: list[dict[str, Any]], *,
@@ -258,10 +266,10 @@ def _insert(conn: sqlite3.Connection, chat_id: str, role: str, content: list[dic
     row_id = conn.execute(
         "INSERT INTO message (chat_id, role, content, status, error, model, input_tokens,"
         " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at,"
-        " output_estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " output_estimated, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (chat_id, role, json.dumps(content, ensure_ascii=False), status, error, model,
          *((u.input, u.cache_write, u.cache_read, u.output) if usage else (None,) * 4),
-         cost_usd, now, int(u.estimated)),
+         cost_usd, now, int(u.estimated), search_text(content)),
     ).lastrowid
     conn.execute("UPDATE chat SET updated_at = ? WHERE id = ?", (now, chat_id))
     assert row_id is not None
@@ -302,32 +310,10 @@ def _tail(conn: sqlite3.Connection, chat_id: str) -> list[Message]:
 
 
 # ===================================================================== the shapes Cairn writes
-# Message content as Cairn stores it, block by block: what an import may bring (anything else
-# is refused), and all a request is built from (``app.chat.engine.history``).
+# Message content as Cairn stores it, block by block, is declared in app/store/blocks.py: what an
+# import may bring (anything else is refused), and all a request is built from.
 
-_SHA = re.compile(r"[0-9a-f]{64}")
-_TEXT, _NUMBER, _ANY = "text", "number", "any"
-# Per block type: its fields and their kinds (required, optional).
-_BLOCKS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
-    "text": ({"text": _TEXT}, {"citations": "empty"}),
-    "attachment": ({"name": _TEXT, "media_type": _TEXT, "size": _NUMBER, "sha256": _TEXT}, {}),
-    "tool_result": ({"tool_use_id": _TEXT, "content": "results"}, {"is_error": "true"}),
-    "thinking": ({"thinking": _TEXT, "signature": _TEXT}, {}),
-    "redacted_thinking": ({"data": _TEXT}, {}),
-    "tool_use": ({"id": _TEXT, "name": _TEXT, "input": _ANY},
-                 {"caller": "caller", "toolset_name": _TEXT}),
-}
-_ROLES = {"user": ("a user message", ("text", "attachment", "tool_result")),
-          "assistant": ("an assistant message",
-                        ("text", "thinking", "redacted_thinking", "tool_use"))}
-_RESULTS = ("a tool result", ("text", "attachment"))  # what a tool result holds
-_KINDS = {str: "text", int: "a whole number", float: "a number", bool: "true or false",
-          list: "a list", dict: "an object", type(None): "null"}
-
-
-def kind_of(value: Any) -> str:
-    """A JSON value's kind, as a sentence names it ("text", "a whole number", …)."""
-    return _KINDS.get(type(value), type(value).__name__)
+_PLACES = {"user": "a user message", "assistant": "an assistant message"}
 
 
 class ContentProblem(Exception):
@@ -341,57 +327,48 @@ class ContentProblem(Exception):
 
 
 def checked_content(role: str, content: Any) -> list[dict[str, Any]]:
-    """*content* (a message of *role*, as parsed JSON) if every block is one Cairn writes:
-    text, thinking with its signature, a tool call, a tool result of text and attachments,
-    an attachment reference — no other key, no ``cache_control``, no image or document of
-    its own, no URL.  Returned with attachment names normalised (one line, no control or
-    bidi character); :class:`ContentProblem` for the first block that is not."""
+    """*content* (a message of *role*, as parsed JSON) if every block is of a kind declared in
+    :mod:`app.store.blocks`, carried by *role*, that a bundle may carry, in its strict schema
+    (no other key, no ``cache_control``, no image or document of its own, no URL source).
+    Returned with attachment names normalised (one line, no control or bidi character);
+    :class:`ContentProblem` for the first block that is not."""
     if not isinstance(content, list):
         raise ContentProblem("content", f"should be a list, not {kind_of(content)}")
-    place = _ROLES.get(role, ("this message", ()))
-    return [_block(block, f"content[{j}]", place) for j, block in enumerate(content)]
+    return [_checked_block(role, block, f"content[{j}]") for j, block in enumerate(content)]
 
 
-def _block(block: Any, where: str, place: tuple[str, tuple[str, ...]]) -> dict[str, Any]:
+def _checked_block(role: str, block: Any, where: str) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    from app.store import block_schemas
+
     if not isinstance(block, dict) or not isinstance(block.get("type"), str):
         raise ContentProblem(where, "should be an object with a type")
-    kind = block["type"]
-    if kind not in _BLOCKS:
-        raise ContentProblem(where, f"is content Cairn does not write: '{shown(kind[:40])}'")
-    if kind not in place[1]:
-        raise ContentProblem(where, f"is content Cairn does not write in {place[0]}: "
-                                    f"'{shown(kind)}'")
-    required, optional = _BLOCKS[kind]
-    for key in block:
-        if key != "type" and key not in required and key not in optional:
-            raise ContentProblem(f"{where}.{shown(str(key)[:40])}", "is not a field Cairn knows")
-    for key in required:
-        if key not in block:
-            raise ContentProblem(f"{where}.{key}", "is missing")
-    clean = dict(block)
-    for key, value in block.items():
-        if key == "type":
-            continue
-        form = required.get(key) or optional[key]
-        at = f"{where}.{key}"
-        if form == _TEXT and not isinstance(value, str):
-            raise ContentProblem(at, f"should be text, not {kind_of(value)}")
-        if form == _NUMBER and (not isinstance(value, int) or isinstance(value, bool)
-                                or value < 0):
-            raise ContentProblem(at, f"should be a whole number from 0, not {kind_of(value)}")
-        if form == "empty" and value not in ([], None):
-            raise ContentProblem(at, "should be an empty list")
-        if form == "true" and not isinstance(value, bool):
-            raise ContentProblem(at, f"should be true or false, not {kind_of(value)}")
-        if form == "caller" and not (isinstance(value, dict) and all(
-                isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
-            raise ContentProblem(at, "should be an object of text")
-        if form == "results":
-            if not isinstance(value, list):
-                raise ContentProblem(at, f"should be a list, not {kind_of(value)}")
-            clean[key] = [_block(item, f"{at}[{i}]", _RESULTS) for i, item in enumerate(value)]
-    if kind == "attachment":
-        if not _SHA.fullmatch(block["sha256"]):
-            raise ContentProblem(f"{where}.sha256", "should be 64 lowercase hexadecimal digits")
-        clean["name"] = one_line(block["name"], limit=MAX_NAME) or "file"
-    return clean
+    kind = KINDS.get(block["type"])
+    if kind is None:
+        raise ContentProblem(where, f"is content Cairn does not write: '{shown(block['type'][:40])}'")
+    if role not in kind.roles:
+        raise ContentProblem(where, f"is content Cairn does not write in "
+                                    f"{_PLACES.get(role, 'this message')}: '{shown(kind.name)}'")
+    if not kind.bundle:
+        raise ContentProblem(where, f"is content a bundle may not carry: '{shown(kind.name)}'")
+    try:
+        getattr(block_schemas, kind.schema).model_validate(block)
+    except ValidationError as invalid:
+        raise _problem(where, block, invalid.errors()[0]) from None
+    return _names_normalised(block)
+
+
+def _problem(where: str, block: dict[str, Any], error: Any) -> ContentProblem:
+    from app.store.block_schemas import said
+
+    return ContentProblem(*said(where, block, error))
+
+
+def _names_normalised(block: dict[str, Any]) -> dict[str, Any]:
+    """Attachment names as one line (the chat view and a file name show them)."""
+    if block.get("type") == "attachment":
+        return {**block, "name": one_line(block["name"], limit=MAX_NAME) or "file"}
+    if block.get("type") == "tool_result":
+        return {**block, "content": [_names_normalised(b) for b in block["content"]]}
+    return block

@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.base.db import MIGRATIONS, Database, _statements
+from app.base.db import MIGRATIONS, SEARCH_TEXT_TRIGGER, Database, _statements
 from app.store.pdf_text import pdf_text
 
 log = logging.getLogger(__name__)
@@ -238,6 +238,10 @@ def reindex(db: Database, read_blob: BlobReader) -> dict[str, int]:
             conn.execute(f"DROP TABLE IF EXISTS {name}")
         for statement in _statements(script):
             conn.execute(statement)
+        for statement in _statements(SEARCH_TEXT_TRIGGER):  # what a message's blocks declare
+            conn.execute(statement)
+        conn.execute("UPDATE search_message SET text = m.search_text FROM message AS m"
+                     " WHERE m.id = search_message.rowid AND m.search_text IS NOT NULL")
         # The days' id ranges the date filters use (kept by a trigger of their own).
         conn.execute("DELETE FROM message_day")
         conn.execute("INSERT INTO message_day (day, first_id, last_id)"

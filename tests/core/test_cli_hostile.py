@@ -120,6 +120,11 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("workspace", "folder-access"): [[i, "on"] for i in IDS]
         + [[ws, s] for s in ("", "yes", "\0")]
         + [[ws, "on", "--allow", p] for p in ("../x", "/etc", "C:\\x", "\0", "", ".")],
+        # Issue 34: unknown ids, a bad switch, counts and sites that are not ones, both lists.
+        ("workspace", "web"): [[i, "on"] for i in IDS] + [[ws, s] for s in ("", "yes", "\0")]
+        + [[ws, "on", "--max-uses", n] for n in NUMBERS if n != " 1"]
+        + [[ws, "on", "--allow", d] for d in ("", "not a site", "\x1b[2J", "a" * 300, "\0")]
+        + [[ws, "on", "--allow", "a.org", "--block", "b.org"]],
         ("workspace", "restore"): [[i] for i in IDS] + [[ws], [ws, "extra"]],
         ("export",): [[i, str(Path(h["root"]).parent / "out.cairn")] for i in IDS]
         + [[ws, p] for p in ("", "/nonexistent/dir/out.cairn", str(h["root"]), "\0",

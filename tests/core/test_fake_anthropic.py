@@ -9,13 +9,46 @@ import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 import anthropic
 import httpx2
+import pydantic
 import pytest
-from anthropic.types import ToolUseBlock
-from fake_anthropic import FakeAnthropic
+from anthropic.types import (
+    CitationsDelta,
+    CitationsWebSearchResultLocation,
+    DocumentBlock,
+    InputJSONDelta,
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawMessageDeltaEvent,
+    RawMessageStreamEvent,
+    ServerToolUsage,
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUnionParam,
+    ToolUseBlock,
+    WebFetchBlock,
+    WebFetchToolResultBlock,
+    WebFetchToolResultErrorBlock,
+    WebSearchResultBlock,
+    WebSearchToolResultBlock,
+    WebSearchToolResultErrorObject,
+)
+from fake_anthropic import (
+    WEB_TOOL_VERSIONS,
+    FakeAnthropic,
+    cited_text,
+    web_fetch_error,
+    web_fetch_result,
+    web_fetch_use,
+    web_search_error,
+    web_search_result,
+    web_search_results,
+    web_search_use,
+)
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 MODEL = "claude-haiku-4-5"  # active and last year's shape: these tests are about the transport
@@ -343,3 +376,295 @@ async def test_fixture_streams_parse_with_the_sdk_when_served_raw(fake, client, 
         assert isinstance(tool, ToolUseBlock)
         assert (tool.name, tool.input) == ("readWorkspaceFile", {"file_id": "wf_AbCdEf123456"})
         assert final.stop_reason == "tool_use"
+
+
+# --- server tools: web search and fetch ----------------------------------------------------
+
+SEARCH_TOOL = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+QT = web_search_result("https://www.qt.io/blog/qt-for-python-6.12",
+                       "Qt for Python 6.12 released", page_age="November 20, 2026")
+PYPI = web_search_result("https://pypi.org/project/PySide6/", "PySide6 · PyPI")
+CLAIM = "PySide6 6.12 is built on Qt 6.12 and supports Python 3.10 to 3.14."
+
+
+def script_the_fixture_reply(fake: FakeAnthropic, **kwargs: Any) -> None:
+    """The reply of anthropic-stream-web-search.sse, scripted through the fake's helpers."""
+    fake.reply_web_search("PySide6 6.12 release notes", [QT, PYPI], answer=[
+        "Here is what the release notes say. ",
+        cited_text(CLAIM, QT, cited="Qt for Python 6.12 is based on Qt 6.12 and supports "
+                                    "Python 3.10 to 3.14."),
+    ], **kwargs)
+
+
+def assert_no_unknown_fields(value: Any, where: str = "") -> None:
+    """Every field the fake sent is one the SDK's types declare (their models allow extras,
+    so a misspelt key would otherwise pass unseen)."""
+    if isinstance(value, pydantic.BaseModel):
+        assert not value.model_extra, f"{where}: fields the SDK does not know: {value.model_extra}"
+        for name in type(value).model_fields:
+            assert_no_unknown_fields(getattr(value, name), f"{where}.{name}")
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            assert_no_unknown_fields(item, f"{where}[{n}]")
+
+
+def assert_types(values: list[Any], types: list[type]) -> None:
+    assert len(values) == len(types), [type(v).__name__ for v in values]
+    for value, expected in zip(values, types):
+        assert isinstance(value, expected), (type(value).__name__, expected.__name__)
+
+
+def typed_events(events: list[tuple[str, Any]]) -> list[Any]:
+    """Each raw event validated (not merely constructed) against the SDK's event union."""
+    adapter = pydantic.TypeAdapter(RawMessageStreamEvent)
+    typed = []
+    for name, data in events:
+        if name == "ping":
+            continue
+        event = adapter.validate_python(data)
+        assert_no_unknown_fields(event, name)
+        typed.append(event)
+    return typed
+
+
+def skeleton(events: list[tuple[str, Any]]) -> list[tuple[Any, ...]]:
+    """What a stream's shape is made of: event names, each block start's type and keys, each
+    delta's type, the final usage's keys (ids, texts and counts left out)."""
+    shape: list[tuple[Any, ...]] = []
+    for name, data in events:
+        if name == "ping":
+            continue
+        if name == "content_block_start":
+            block = data["content_block"]
+            shape.append((name, block["type"], tuple(sorted(block))))
+        elif name == "content_block_delta":
+            shape.append((name, data["delta"]["type"]))
+        elif name == "message_delta":
+            usage = data["usage"]
+            shape.append((name, data["delta"]["stop_reason"], tuple(sorted(usage)),
+                          tuple(sorted(usage.get("server_tool_use", {})))))
+        else:
+            shape.append((name,))
+    return shape
+
+
+def fixture_events(name: str) -> list[tuple[str, Any]]:
+    events = []
+    for frame in (FIXTURES / name).read_text(encoding="utf-8").split("\n\n"):
+        if frame.strip():
+            event, data = frame.strip().split("\n")
+            events.append((event[7:], json.loads(data[6:])))
+    return events
+
+
+async def test_a_web_search_reply_accumulates_into_the_sdks_typed_blocks(fake, client):
+    script_the_fixture_reply(fake)
+    async with client.messages.stream(model=MODEL, max_tokens=100, messages=HELLO,
+                                      tools=[SEARCH_TOOL]) as stream:
+        final = await stream.get_final_message()
+
+    use, result, plain, cited = final.content
+    assert isinstance(use, ServerToolUseBlock)
+    assert use.name == "web_search" and use.id.startswith("srvtoolu_")
+    assert use.input == {"query": "PySide6 6.12 release notes"}
+    assert isinstance(result, WebSearchToolResultBlock) and result.tool_use_id == use.id
+    assert all(isinstance(r, WebSearchResultBlock) for r in result.content)
+    assert [(r.url, r.title, r.page_age) for r in result.content] == [
+        ("https://www.qt.io/blog/qt-for-python-6.12", "Qt for Python 6.12 released",
+         "November 20, 2026"),
+        ("https://pypi.org/project/PySide6/", "PySide6 · PyPI", None)]
+    encrypted = [r.encrypted_content for r in result.content]
+    assert all(encrypted) and len(set(encrypted)) == 2
+    assert isinstance(plain, TextBlock) and not plain.citations
+    assert isinstance(cited, TextBlock) and cited.text == CLAIM
+    [citation] = cited.citations
+    assert isinstance(citation, CitationsWebSearchResultLocation)
+    assert (citation.url, citation.title) == (QT["url"], QT["title"])
+    assert citation.cited_text.startswith("Qt for Python 6.12 is based on")
+    assert citation.encrypted_index
+    assert final.stop_reason == "end_turn"
+    assert isinstance(final.usage.server_tool_use, ServerToolUsage)
+    assert (final.usage.server_tool_use.web_search_requests,
+            final.usage.server_tool_use.web_fetch_requests) == (1, 0)
+    assert fake.requests[0].body["tools"] == [SEARCH_TOOL]
+
+
+def test_each_web_event_validates_against_the_sdks_event_types(fake):
+    fake.reply_message([
+        web_search_use("opening hours"), web_search_results(QT, PYPI),
+        web_search_use("opening hours again"), web_search_error("max_uses_exceeded"),
+        web_fetch_use(QT["url"]), web_fetch_result(QT["url"], "Page text", title="Qt"),
+        web_fetch_use("https://example.com/x"), web_fetch_error("url_not_in_prior_context"),
+        cited_text(CLAIM, QT, PYPI)], stop_reason="pause_turn")
+    _, events = raw_events(fake, {"model": MODEL, "stream": True, "max_tokens": 10,
+                                  "messages": HELLO})
+    typed = typed_events(events)
+    starts = [e.content_block for e in typed if isinstance(e, RawContentBlockStartEvent)]
+    assert_types(starts, [
+        ServerToolUseBlock, WebSearchToolResultBlock, ServerToolUseBlock,
+        WebSearchToolResultBlock, ServerToolUseBlock, WebFetchToolResultBlock,
+        ServerToolUseBlock, WebFetchToolResultBlock, TextBlock])
+    assert isinstance(starts[3].content, WebSearchToolResultErrorObject)
+    assert starts[3].content.error_code == "max_uses_exceeded"
+    assert starts[3].tool_use_id == starts[2].id  # a result answers the use before it
+    fetched = starts[5].content
+    assert isinstance(fetched, WebFetchBlock) and fetched.url == QT["url"]
+    assert isinstance(fetched.content, DocumentBlock)
+    assert fetched.content.source.data == "Page text" and fetched.content.title == "Qt"
+    assert isinstance(starts[7].content, WebFetchToolResultErrorBlock)
+    assert starts[7].content.error_code == "url_not_in_prior_context"
+    deltas = [e.delta for e in typed if isinstance(e, RawContentBlockDeltaEvent)]
+    citations = [d.citation for d in deltas if isinstance(d, CitationsDelta)]
+    assert [type(c) for c in citations] == [CitationsWebSearchResultLocation] * 2
+    assert [c.url for c in citations] == [QT["url"], PYPI["url"]]
+    queries = "".join(d.partial_json for d in deltas
+                      if isinstance(d, InputJSONDelta))
+    assert queries.count('"query"') == 2 and queries.count('"url"') == 2
+    [message_delta] = [e for e in typed if isinstance(e, RawMessageDeltaEvent)]
+    assert message_delta.delta.stop_reason == "pause_turn"
+    assert message_delta.usage.server_tool_use == ServerToolUsage(web_search_requests=2,
+                                                                   web_fetch_requests=2)
+
+
+@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared/fixtures is not beside the repo")
+def test_the_fakes_web_search_stream_has_the_fixtures_shape(fake):
+    fake.thinking = True  # the fixture's reply opens with thinking, as a current model's do
+    script_the_fixture_reply(fake)
+    _, events = raw_events(fake, {"model": "claude-sonnet-5-5", "stream": True,
+                                  "max_tokens": 10, "messages": HELLO, "tools": [SEARCH_TOOL]})
+    mine, theirs = skeleton(events), skeleton(fixture_events("anthropic-stream-web-search.sse"))
+    # The fake cuts text and JSON into more pieces than the fixture: compare runs of deltas.
+    squash = lambda shape: [s for n, s in enumerate(shape) if n == 0 or s != shape[n - 1]]
+    assert squash(mine) == squash(theirs)
+    typed_events(fixture_events("anthropic-stream-web-search.sse"))  # the fixture holds too
+
+
+@pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared/fixtures is not beside the repo")
+async def test_the_web_search_fixture_served_raw_gives_the_same_blocks(fake, client):
+    fake.reply_raw_sse((FIXTURES / "anthropic-stream-web-search.sse").read_text("utf-8"))
+    async with client.messages.stream(model=MODEL, max_tokens=100, messages=HELLO) as stream:
+        final = await stream.get_final_message()
+    assert_types(final.content, [
+        ThinkingBlock, ServerToolUseBlock, WebSearchToolResultBlock, TextBlock, TextBlock])
+    assert final.content[1].input == {"query": "PySide6 6.12 release notes"}
+    assert isinstance(final.content[4].citations[0], CitationsWebSearchResultLocation)
+    assert final.usage.server_tool_use.web_search_requests == 1
+
+
+async def test_a_web_reply_without_streaming_has_the_same_typed_blocks(fake, client):
+    script_the_fixture_reply(fake)
+    message = await client.messages.create(model=MODEL, max_tokens=100, messages=HELLO,
+                                           tools=[SEARCH_TOOL])
+    assert_types(message.content, [
+        ServerToolUseBlock, WebSearchToolResultBlock, TextBlock, TextBlock])
+    assert isinstance(message.content[3].citations[0], CitationsWebSearchResultLocation)
+    assert message.usage.server_tool_use.web_search_requests == 1
+    assert_no_unknown_fields(message)
+
+
+async def test_a_paused_turn_continues_when_sent_back_as_it_was(fake, client):
+    current = "claude-sonnet-5-5"  # refuses a prefill: only the paused reply may come back
+    fake.reply_web_search("supplier opening hours", [QT], stop_reason="pause_turn")
+    async with client.messages.stream(model=current, max_tokens=100, messages=HELLO,
+                                      tools=[SEARCH_TOOL]) as stream:
+        paused = await stream.get_final_message()
+    assert paused.stop_reason == "pause_turn"
+    partial = [b.model_dump(exclude_none=True) for b in paused.content]
+
+    fake.reply_message([cited_text("They open at nine.", QT)])
+    go_on = HELLO + [{"role": "assistant", "content": partial}]
+    async with client.messages.stream(model=current, max_tokens=100, messages=go_on,
+                                      tools=[SEARCH_TOOL]) as stream:
+        final = await stream.get_final_message()
+    assert final.content[-1].text == "They open at nine."
+    assert fake.message_requests[-1].body["messages"][-1]["content"] == partial
+
+    # Any other trailing assistant turn is still a prefill, which a current model refuses.
+    changed = partial[:-1] + [{"type": "text", "text": "Something else"}]
+    with pytest.raises(anthropic.BadRequestError, match="prefill"):
+        await client.messages.create(model=current, max_tokens=100, tools=[SEARCH_TOOL],
+                                     messages=HELLO + [{"role": "assistant",
+                                                        "content": changed}])
+
+
+async def replay_of(fake: FakeAnthropic, client: anthropic.AsyncAnthropic) -> list[Any]:
+    """A search turn, and the next request's messages sending it back as the SDK gave it."""
+    script_the_fixture_reply(fake)
+    async with client.messages.stream(model=MODEL, max_tokens=100, messages=HELLO,
+                                      tools=[SEARCH_TOOL]) as stream:
+        final = await stream.get_final_message()
+    return HELLO + [{"role": "assistant",
+                     "content": [b.model_dump(exclude_none=True) for b in final.content]},
+                    {"role": "user", "content": "And the one before?"}]
+
+
+async def test_a_web_turn_sent_back_whole_is_taken(fake, client):
+    messages = await replay_of(fake, client)
+    fake.reply_text("6.11 came out in the summer.")
+    reply = await client.messages.create(model=MODEL, max_tokens=100, messages=messages,
+                                         tools=[SEARCH_TOOL])
+    assert reply.content[0].text == "6.11 came out in the summer."
+
+
+@pytest.mark.parametrize(("strip", "where"), [
+    (lambda blocks: blocks[1]["content"][0].pop("encrypted_content"),
+     "messages.1.content.1.content.0.encrypted_content: Field required"),
+    (lambda blocks: blocks[1]["content"][1].update(encrypted_content=""),
+     "messages.1.content.1.content.1.encrypted_content: Field required"),
+    (lambda blocks: blocks[3]["citations"][0].pop("encrypted_index"),
+     "messages.1.content.3.citations.0.encrypted_index: Field required"),
+])
+async def test_a_web_result_sent_back_without_its_encrypted_content_is_refused(
+        fake, client, strip, where):
+    messages = await replay_of(fake, client)
+    strip(messages[1]["content"])
+    fake.reply_text("never sent")
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        await client.messages.create(model=MODEL, max_tokens=100, messages=messages,
+                                     tools=[SEARCH_TOOL])
+    assert caught.value.body == {"type": "error", "error": {
+        "type": "invalid_request_error", "message": where}}
+    assert fake.pending == 1  # refused before any model answered
+
+
+def test_the_fakes_web_tool_versions_are_the_sdks():
+    declared = {get_args(get_type_hints(param, include_extras=True)["type"].__args__[0])[0]
+                for param in get_args(ToolUnionParam)
+                if param.__name__.startswith(("WebSearchTool", "WebFetchTool"))}
+    assert declared == {v for versions in WEB_TOOL_VERSIONS.values() for v in versions}
+
+
+@pytest.mark.parametrize("tool", [{"type": version, "name": family}
+                                  for family, versions in WEB_TOOL_VERSIONS.items()
+                                  for version in versions])
+async def test_every_web_tool_version_the_sdk_knows_is_taken(fake, client, tool):
+    fake.reply_text("ok")
+    reply = await client.messages.create(model="claude-sonnet-5-5", max_tokens=10,
+                                         messages=HELLO, tools=[tool])
+    assert reply.content[-1].text == "ok"
+
+
+@pytest.mark.parametrize(("tool", "message"), [
+    ({"type": "web_search_20990101", "name": "web_search"},
+     "tools.0: Input tag 'web_search_20990101' found using 'type' does not match"),
+    ({"type": "web_fetch_2025", "name": "web_fetch"}, "tools.0: Input tag 'web_fetch_2025'"),
+    ({"type": "web_search_20250305", "name": "search"}, "tools.0.name: Input should be"),
+    ({"type": "web_search_20250305", "name": "web_search", "allowed_domains": ["a.com"],
+      "blocked_domains": ["b.com"]}, "tools.0: allowed_domains and blocked_domains cannot"),
+    ({"type": "web_search_20250305", "name": "web_search", "max_uses": 0},
+     "tools.0.max_uses: Input should be greater than or equal to 1"),
+])
+async def test_a_web_tool_the_api_does_not_know_is_refused(fake, client, tool, message):
+    fake.reply_text("never sent")
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        await client.messages.create(model=MODEL, max_tokens=10, messages=HELLO, tools=[tool])
+    assert caught.value.body["error"]["type"] == "invalid_request_error"
+    assert caught.value.body["error"]["message"].startswith(message)
+    assert fake.pending == 1
+
+
+async def test_a_model_without_server_tools_refuses_web_search(fake, client):
+    fake.model(MODEL)["capabilities"]["server_tools"] = {"supported": False}
+    with pytest.raises(anthropic.BadRequestError, match="not supported for this model"):
+        await client.messages.create(model=MODEL, max_tokens=10, messages=HELLO,
+                                     tools=[SEARCH_TOOL])

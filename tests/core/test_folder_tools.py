@@ -12,7 +12,7 @@ import pytest
 
 from app.base import inside
 from app.base.inside import parts_of, resolve_inside
-from app.chat.folder import switch_access
+from app.tools.folder import switch_access
 from app.errors import Refused
 from ui.main import main
 
@@ -201,8 +201,8 @@ async def test_a_file_swapped_between_the_check_and_the_read_is_refused(
     other = tmp_path / "other.md"
     other.write_text(SECRET, encoding="utf-8")
     os.replace(other, Path(project.path) / "notes" / "plan.md")  # a new file, a new inode
-    monkeypatch.setattr("app.chat.folder.resolve_inside", lambda root, path: checked)
-    content, is_error = cairn.engine.folder.answer(project.id, "readFolderFile",
+    monkeypatch.setattr("app.tools.folder.resolve_inside", lambda root, path: checked)
+    content, is_error = cairn.folder_reader.answer(project.id, "readFolderFile",
                                                    {"path": "notes/plan.md"})
     assert is_error and "it changed while it was being read" in content[0]["text"]
 

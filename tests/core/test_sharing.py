@@ -706,11 +706,25 @@ CONTENT_CASES: dict[str, Any] = {
     "thinking without its signature": (
         _content(2, [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "x"}]),
         "the field 'messages[2].content[0].signature' in the chat 'chats/1.json' is missing"),
-    "citations": (
+    "citation without its encrypted index": (
         _content(2, [{"type": "text", "text": "x", "citations": [
-            {"type": "web_search_result_location", "url": "https://attacker.example/"}]}]),
-        "the field 'messages[2].content[0].citations' in the chat 'chats/1.json' should be an "
-        "empty list"),
+            {"type": "web_search_result_location", "url": "https://attacker.example/",
+             "cited_text": "x"}]}]),
+        "the field 'messages[2].content[0].citations[0].encrypted_index' in the chat "
+        "'chats/1.json' is missing"),
+    "citation of a kind the API does not send": (
+        _content(2, [{"type": "text", "text": "x", "citations": [
+            {"type": "url_location", "url": "https://attacker.example/"}]}]),
+        "the field 'messages[2].content[0].citations[0]' in the chat 'chats/1.json' is "
+        "content Cairn does not write: 'url_location'"),
+    "web search result without its encrypted content": (
+        _content(2, [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                      "input": {"query": "q"}},
+                     {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+                      "content": [{"type": "web_search_result", "url": "https://a.example/",
+                                   "title": "A"}]}]),
+        "the field 'messages[2].content[1].content[0].encrypted_content' in the chat "
+        "'chats/1.json' is missing"),
     "content of the wrong type": (
         _content(0, "When do we launch?"),
         "the field 'messages[0].content' in the chat 'chats/1.json' should be a list, not text"),

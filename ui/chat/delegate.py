@@ -48,6 +48,7 @@ from ui.chat.entries import PERSON, Entry
 from ui.chat.markdown import (
     QUOTE_INDENT,
     Colours,
+    breakable,
     pieces,
     plain,
     render,
@@ -55,6 +56,7 @@ from ui.chat.markdown import (
     streaming_chunks,
 )
 from ui.chat.model import EntryRole
+from ui.chat.web import SOURCE
 from ui.text import sentence
 
 MEASURE = 760  # the widest the text column grows: a readable line of chat text
@@ -333,6 +335,8 @@ class MessageDelegate(QStyledItemDelegate):
             else:
                 for piece in pieces(part.text):
                     add("md", piece)
+        if entry.sources and not streaming:
+            add("sources", self._sources(entry))
         footer = self._reply_footer(entry, hovered)
         if footer:
             add("footer", footer)
@@ -364,6 +368,27 @@ class MessageDelegate(QStyledItemDelegate):
         for key in [k for k in self._heights if k not in keys]:
             del self._heights[key]
         self._estimated &= keys
+
+    def _sources(self, entry: Entry) -> str:
+        """The pages a reply drew on, numbered as its marks are: each title (plain text: it
+        came from the web) a link that asks before opening, and its site beside it."""
+        quiet, link = self.colours.quiet, self.colours.link
+        rows = []
+        for n, source in enumerate(entry.sources):
+            title = html.escape(source.title)
+            if source.openable:
+                title = (f'<a href="{SOURCE}{n}" style="color: {link};'
+                         f' text-decoration: none;">{title}</a>')
+            site = html.escape(source.domain)
+            if site:
+                title += f'<span style="color: {quiet};">&nbsp;· {site}</span>'
+            # A table: a title that wraps stays beside its number.
+            rows.append(f'<tr><td style="color: {quiet}; padding-right: 4px;">{n + 1}.</td>'
+                        f"<td>{title}</td></tr>")
+        return breakable(
+            f'<p style="color: {quiet}; font-size: small; margin-top: 6px;">Sources</p>'
+            f'<table cellspacing="0" cellpadding="1" style="font-size: small;">'
+            + "".join(rows) + "</table>")
 
     def _reply_footer(self, entry: Entry, hovered: bool) -> str:
         quiet = self.colours.quiet
@@ -415,7 +440,7 @@ class MessageDelegate(QStyledItemDelegate):
             code: list[str] = []
             if kind in ("md", "tail") or kind.startswith("copied:"):
                 copied = int(kind.split(":", 1)[1]) if kind.startswith("copied:") else -1
-                rendered = render(source, self.colours, copied)
+                rendered = render(source, self.colours, copied, marks=True)
                 doc.setHtml(rendered.html)
                 code = rendered.code
             else:

@@ -8,7 +8,11 @@ Plain Python (no Qt), so the rules are tested on their own:
   results between them.  Text parts keep their order; a tool round is one quiet line, and
   reads of the same file in a row are one line ("Read notes.md, pages 1–2");
 - a reply's status is its last round's (complete, stopped, failed) and its error sentence;
-  usage and cost are the sum of its rounds (unknown when any round's is).
+  usage and cost are the sum of its rounds (unknown when any round's is);
+- web search and fetch (``ui.chat.web``): a quiet line per search and per page read (a
+  failed one is one sentence), the sources listed under the reply, numbered marks on the
+  text that cites them.  The text blocks of one round are one text: the API cuts a cited
+  sentence into blocks of its own.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.store.blocks import SHOWN_TEXT, SHOWN_THINKING, SHOWN_TOOL, SHOWN_WEB, shown_as
 from app.store.files import human_size
 from app.store.messages import COMPLETE, Message, Usage
+from ui.chat import web
 
 PERSON, REPLY = "person", "reply"
 
@@ -52,14 +58,23 @@ class Entry:
     images: list[tuple[str, str]] = field(default_factory=list)  # sent images: (name, sha256)
     thumbs: dict[str, Any] = field(default_factory=dict)  # sha256 -> its thumbnail (QImage)
     actions: tuple[str, ...] = ()  # "retry", "edit": links on the last exchange only
+    web_state: web.WebState | None = None  # a reply that searched or read the web
     version: int = 0  # bumped on every change: the render cache's key
+
+    @property
+    def sources(self) -> list[web.Source]:
+        """The pages listed under the reply; a citation's mark [n] is the n-th."""
+        return self.web_state.sources if self.web_state is not None else []
 
     @property
     def text(self) -> str:
         """The entry's whole text as markdown: what Copy and assistive technology get."""
         out = []
         for part in self.parts:
-            out.append(part.text if part.kind == "text" else f"_{part.text}_")
+            out.append(web.marks_as_text(part.text) if part.kind == "text"
+                       else f"_{part.text}_")
+        if self.sources:
+            out.append(web.sources_text(self.sources))
         text = "\n\n".join(p for p in out if p)
         if self.attachments:
             files = "\n".join(f"[attached {name}, {human_size(size)}]"
@@ -151,18 +166,35 @@ def _person(message: Message) -> Entry:
 
 def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, bool]]) -> None:
     reply.message_ids.append(message.id)
+    joined = False  # a text block follows another of this round: one text
     for block in message.content:
-        kind = block.get("type")
-        if kind == "thinking" and block.get("thinking"):
+        shown = shown_as(block)  # the kind's declaration says how it is shown
+        if shown == SHOWN_THINKING and block.get("thinking"):
             reply.thinking += ("\n\n" if reply.thinking else "") + str(block["thinking"])
-        elif kind == "text" and block.get("text"):
+        elif shown == SHOWN_TEXT:
+            if not block.get("text"):
+                continue  # (an empty block joins nothing and parts nothing)
+            text = web.without_marks(str(block["text"]))
+            if block.get("citations"):
+                text += web.cited(block, _web(reply))
             if reply.parts and reply.parts[-1].kind == "text":
-                reply.parts[-1].text += "\n\n" + str(block["text"])
+                reply.parts[-1].text += ("" if joined else "\n\n") + text
             else:
-                reply.parts.append(Part("text", str(block["text"])))
-        elif kind == "tool_use":
+                reply.parts.append(Part("text", text))
+            joined = True
+            continue
+        elif shown == SHOWN_TOOL:
             summary, is_error = results.get(str(block.get("id")), ("", False))
             reply.add_tool_line(summary or _file_of(block), is_error=is_error)
+        elif shown == SHOWN_WEB:
+            # A search's (or a read's) line, then — when it failed — its one sentence.
+            if block.get("type") == "server_tool_use":
+                line = web.use_line(block, _web(reply))
+            else:
+                line = web.result(block, _web(reply))
+            if line is not None:
+                reply.parts.append(Part("tool", line))
+        joined = False
     reply.status = message.status
     reply.error = message.error
     reply.model = message.model or reply.model
@@ -171,6 +203,12 @@ def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, boo
     if message.cost_usd is None and message.usage is not None and message.usage != Usage():
         reply.cost_known = False
     reply.cost_usd = (reply.cost_usd or 0.0) + (message.cost_usd or 0.0)
+
+
+def _web(reply: Entry) -> web.WebState:
+    if reply.web_state is None:
+        reply.web_state = web.WebState()
+    return reply.web_state
 
 
 def _file_of(block: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ui.chat.web import marks_as_links, without_marks
 from ui.links import ASK, is_web, misleading
 
 if TYPE_CHECKING:
@@ -166,15 +167,21 @@ def _fences_closed(block: str) -> bool:
 
 
 def render(text: str, colours: Colours = Colours(),  # noqa: B008 - frozen
-           copied: int = -1) -> Rendered:
+           copied: int = -1, *, marks: bool = False) -> Rendered:
     """One piece of markdown as Qt rich text; the code block *copied* (its index in the
-    piece) says "Copied" where the others say "Copy"."""
+    piece) says "Copied" where the others say "Copy".  *marks*: a reply's citation marks
+    (``ui.chat.web``) become numbered links to its sources; elsewhere (a knowledge
+    document) their characters are dropped, never a link."""
+    if not marks:
+        text = without_marks(text)
     renderer = _renderer()
     env: dict[str, Any] = {"code": [], "colours": colours, "copied": copied}
     tokens = renderer.parse(text, env)
     _mark_tasks(tokens)
     _mark_misleading(tokens)
     body = renderer.renderer.render(tokens, renderer.options, env)
+    if marks:
+        body = marks_as_links(body, colours.link)
     return Rendered(breakable(body), env["code"])
 
 

@@ -51,11 +51,27 @@ from PySide6.QtWidgets import (
 from ui.chat.delegate import BUBBLE_PAD, Layout, MessageDelegate
 from ui.chat.entries import PERSON, Entry
 from ui.chat.model import ConversationModel, EntryRole
+from ui.chat.web import SOURCE, Source
 from ui.links import is_web, target_of
 from ui.text import tip
 
 OLDER_AT = 400  # pixels from the top at which older messages are asked for
 BOTTOM_SLACK = 4  # pixels from the bottom that still count as "at the bottom"
+MENU_SOURCES = 12  # a message's menu offers its first sources (the keyboard's way to them)
+
+
+def source_number(href: str) -> int:
+    """The number a ``cairn:source/N`` link shows (N + 1), or 0."""
+    try:
+        return int(href[len(SOURCE):]) + 1 if href.startswith(SOURCE) else 0
+    except ValueError:
+        return 0
+
+
+def source_of(entry: Entry, href: str) -> Source | None:
+    """The source a ``cairn:source/N`` link of *entry* names, or None."""
+    n = source_number(href)
+    return entry.sources[n - 1] if 0 < n <= len(entry.sources) else None
 
 
 def links_in(layout: Layout) -> list[str]:
@@ -359,13 +375,20 @@ class ConversationView(QListView):
         else:
             href = ""
             self.viewport().unsetCursor()
-        self._show_target(href, event.globalPosition().toPoint())
+        self._show_target(href, event.globalPosition().toPoint(), self._entry(index))
         super().mouseMoveEvent(event)
 
-    def _show_target(self, href: str, where: QPoint) -> None:
-        """Where a link goes, before it is clicked (its text may show another address)."""
+    def _show_target(self, href: str, where: QPoint, entry: Entry | None = None) -> None:
+        """Where a link goes, before it is clicked (its text may show another address); a
+        source's or a citation's: its number, title and full address."""
         target = target_of(href)
-        if is_web(target):
+        source = source_of(entry, href) if entry is not None else None
+        if source is not None:
+            shown = f"{source_number(href)}. {source.title}\n{source.url}"
+            if shown != self._link_shown:
+                QToolTip.showText(where, tip(shown), self.viewport())
+                self._link_shown = shown
+        elif is_web(target):
             if target != self._link_shown:
                 QToolTip.showText(where, tip(target), self.viewport())
                 self._link_shown = target
@@ -422,6 +445,11 @@ class ConversationView(QListView):
                            partial(self.sig_anchor.emit, entry, "cairn:copy/", code))
         for href in links_in(layout)[:8]:  # and the web links
             menu.addAction(f"Open {href[:60]}", partial(self.sig_anchor.emit, entry, href, None))
+        for n, source in enumerate(entry.sources[:MENU_SOURCES]):  # and the sources
+            if source.openable:
+                title = source.title[:60].replace("&", "&&")  # (& marks a menu's shortcut)
+                menu.addAction(f"Open source {n + 1}: {title}",
+                               partial(self.sig_anchor.emit, entry, f"{SOURCE}{n}", None))
         if self._selector is not None and self._selector.textCursor().hasSelection():
             menu.addAction("Copy selection", self._selector.copy)
         if "retry" in entry.actions:

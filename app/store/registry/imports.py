@@ -17,6 +17,7 @@ from app.errors import Refused
 from app.records import ChatEntry, KnowledgeEntry, Workspace, WorkspaceEntry
 from app.store import history as versions
 from app.store.blobs import BlobStore
+from app.store.blocks import search_text
 from app.store.search_index import file_text, index_document, index_file_text
 
 if TYPE_CHECKING:
@@ -90,10 +91,12 @@ def _insert_chats(conn: sqlite3.Connection, entries: tuple[WorkspaceEntry, ...],
                 ids.append(conn.execute(
                     "INSERT INTO message (chat_id, role, content, status, error, model,"
                     " input_tokens, cache_write_tokens, cache_read_tokens, output_tokens,"
-                    " cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " cost_usd, created_at, search_text)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (chat_id, m.role, json.dumps(m.content, ensure_ascii=False), m.status,
                      m.error, m.model, m.input_tokens, m.cache_write_tokens,
-                     m.cache_read_tokens, m.output_tokens, m.cost_usd, m.created_at),
+                     m.cache_read_tokens, m.output_tokens, m.cost_usd, m.created_at,
+                     search_text(m.content)),
                 ).lastrowid or 0)
             for message_id, m in zip(ids, chat.messages):
                 if m.superseded_by is not None:

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from app.base.inside import Inside, parts_of, resolve_inside, within
 from app.base.paths import shown
@@ -31,10 +31,18 @@ from app.store.files import (
     file_name,
     human_size,
     image_type,
-    text_page,
 )
 from app.store.folder import FolderStore
 from app.store.registry.registry import Registry
+from app.tools import (
+    MAX_RESULT_BYTES,
+    WORKER,
+    ToolChat,
+    ToolOutput,
+    summary_line,
+    text_page,
+    too_large,
+)
 
 LIST_PAGE = 200  # entries per listFolder page
 MAX_TEXT_BYTES = 8_000_000  # a text file read in pages: past this, refused
@@ -187,8 +195,8 @@ class FolderReader:
     def tools(self, ws_id: str | None) -> list[dict[str, Any]]:
         return tools_for(self._registry, self._folders, ws_id)
 
-    def answer(self, ws_id: str | None, name: str, tool_input: dict[str, Any]
-               ) -> tuple[list[dict[str, Any]], bool]:
+    def answer(self, ws_id: str | None, name: str, tool_input: dict[str, Any], *,
+               limit: int = MAX_RESULT_BYTES) -> tuple[list[dict[str, Any]], bool]:
         on, allow = access(self._registry, self._folders, ws_id)
         if not on:
             return _error("Folder access is off for this project: the person has not allowed "
@@ -202,7 +210,7 @@ class FolderReader:
             return _error("page must be a whole number from 1.")
         if name == LIST_TOOL["name"]:
             return self._list(root, path, page, allow)
-        return self._read(root, path, page, allow)
+        return self._read(root, path, page, allow, limit)
 
     def _check(self, root: str, path: str, allow: tuple[str, ...]) -> Inside | str:
         found = resolve_inside(root, path)
@@ -262,7 +270,7 @@ class FolderReader:
                  for _order, name, kind in chunk]
         return [{"type": "text", "text": "\n".join([head, *lines])}], False
 
-    def _read(self, root: str, path: str, page: int, allow: tuple[str, ...]
+    def _read(self, root: str, path: str, page: int, allow: tuple[str, ...], limit: int
               ) -> tuple[list[dict[str, Any]], bool]:
         shown_path = "/".join(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))
         if not shown_path:
@@ -273,51 +281,58 @@ class FolderReader:
         if found.is_dir:
             return _error(f"Cannot read '{_name(shown_path)}': it is a folder; list it with "
                           "listFolder.")
-        data = _read_checked(found)
-        if isinstance(data, str):
-            return _error(f"Cannot read '{_name(shown_path)}': {data}.")
+        handle = _open_checked(found)
+        if isinstance(handle, str):
+            return _error(f"Cannot read '{_name(shown_path)}': {handle}.")
         name = _name(shown_path)
-        image = image_type(data[:32])
-        if image is not None or data.startswith(b"%PDF-"):
-            limit = MAX_IMAGE_BYTES if image is not None else MAX_PDF_BYTES
-            if len(data) > limit:
-                return _error(f"Cannot read '{name}': it is {human_size(len(data))}, more than "
-                              f"the model takes ({human_size(limit)}).")
-            sha = self._files.blobs.put(data)  # kept like an attachment, expanded when sent
-            return [{"type": "attachment", "name": name,
-                     "media_type": image or "application/pdf", "size": len(data),
-                     "sha256": sha}], False
-        text = _text(data)
-        if text is None:
+        with handle:
+            head = handle.read(32)
+            size = os.fstat(handle.fileno()).st_size
+            image = image_type(head)
+            if image is not None or head.startswith(b"%PDF-"):
+                most = MAX_IMAGE_BYTES if image is not None else MAX_PDF_BYTES
+                if size > most:
+                    return _error(f"Cannot read '{name}': it is {human_size(size)}, more than "
+                                  f"the model takes ({human_size(most)}).")
+                if size > limit:  # never read whole what the turn may not hold
+                    tight = too_large(name, size, limit)
+                    return tight.content, tight.is_error
+                data = head + handle.read(most + 1 - len(head))
+                if len(data) > min(most, limit):  # it grew since it was looked at
+                    return _error(f"Cannot read '{name}': it changed while it was being "
+                                  "read; ask again.")
+                sha = self._files.blobs.put(data)  # kept like an attachment, expanded when sent
+                return [{"type": "attachment", "name": name,
+                         "media_type": image or "application/pdf", "size": len(data),
+                         "sha256": sha}], False
+            if size > MAX_TEXT_BYTES:
+                return _error(f"Cannot read '{name}': it is {human_size(size)}, too large to "
+                              "read here.")
+            handle.seek(0)
+            output = text_page(name, handle, page, limit=limit)  # a page at a time
+        if output is None:
             return _error(f"Cannot read '{name}': it is not text, a PDF or an image.")
-        return text_page(name, text, page)
+        return output.content, output.is_error
 
 
-def _read_checked(found: Inside) -> bytes | str:
-    """The file's bytes, read from a handle that is the file checked (same device and inode,
-    a regular file, not a link swapped in); else why not."""
+def _open_checked(found: Inside) -> BinaryIO | str:
+    """A handle on the file checked (same device and inode, a regular file, not a link
+    swapped in), to read it from; else why not."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) \
         | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(found.real, flags)
     except OSError:
         return "it changed or cannot be read"
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if (st.st_dev, st.st_ino) != found.identity or not stat.S_ISREG(st.st_mode):
-            return "it changed while it was being read; ask again"
-        if st.st_size > MAX_TEXT_BYTES and st.st_size > MAX_PDF_BYTES:
-            return f"it is {human_size(st.st_size)}, too large to read here"
-        return handle.read(max(MAX_TEXT_BYTES, MAX_PDF_BYTES) + 1)
-
-
-def _text(data: bytes) -> str | None:
-    if b"\0" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
+    handle = os.fdopen(fd, "rb")
+    st = os.fstat(handle.fileno())
+    if (st.st_dev, st.st_ino) != found.identity or not stat.S_ISREG(st.st_mode):
+        handle.close()
+        return "it changed while it was being read; ask again"
+    if st.st_size > MAX_TEXT_BYTES and st.st_size > MAX_PDF_BYTES:
+        handle.close()
+        return f"it is {human_size(st.st_size)}, too large to read here"
+    return handle
 
 
 def _name(path: str) -> str:
@@ -326,3 +341,35 @@ def _name(path: str) -> str:
 
 def _error(text: str) -> tuple[list[dict[str, Any]], bool]:
     return [{"type": "text", "text": text}], True
+
+
+# ----------------------------------------------------------------- the two tools
+
+
+class _FolderTool:
+    """``listFolder`` or ``readFolderFile``: offered in a project whose person allowed
+    Claude to read its folder, answered by the :class:`FolderReader`."""
+
+    runs_on = WORKER
+    max_result_bytes = MAX_RESULT_BYTES
+
+    def __init__(self, reader: FolderReader, definition: dict[str, Any]) -> None:
+        self._reader = reader
+        self._definition = definition
+        self.name = str(definition["name"])
+
+    def definition(self, chat: ToolChat) -> dict[str, Any] | None:
+        offered = self._reader.tools(chat.workspace_id)
+        return self._definition if self._definition in offered else None
+
+    def run(self, chat: ToolChat, tool_input: dict[str, Any], *, limit: int) -> ToolOutput:
+        content, is_error = self._reader.answer(chat.chain_ids[-1] if chat.chain_ids else None,
+                                                self.name, tool_input, limit=limit)
+        return ToolOutput(content, is_error)
+
+    def summary(self, tool_input: dict[str, Any], output: ToolOutput) -> str:
+        return summary_line(output)
+
+
+def folder_tools(reader: FolderReader) -> list[_FolderTool]:
+    return [_FolderTool(reader, LIST_TOOL), _FolderTool(reader, READ_FOLDER_TOOL)]
