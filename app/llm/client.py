@@ -37,6 +37,11 @@ CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
 DEADLINE = 600.0
 LONGEST_RETRY_WAIT = 60.0
+# How long a turn waits for its reply to begin, whatever the SDK retries meanwhile (a server
+# that takes the connection and never answers: 3 tries of READ_TIMEOUT would be 3 minutes).
+# With the models list's own bound (catalog.REFRESH_TIMEOUT) a person hears within 90 s;
+# the waits a server asks for (a 429, a 529) are not silence and do not count.
+ANSWER_DEADLINE = 75.0
 # Waits before a round is sent again when its stream said ``overloaded_error`` before any of
 # the reply arrived: a 529 in all but name (the SDK retries a 529, never a stream's error).
 OVERLOADED_STREAM_WAITS = (1.0, 3.0)
@@ -277,6 +282,13 @@ def _explain(error: BaseException, *, model: str, catalog: Catalog | None,
     log.warning("an unexpected failure of a model call: %r", error)
     return ModelError("The reply failed on a problem Cairn did not expect (the log has the "
                       "details). Your message is kept; send it again.", kind="unexpected")
+
+
+def no_answer() -> ModelError:
+    """A server took the connection and sent nothing of a reply within ANSWER_DEADLINE."""
+    return ModelError(f"Anthropic did not answer within {seconds(ANSWER_DEADLINE)}: the "
+                      "connection was made, but no reply began, even after trying again. Your "
+                      "message is kept; send it again in a moment.", kind="timeout")
 
 
 def overloaded_in_stream(error: BaseException) -> bool:
