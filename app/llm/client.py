@@ -98,18 +98,25 @@ def usage_of(raw: anthropic.types.Usage) -> Usage:
     )
 
 
-def make_client(settings: Settings, *, key: str | None = None,
-                base_url: str | None = None) -> anthropic.AsyncAnthropic:
+def make_client(settings: Settings, *, key: str | None = None, base_url: str | None = None,
+                plain_http: bool = False) -> anthropic.AsyncAnthropic:
     """The client for the stored key and base URL, or for *key* and *base_url* when given
-    (Settings' Test tries what was typed, storing nothing)."""
+    (Settings' Test tries what was typed, storing nothing).
+
+    Refused before any key is sent when the base URL is plain http to another machine the
+    person has not agreed to (``api.plain_http``; *plain_http*: they just did, in a question
+    Settings asked): the client is the only way a key leaves Cairn."""
+    url = settings.base_url() if base_url is None else base_url or None
+    refusal = None if plain_http else settings.plain_http_refusal(url)
+    if refusal is not None:
+        raise ModelError(refusal, kind="plain-http")
     key = key or settings.api_key()
     if not key:
         from app.store.settings import no_key_sentence
 
         raise ModelError(no_key_sentence(settings.keychain_problem), kind="no-key")
     # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
-    return client_class()(api_key=key, base_url=settings.base_url() if base_url is None
-                       else base_url or None, max_retries=2, timeout=timeouts())
+    return client_class()(api_key=key, base_url=url, max_retries=2, timeout=timeouts())
 
 
 def timeouts(read: float | None = None) -> anthropic.Timeout:
