@@ -670,7 +670,10 @@ class SettingsDialog(QDialog):
                 return
             await self._refresh_key_state()
             if self._has_key and self._catalog.stale(self._ops.models_server()):
-                await self._ops.refresh_models(force=False)
+                try:
+                    await self._ops.refresh_models(force=False)
+                except CairnError:
+                    pass  # plain http not agreed to: the Base URL's warning says so
                 if shiboken6.isValid(self):
                     self._fill_models()
         finally:
