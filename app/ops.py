@@ -637,13 +637,15 @@ class Operations:
         error = await engine.network.run(lambda: catalog.fetch(client, server))
         return error is None, error
 
-    async def test_connection(self, *, key: str | None, base_url: str | None
+    async def test_connection(self, *, key: str | None, base_url: str | None,
+                              plain_http: bool = False
                               ) -> tuple[str, int | None, BaseException | None]:
         """Settings' Test: ask *base_url*'s server (None: the stored one; '' Anthropic's or
         ``ANTHROPIC_BASE_URL``) for its models list with *key* (None: the stored key),
         storing nothing — not the key, not the URL, not the list.  Returns the server asked,
         how many models it listed (None when it gave no list) and the error that kept it.
-        Refused (:class:`~app.errors.CairnError`) without a usable key."""
+        Refused (:class:`~app.errors.CairnError`) without a usable key, and for plain http
+        to another machine unless *plain_http* (the person just agreed to it)."""
         import os
 
         from app.base.logs import without_credentials
@@ -656,7 +658,8 @@ class Operations:
         reason = reason_to_refuse("api.base_url", url) if url else None
         if reason is not None:
             raise Refused(f"cannot test this base URL: {reason}")
-        client = await asyncio.to_thread(make_client, settings, key=key, base_url=url)
+        client = await asyncio.to_thread(make_client, settings, key=key, base_url=url,
+                                         plain_http=plain_http)
         server = without_credentials(url or "https://api.anthropic.com")
         try:
             models, error = await engine.network.run(lambda: self.cairn.catalog.probe(client))

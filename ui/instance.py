@@ -12,6 +12,13 @@ answer with what the terminal then prints.  The asking side talks only to a sock
 own user's (the file's owner, and on Linux the peer's), and both sides read at most
 ``MAX_LINE`` bytes and accept only the two requests and the two answers.
 
+On Windows (a named pipe: any local user may create any name) the name is not one another
+user can work out: it is derived from the user's security id and a random secret kept in the
+data folder (``instance-secret``, which only this user can read), so no one else can create
+it first; and before a request is sent the pipe's server process is checked to run as this
+user (``GetNamedPipeServerProcessId``, then its token's user), so a pipe of someone else's is
+never talked to.
+
 Every start asks first, before its window paints, so the asking side stays light: on macOS
 and Linux it is Python's own ``socket``, and QtNetwork loads only for the server, after the
 first paint; on Windows (named pipes) it is ``QLocalSocket``.
@@ -41,19 +48,156 @@ ANSWER_MS = 15_000  # adding a folder on a slow share can take a while
 MAX_LINE = 64 * 1024  # a request or an answer is a path and a sentence: far less than this
 
 
-def server_name(data_folder: Path) -> str | None:
+SECRET_FILE = "instance-secret"  # in the data folder: what makes the pipe's name unguessable
+
+
+def server_name(data_folder: Path, *, create: bool = False, windows: bool | None = None
+                ) -> str | None:
     """Per user and per data folder, short enough for every platform's socket names: on
-    macOS and Linux the socket's path in the user's private folder (None without one)."""
+    macOS and Linux the socket's path in the user's private folder (None without one); on
+    Windows a pipe name no other user can work out (None when the secret is not there yet,
+    or cannot be read: then no window is listening, or none that this start may trust).
+    *create*: the window that listens makes the secret when there is none.  (*windows*: which
+    system's name, for the tests; by default this one's.)"""
     try:
         user = getpass.getuser()
     except Exception:  # no user name in the environment: the folder alone still separates
         user = ""
+    if os.name != "posix" if windows is None else windows:
+        secret = instance_secret(data_folder, create=create)
+        if secret is None:
+            return None
+        return pipe_name(data_folder, user=_user_sid() or user, secret=secret)
     digest = hashlib.sha256(f"{user}\0{data_folder.resolve()}".encode()).hexdigest()[:20]
     name = f"cairn-{digest}"
-    if os.name != "posix":
-        return name
     folder = private_folder()
     return os.path.join(folder, name) if folder is not None else None
+
+
+def pipe_name(data_folder: Path, *, user: str, secret: str) -> str:
+    """The Windows pipe's name: 160 bits of a hash of the user's id, the data folder and the
+    secret, so that knowing the first two (anyone can) names nothing without the third."""
+    digest = hashlib.sha256(f"{user}\0{data_folder.resolve()}\0{secret}".encode()).hexdigest()
+    return f"cairn-{digest[:40]}"
+
+
+def instance_secret(data_folder: Path, *, create: bool = False) -> str | None:
+    """The data folder's random secret (64 hex digits), made once, readable by this user
+    only (a profile's folders are; elsewhere the mode says so); None when there is none and
+    *create* is off, or it cannot be read or made."""
+    path = data_folder / SECRET_FILE
+    for _attempt in range(2):
+        try:
+            with open(path, encoding="ascii") as handle:
+                found = handle.read(65).strip()
+            if len(found) == 64 and all(c in "0123456789abcdef" for c in found):
+                return found
+            log.warning("the one-window secret is not one Cairn made; using none")
+            return None
+        except FileNotFoundError:
+            if not create:
+                return None
+        except (OSError, ValueError):
+            return None
+        try:
+            from app.base.locations import make_private
+
+            data_folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                         0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(os.urandom(32).hex())
+            make_private(path)
+        except FileExistsError:
+            continue  # another start made it a moment ago: read that one
+        except OSError as error:
+            log.warning("cannot keep the one-window secret: %s", error)
+            return None
+    return None
+
+
+def _user_sid() -> str | None:
+    """This process's user, as Windows names it (``S-1-5-21-…``); None elsewhere."""
+    if os.name != "nt":
+        return None
+    try:
+        sid = _token_user_sid(None)
+        return None if sid is None else sid[1]
+    except Exception:  # noqa: BLE001 - ctypes reports a missing function in several ways
+        log.warning("cannot read this user's security id", exc_info=True)
+        return None
+
+
+def _token_user_sid(process: int | None) -> tuple[bytes, str] | None:
+    """The user of *process*'s token (None: this process) as (the SID's bytes, its text)."""
+    import ctypes
+    from ctypes import wintypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    advapi32 = ctypes.WinDLL("advapi32", use_last_error=True)  # type: ignore[attr-defined]
+    kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+    kernel32.OpenProcess.restype = wintypes.HANDLE
+    kernel32.OpenProcess.argtypes = (wintypes.DWORD, wintypes.BOOL, wintypes.DWORD)
+    advapi32.OpenProcessToken.argtypes = (wintypes.HANDLE, wintypes.DWORD,
+                                          ctypes.POINTER(wintypes.HANDLE))
+    advapi32.GetTokenInformation.argtypes = (wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p,
+                                             wintypes.DWORD, ctypes.POINTER(wintypes.DWORD))
+    advapi32.GetLengthSid.argtypes = (ctypes.c_void_p,)
+    advapi32.ConvertSidToStringSidW.argtypes = (ctypes.c_void_p,
+                                                ctypes.POINTER(wintypes.LPWSTR))
+    kernel32.CloseHandle.argtypes = (wintypes.HANDLE,)
+    process_query_limited, token_query, token_user = 0x1000, 0x0008, 1
+    handle = (kernel32.GetCurrentProcess() if process is None
+              else kernel32.OpenProcess(process_query_limited, False, process))
+    if not handle:
+        return None
+    token = wintypes.HANDLE()
+    try:
+        if not advapi32.OpenProcessToken(handle, token_query, ctypes.byref(token)):
+            return None
+        try:
+            size = wintypes.DWORD()
+            advapi32.GetTokenInformation(token, token_user, None, 0, ctypes.byref(size))
+            buffer = ctypes.create_string_buffer(size.value)
+            if not advapi32.GetTokenInformation(token, token_user, buffer, size,
+                                                ctypes.byref(size)):
+                return None
+            sid = ctypes.c_void_p.from_buffer(buffer).value  # TOKEN_USER's first field
+            text = wintypes.LPWSTR()
+            if not advapi32.ConvertSidToStringSidW(sid, ctypes.byref(text)):
+                return None
+            name = text.value or ""
+            kernel32.LocalFree(text)
+            if not sid:
+                return None
+            return ctypes.string_at(sid, advapi32.GetLengthSid(sid)), name
+        finally:
+            kernel32.CloseHandle(token)
+    finally:
+        if process is not None:
+            kernel32.CloseHandle(handle)
+
+
+def pipe_server_is_us(handle: int) -> bool:
+    """Whether the process serving the connected pipe *handle* runs as this user (Windows;
+    False whenever it cannot be told: an unknown server is never talked to)."""
+    if os.name != "nt":
+        return False
+    try:
+        import ctypes
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+        kernel32.GetNamedPipeServerProcessId.argtypes = (wintypes.HANDLE,
+                                                         ctypes.POINTER(wintypes.ULONG))
+        pid = wintypes.ULONG()
+        if not kernel32.GetNamedPipeServerProcessId(handle, ctypes.byref(pid)):
+            return False
+        theirs, mine = _token_user_sid(pid.value), _token_user_sid(None)
+        return theirs is not None and mine is not None and theirs[0] == mine[0]
+    except Exception:  # noqa: BLE001
+        log.warning("cannot tell who serves the one-window pipe", exc_info=True)
+        return False
 
 
 def private_folder() -> str | None:
@@ -151,16 +295,23 @@ def _hand_over_qt(name: str, request: dict[str, Any]) -> dict[str, Any] | None:
     socket.connectToServer(name)
     if not socket.waitForConnected(CONNECT_MS):
         return None
+    if not server_is_us(int(socket.socketDescriptor())):
+        socket.abort()
+        return None  # a pipe someone else serves: nothing is sent to it
     socket.write((json.dumps(request) + "\n").encode())
     socket.flush()  # (waitForBytesWritten says False when flush already wrote it all)
     socket.waitForBytesWritten(CONNECT_MS)
     answer = b""
-    while not answer.endswith(b"\n"):
-        if not socket.waitForReadyRead(ANSWER_MS):
+    while not answer.endswith(b"\n") and len(answer) <= MAX_LINE:
+        # (an answer already buffered is read first: waiting for more would wait in vain)
+        if not socket.bytesAvailable() and not socket.waitForReadyRead(ANSWER_MS):
             break
         answer += bytes(socket.readAll().data())
     socket.disconnectFromServer()
     return _reply(answer)
+
+
+server_is_us = pipe_server_is_us  # (a name of its own: the tests replace it)
 
 
 def _reply(answer: bytes) -> dict[str, Any]:
@@ -207,7 +358,7 @@ class InstanceServer(QObject):
         self._server = QLocalServer(self)
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._accept)
-        self._name = server_name(data_folder)
+        self._name = server_name(data_folder, create=True)
 
     def listen(self) -> bool:
         if self._name is None:

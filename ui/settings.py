@@ -43,9 +43,16 @@ from app.llm.catalog import Catalog, ModelInfo
 from app.ops import Operations
 from app.store.knowledge import PERSONAL
 from app.store.registry.registry import Registry
-from app.store.settings import CHOICES, MAX_IDLE_SECONDS, Settings
+from app.store.settings import (
+    CHOICES,
+    MAX_IDLE_SECONDS,
+    Settings,
+    origin,
+    plain_http_host,
+    plain_http_warning,
+)
 from ui.tasks import TaskRunner
-from ui.text import Label, message_box, sentence, tip
+from ui.text import Label, answered, message_box, sentence, tip
 
 EFFORT_NAMES = {"": "Model's default", "low": "Low", "medium": "Medium", "high": "High",
                 "xhigh": "Extra high", "max": "Max"}
@@ -285,9 +292,46 @@ class SettingsDialog(QDialog):
         form.addRow("", self._key_state)
         form.addRow("", self._test_result)
         form.addRow(_spacer(14))
+        # Plain http to another machine: said while it is typed, and asked before the key goes.
+        self._url_warning = _note("Base URL warning")
+        self._url_warning.setStyleSheet("color: #dc2626;")
+        self._base_url.textChanged.connect(self._warn_of_plain_http)
         form.addRow("Base URL", self._base_url)
+        form.addRow("", self._url_warning)
         form.addRow("", url_hint)
+        self._warn_of_plain_http()
         return form.page()
+
+    def _typed_url(self) -> str:
+        """The base URL the field means: what it holds, else ANTHROPIC_BASE_URL's."""
+        return self._base_url.text().strip() or os.environ.get("ANTHROPIC_BASE_URL", "").strip()
+
+    def _warn_of_plain_http(self) -> None:
+        url = self._typed_url()
+        plain = plain_http_host(url) is not None
+        if plain:
+            allowed = self._settings.plain_http_refusal(url) is None
+            self._url_warning.setText(plain_http_warning(url) + (
+                " You allowed it." if allowed else
+                " Cairn asks before it sends your key there."))
+        self._url_warning.setVisible(plain)
+
+    async def _agreed_to_plain_http(self, url: str, *, verb: str) -> bool:
+        """Whether the key may go to *url*: not plain http to another machine, already
+        allowed, or allowed now by the person in a question that names the risk."""
+        if self._settings.plain_http_refusal(url) is None:
+            return True
+        box = message_box(QMessageBox.Icon.Warning, "Send your key over plain http?",
+                          plain_http_warning(url),
+                          informative=f"{verb} sends your API key to {origin(url)} "
+                                      "unencrypted only if you choose Send over http.",
+                          buttons=QMessageBox.StandardButton.Cancel, parent=self)
+        box.setAccessibleName("Send your key over plain http?")
+        go = box.addButton("Send over http", QMessageBox.ButtonRole.AcceptRole)
+        go.setAccessibleName("Send over http")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        await answered(box)
+        return box.clickedButton() is go
 
     def _models_page(self) -> QWidget:
         form = _Form()
@@ -626,7 +670,10 @@ class SettingsDialog(QDialog):
                 return
             await self._refresh_key_state()
             if self._has_key and self._catalog.stale(self._ops.models_server()):
-                await self._ops.refresh_models(force=False)
+                try:
+                    await self._ops.refresh_models(force=False)
+                except CairnError:
+                    pass  # plain http not agreed to: the Base URL's warning says so
                 if shiboken6.isValid(self):
                     self._fill_models()
         finally:
@@ -666,11 +713,21 @@ class SettingsDialog(QDialog):
 
     async def _save_all(self) -> None:
         self._busy(True)
+        changes = self._changed_settings()
+        url = self._typed_url()
+        if "api.base_url" in changes and self._settings.plain_http_refusal(url) is not None:
+            if not await self._agreed_to_plain_http(url, verb="Saving"):
+                if shiboken6.isValid(self):
+                    self._say("Nothing was saved: the base URL is plain http to another "
+                              "machine. Use https, or a server on this machine.")
+                return
+            changes = {"api.plain_http": origin(url), **changes}  # (before the URL)
         self._say("Saving…")
         key_saved = await self._save_key()
-        changes = self._changed_settings()
         for key, value in changes.items():
             await self._ops.set_setting(key, value)
+        if "api.plain_http" in changes and shiboken6.isValid(self):
+            self._warn_of_plain_http()
         if key_saved or "api.base_url" in changes:  # the saved server's own models list
             try:
                 await self._ops.refresh_models()
@@ -710,11 +767,20 @@ class SettingsDialog(QDialog):
         """Try what is typed (the key, else the stored one; the base URL as it stands),
         storing nothing: only Save stores."""
         self._busy(True)
+        url = self._typed_url()
+        plain_http = self._settings.plain_http_refusal(url) is not None
+        if plain_http and not await self._agreed_to_plain_http(url, verb="Test"):
+            if shiboken6.isValid(self):
+                self._test_result.setText("Not tested: nothing was sent to a plain http "
+                                          "server on another machine.")
+                self._test_result.show()
+            return
         self._test_result.setText("Testing…")
         self._test_result.show()
         try:
             server, count, error = await self._ops.test_connection(
-                key=self._key.text().strip() or None, base_url=self._base_url.text().strip())
+                key=self._key.text().strip() or None, base_url=self._base_url.text().strip(),
+                plain_http=plain_http)
         except CairnError as refused:  # no key, a malformed URL: the sentence says which
             if shiboken6.isValid(self):
                 self._test_result.setText(sentence(str(refused)))

@@ -2,9 +2,17 @@
 terminal there.  The commands are pure functions of the system, so each system's command is
 tested on every machine; :func:`run` checks the folder and starts the command detached.
 
-- Reveal: Explorer (``explorer.exe <folder>``), Finder (``open <folder>``), the desktop's
-  default on Linux and the BSDs (``xdg-open <folder>``).
-- Terminal: Windows Terminal (``wt.exe -d <folder>``) or else ``cmd.exe`` started in the
+A folder's name is never an argument to a program that parses its arguments (issue 35):
+Windows Terminal splits every argument at ``;`` and runs what follows (a folder
+``Notes;calc``), Explorer reads commas and switches (``a,/root,…``).  On Windows the folder is
+the started program's working folder instead (``CreateProcess``'s own field, parsed by no
+one) and the program is told ``.``; elsewhere it is one absolute argument (it starts with
+``/``, so it is never an option) to a program that opens it as a path, never through a shell.
+
+- Reveal: Explorer started in the folder (``explorer.exe .``), Finder (``open -R <folder>``:
+  shows the folder in its parent, never launches a folder that is an ``.app``), the
+  desktop's default on Linux and the BSDs (``xdg-open <folder>``).
+- Terminal: Windows Terminal (``wt.exe -d .``) or else ``cmd.exe``, both started in the
   folder; macOS's Terminal.app (``open -a Terminal <folder>``); elsewhere ``$TERMINAL`` or
   ``x-terminal-emulator``, started in the folder.
 """
@@ -38,9 +46,9 @@ class Command:
 
 def reveal_command(folder: str, where: str) -> Command:
     if where == WINDOWS:
-        return Command(("explorer.exe", folder))
+        return Command(("explorer.exe", "."), cwd=folder)
     if where == MAC:
-        return Command(("open", folder))
+        return Command(("open", "-R", folder))
     return Command(("xdg-open", folder))
 
 
@@ -49,7 +57,7 @@ def terminal_command(folder: str, where: str, *, env: Mapping[str, str],
     """The terminal to open in *folder*; None when this system has none Cairn knows."""
     if where == WINDOWS:
         if which("wt.exe") or which("wt"):
-            return Command(("wt.exe", "-d", folder))
+            return Command(("wt.exe", "-d", "."), cwd=folder)
         return Command(("cmd.exe", "/K"), cwd=folder)
     if where == MAC:
         return Command(("open", "-a", "Terminal", folder))
@@ -62,10 +70,13 @@ def terminal_command(folder: str, where: str, *, env: Mapping[str, str],
 
 
 def check_folder(folder: str, verb: str) -> None:
-    """Refused in one sentence unless *folder* is there."""
+    """Refused in one sentence unless *folder* is there, as an absolute path (a relative one
+    could be read as an option by the program that is given it)."""
     if not os.path.isdir(folder):
         raise Refused(f"cannot {verb} '{shown(folder)}': the folder is missing (use “Move to "
                       "folder…” if it moved)")
+    if not os.path.isabs(folder):
+        raise Refused(f"cannot {verb} '{shown(folder)}': it is not an absolute path")
 
 
 def run(command: Command, *, verb: str, folder: str) -> None:
@@ -77,7 +88,7 @@ def run(command: Command, *, verb: str, folder: str) -> None:
             subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     else:
         options["start_new_session"] = True
-    try:
+    try:  # (a list, never a shell: no argument is read by a command interpreter)
         subprocess.Popen(list(command.argv), **options)  # type: ignore[call-overload]  # noqa: S603
     except OSError as error:
         raise Refused(f"cannot {verb} '{shown(folder)}': {command.argv[0]} could not be "

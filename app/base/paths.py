@@ -276,6 +276,11 @@ def _case_insensitive(path: str) -> bool:
     return _CASE_CACHE[dev]
 
 
+def case_insensitive(path: str) -> bool:
+    """Does the volume that holds *path* ignore letter case (probed once per volume)?"""
+    return _case_insensitive(path)
+
+
 def _fold(text: str) -> str:
     """Case-fold one character at a time, as filesystems do.
 

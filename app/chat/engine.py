@@ -75,7 +75,7 @@ class ChatEngine:
         # Every use of the client runs here: its connections belong to this thread's loop.
         self.network = network or NetworkThread()
         self._client_factory = client_factory
-        self._client: tuple[tuple[str | None, str | None], Client] | None = None
+        self._client: tuple[tuple[str | None, str | None, str], Client] | None = None
         self._client_lock = threading.Lock()  # made on a worker thread, asked for on others
         self._refreshing: asyncio.Future[None] | None = None  # a background models refresh
         self._turns: dict[str, Turn] = {}  # the running turn of each busy chat
@@ -98,7 +98,8 @@ class ChatEngine:
         from app.llm.client import make_client
 
         with self._client_lock:
-            wanted = (self.settings.api_key(), self.settings.base_url())
+            wanted = (self.settings.api_key(), self.settings.base_url(),
+                      str(self.settings.get("api.plain_http")))  # (a consent withdrawn)
             if self._client is None or self._client[0] != wanted:
                 self._client = (wanted, (self._client_factory or make_client)(self.settings))
                 settle_interpreter()  # start-up is over: the SDK is loaded (see app.base.live)

@@ -143,7 +143,7 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit,
     if command == "ask":
         return _ask(cairn, args, stdout, stderr)
     if command == "settings":
-        return _settings(cairn, args, emit)
+        return _settings(cairn, args, emit, stderr)
     if command == "key":
         return _key(cairn, args, stdout)
     if command == "models":
@@ -564,7 +564,7 @@ def _report_rebuild(report: Report, stderr: TextIO) -> None:
 
 
 def _settings(cairn: Cairn, args: argparse.Namespace,
-              emit: Emit) -> int:
+              emit: Emit, stderr: TextIO) -> int:
     from app.store.settings import DEFAULTS, LABELS
 
     if args.action == "set":
@@ -593,7 +593,25 @@ def _settings(cairn: Cairn, args: argparse.Namespace,
         cairn.settings.set(args.name, value)
     values = {name: cairn.settings.get(name) for name in DEFAULTS}
     emit(values, lambda: "\n".join(f"{name} = {json.dumps(value)}" for name, value in values.items()))
+    _warn_of_plain_http(cairn, stderr)
     return 0
+
+
+def _warn_of_plain_http(cairn: Cairn, stderr: TextIO) -> None:
+    """Every `cairn settings` says so when the base URL (the setting or ANTHROPIC_BASE_URL)
+    is plain http to another machine, and whether the key is sent there."""
+    from app.store.settings import origin, plain_http_host, plain_http_warning
+
+    url = cairn.settings.base_url()
+    if not url or plain_http_host(url) is None:
+        return
+    if cairn.settings.plain_http_refusal(url) is None:
+        stderr.write(f"Warning: {shown(plain_http_warning(url))} You allowed it "
+                     "(api.plain_http); `cairn settings set api.plain_http ''` withdraws it.\n")
+    else:
+        stderr.write(f"Warning: {shown(plain_http_warning(url))} Cairn will not send your "
+                     "API key there until you allow it: `cairn settings set api.plain_http "
+                     f"{shown(origin(url))}`.\n")
 
 
 def _key(cairn: Cairn, args: argparse.Namespace, stdout: TextIO) -> int:

@@ -261,7 +261,13 @@ class Catalog:
 
         try:
             quick = client.with_options(timeout=REFRESH_TIMEOUT, max_retries=0)
-            return [m.model_dump(mode="json") async for m in quick.models.list(limit=1000)], None
+            async with asyncio.timeout(REFRESH_TIMEOUT):  # the whole list, pages and all
+                return [m.model_dump(mode="json")
+                        async for m in quick.models.list(limit=1000)], None
+        except TimeoutError:
+            log.info("the models endpoint did not answer in time")
+            return None, Refused(f"the server did not send its models list within "
+                                 f"{REFRESH_TIMEOUT:g} seconds")
         except anthropic.NotFoundError:
             return [], None
         except (anthropic.APIError, OSError) as error:

@@ -37,6 +37,11 @@ CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
 DEADLINE = 600.0
 LONGEST_RETRY_WAIT = 60.0
+# How long a turn waits for its reply to begin, whatever the SDK retries meanwhile (a server
+# that takes the connection and never answers: 3 tries of READ_TIMEOUT would be 3 minutes).
+# With the models list's own bound (catalog.REFRESH_TIMEOUT) a person hears within 90 s;
+# the waits a server asks for (a 429, a 529) are not silence and do not count.
+ANSWER_DEADLINE = 75.0
 # Waits before a round is sent again when its stream said ``overloaded_error`` before any of
 # the reply arrived: a 529 in all but name (the SDK retries a 529, never a stream's error).
 OVERLOADED_STREAM_WAITS = (1.0, 3.0)
@@ -95,18 +100,25 @@ def usage_of(raw: anthropic.types.Usage) -> Usage:
     )
 
 
-def make_client(settings: Settings, *, key: str | None = None,
-                base_url: str | None = None) -> anthropic.AsyncAnthropic:
+def make_client(settings: Settings, *, key: str | None = None, base_url: str | None = None,
+                plain_http: bool = False) -> anthropic.AsyncAnthropic:
     """The client for the stored key and base URL, or for *key* and *base_url* when given
-    (Settings' Test tries what was typed, storing nothing)."""
+    (Settings' Test tries what was typed, storing nothing).
+
+    Refused before any key is sent when the base URL is plain http to another machine the
+    person has not agreed to (``api.plain_http``; *plain_http*: they just did, in a question
+    Settings asked): the client is the only way a key leaves Cairn."""
+    url = settings.base_url() if base_url is None else base_url or None
+    refusal = None if plain_http else settings.plain_http_refusal(url)
+    if refusal is not None:
+        raise ModelError(refusal, kind="plain-http")
     key = key or settings.api_key()
     if not key:
         from app.store.settings import no_key_sentence
 
         raise ModelError(no_key_sentence(settings.keychain_problem), kind="no-key")
     # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
-    return client_class()(api_key=key, base_url=settings.base_url() if base_url is None
-                       else base_url or None, max_retries=2, timeout=timeouts())
+    return client_class()(api_key=key, base_url=url, max_retries=2, timeout=timeouts())
 
 
 def timeouts(read: float | None = None) -> anthropic.Timeout:
@@ -279,6 +291,13 @@ def _explain(error: BaseException, *, model: str, catalog: Catalog | None,
     log.warning("an unexpected failure of a model call: %r", error)
     return ModelError("The reply failed on a problem Cairn did not expect (the log has the "
                       "details). Your message is kept; send it again.", kind="unexpected")
+
+
+def no_answer() -> ModelError:
+    """A server took the connection and sent nothing of a reply within ANSWER_DEADLINE."""
+    return ModelError(f"Anthropic did not answer within {seconds(ANSWER_DEADLINE)}: the "
+                      "connection was made, but no reply began, even after trying again. Your "
+                      "message is kept; send it again in a moment.", kind="timeout")
 
 
 def overloaded_in_stream(error: BaseException) -> bool:

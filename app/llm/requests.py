@@ -74,6 +74,35 @@ async def stream_round(client: Client, request: dict[str, Any],
 
 async def _stream_round(client: Client, request: dict[str, Any],
                         post: Callable[[str, Any], None]) -> Round:
+    """:func:`_answered`, until the reply's first event, within ANSWER_DEADLINE in all: the
+    SDK's retries of a silent server (a read timeout is retried) never add up past it."""
+    from app.llm import client as limits
+
+    loop = asyncio.get_running_loop()
+    silence = asyncio.timeout(limits.ANSWER_DEADLINE)
+    told = limits.retry_listener.get()
+
+    def heard(wait: float, why: str) -> None:
+        if why != "network" and silence.when() is not None:
+            # The server answered and asked for a wait: that is not silence.
+            silence.reschedule(loop.time() + wait + limits.ANSWER_DEADLINE)
+        if told is not None:
+            told(wait, why)
+
+    token = limits.retry_listener.set(heard)
+    try:
+        async with silence:
+            return await _answered(client, request, post, silence)
+    except TimeoutError:
+        if silence.expired():
+            raise limits.no_answer() from None
+        raise
+    finally:
+        limits.retry_listener.reset(token)
+
+
+async def _answered(client: Client, request: dict[str, Any], post: Callable[[str, Any], None],
+                    silence: asyncio.Timeout) -> Round:
     from anthropic.lib.streaming import AsyncMessageStreamManager
     from anthropic.types import Message as APIMessage
 
@@ -94,6 +123,8 @@ async def _stream_round(client: Client, request: dict[str, Any],
     try:
         async with AsyncMessageStreamManager(opened()) as stream:
             async for event in stream:
+                if silence.when() is not None:  # the reply began: READ_TIMEOUT and DEADLINE
+                    silence.reschedule(None)
                 if event.type == "message_start":
                     post("usage", usage_of(event.message.usage))
                 elif event.type == "message_delta":  # the server's count so far (cumulative)

@@ -5,7 +5,9 @@ A PDF is hostile input: one added from anywhere may be damaged, encrypted, or ma
 reader (a decompression bomb, a million pages, objects nested thousands deep).  The read is
 bounded in pages, characters, bytes decoded and time, and whatever goes wrong gives '' (the
 file is then found by its name and description only) and a line in the log, never an
-exception.
+exception.  A job that reads many PDFs (an import, a reindex, the pass after the migration)
+shares one :class:`Budget`: all its PDFs together take at most ``JOB_SECONDS``, so a bundle
+of a hundred hostile PDFs costs a minute, not a hundred times ten seconds.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ log = logging.getLogger(__name__)
 
 MAX_PAGES = 2_000  # a longer PDF is indexed by its first 2,000 pages
 SECONDS = 10.0  # reading one PDF's text stops after this, keeping what it read
+JOB_SECONDS = 60.0  # reading the text of all the PDFs of one job stops after this
 # pypdf's own limits (pypdf.Configuration), tightened for text: a page's text never needs a
 # 75 MB stream, and nothing here may start a program (pypdf runs jbig2dec for JBIG2 images).
 _LIMIT_BYTES = 16_000_000
@@ -46,27 +49,59 @@ class _OutOfTime(BaseException):
     damaged part and carries on."""
 
 
-def pdf_text(data: bytes, *, name: str, limit: int) -> str:
+class Budget:
+    """The time the PDFs of one job may take together: each read stops at its own bound or
+    at the job's end, whichever comes first; once it is spent, the job's other PDFs are
+    indexed by name and description only (counted in ``left_out``, said in the log by
+    :meth:`report`)."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = JOB_SECONDS if seconds is None else seconds
+        self.ends = _now() + self.seconds
+        self.left_out = 0
+
+    def spent(self) -> bool:
+        return _now() >= self.ends
+
+    def report(self, job: str) -> None:
+        if self.left_out:
+            log.warning("%s: %d PDF%s indexed by name and description only, because reading "
+                        "the PDFs' text took more than %g s in all", job, self.left_out,
+                        "s are" if self.left_out != 1 else " is", self.seconds)
+
+
+def pdf_text(data: bytes, *, name: str, limit: int, budget: Budget | None = None) -> str:
     """The text of the PDF *data* (the file *name*, for the log), at most *limit* characters:
     its pages' text in order, with control characters but tab and newline made spaces; ''
-    when it cannot be read (damaged, encrypted, not a PDF at all)."""
+    when it cannot be read (damaged, encrypted, not a PDF at all), or when the job's
+    *budget* is spent."""
+    if budget is not None and budget.spent():
+        budget.left_out += 1
+        return ""
     try:
-        return _read(data, name=name, limit=limit)
+        return _read(data, name=name, limit=limit, budget=budget)
     except Exception as error:  # pypdf's errors, and any other: RecursionError, MemoryError…
         log.warning("cannot read the text of the PDF '%s' (%s: %r); it is found by its name "
                     "and description only", name, type(error).__name__, _said(error))
         return ""
 
 
-def _read(data: bytes, *, name: str, limit: int) -> str:
+def _now() -> float:
+    return time.monotonic()
+
+
+def _read(data: bytes, *, name: str, limit: int, budget: Budget | None) -> str:
     import pypdf  # here, not at the top: only indexing a PDF loads it
 
     # pypdf logs a line for each oddity it works around, thousands for a hostile file.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
-    deadline = time.monotonic() + SECONDS
+    deadline = _now() + SECONDS
+    seconds = SECONDS
+    if budget is not None and budget.ends < deadline:
+        deadline, seconds = budget.ends, max(0.0, budget.ends - _now())
 
     def in_time(*_: Any) -> None:  # before each operator pypdf reads, forms' too
-        if time.monotonic() > deadline:
+        if _now() > deadline:
             raise _OutOfTime
 
     parts: list[str] = []
@@ -99,7 +134,8 @@ def _read(data: bytes, *, name: str, limit: int) -> str:
                 parts.append(text)
                 size += len(text) + 1
         except _OutOfTime:
-            stopped = f"reading its text took more than {SECONDS:g} s"
+            stopped = (f"reading its text took more than {seconds:g} s" if seconds == SECONDS
+                       else "the job's time for PDFs ran out")
     if failed > 1:
         log.warning("%d pages of the PDF '%s' could not be read", failed, name)
     if stopped:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.base.db import MIGRATIONS, SEARCH_TEXT_TRIGGER, Database, _statements
-from app.store.pdf_text import pdf_text
+from app.store.pdf_text import Budget, pdf_text
 
 log = logging.getLogger(__name__)
 
@@ -142,13 +142,15 @@ def index_file_text(conn: sqlite3.Connection, file_id: str, text: str) -> None:
                  (_clean(text[:MAX_FILE_TEXT]), file_id))
 
 
-def file_text(data: bytes, media_type: str, name: str) -> str:
+def file_text(data: bytes, media_type: str, name: str, *, budget: Budget | None = None) -> str:
     """What of a file is indexed: the text of a text file (text, markdown, CSV, code) or of a
     PDF (:mod:`app.store.pdf_text`), '' for anything else (images, binaries).  Every path
     that indexes a file's text comes here: adding it, an import, the migration's completion
-    and ``--reindex``."""
+    and ``--reindex``; those that index many files pass their job's PDF *budget*."""
     if media_type == "application/pdf":
-        return pdf_text(data, name=name, limit=MAX_FILE_TEXT)
+        if budget is None:
+            return pdf_text(data, name=name, limit=MAX_FILE_TEXT)
+        return pdf_text(data, name=name, limit=MAX_FILE_TEXT, budget=budget)
     if media_type.startswith("image/"):
         return ""
     if b"\0" in data[:8192]:
@@ -213,12 +215,14 @@ def complete_pending(db: Database, read_blob: BlobReader) -> bool:
     # A file at a time, its text read outside any transaction: a PDF's can take seconds, and
     # no writer waits on it.  One added meanwhile indexed itself; one removed has no row to
     # update.  Killed half-way, the state is still pending and the next start does it again.
+    budget = Budget()
     for file_id, sha, media_type, name in db.query(
             "SELECT id, sha256, media_type, name FROM knowledge_file"):
-        text = _stored_text(read_blob, sha, media_type, name)
+        text = _stored_text(read_blob, sha, media_type, name, budget)
         if text:
             with db.write() as conn:
                 index_file_text(conn, file_id, text)
+    budget.report("the search index's first pass")
     with db.write() as conn:
         conn.execute("INSERT OR REPLACE INTO search_state (key, value) VALUES ('index', 'complete')")
     return True
@@ -258,9 +262,11 @@ def reindex(db: Database, read_blob: BlobReader) -> dict[str, int]:
 
 def _index_knowledge_and_files(conn: sqlite3.Connection, read_blob: BlobReader) -> None:
     _index_knowledge(conn)
+    budget = Budget()
     for file_id, sha, media_type, name in conn.execute(
             "SELECT id, sha256, media_type, name FROM knowledge_file").fetchall():
-        index_file_text(conn, file_id, _stored_text(read_blob, sha, media_type, name))
+        index_file_text(conn, file_id, _stored_text(read_blob, sha, media_type, name, budget))
+    budget.report("rebuilding the search index")
 
 
 def _index_knowledge(conn: sqlite3.Connection) -> None:
@@ -268,9 +274,10 @@ def _index_knowledge(conn: sqlite3.Connection) -> None:
         index_document(conn, owner, text, at)
 
 
-def _stored_text(read_blob: BlobReader, sha: str, media_type: str, name: str) -> str:
+def _stored_text(read_blob: BlobReader, sha: str, media_type: str, name: str,
+                 budget: Budget) -> str:
     try:
         data = read_blob(sha)
     except OSError:
         return ""  # a blob gone missing: its name and description stay findable
-    return file_text(data, media_type, name)
+    return file_text(data, media_type, name, budget=budget)

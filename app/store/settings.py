@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.base.db import Database
+from app.base.logs import without_credentials
 from app.base.paths import shown
 from app.errors import Refused
 from app.events import Hub, SettingChanged
@@ -30,6 +31,9 @@ DEFAULTS: dict[str, Any] = {
     "model.chat_effort": "",  # empty: the model's own default
     "model.knowledge_effort": "low",  # the rebuild is bookkeeping: keep it cheap
     "api.base_url": "",  # empty: ANTHROPIC_BASE_URL, else Anthropic's own
+    # The one plain-http server on another machine the person agreed to send the key to
+    # (http://host:port); empty: none.  Loopback http needs no agreement.
+    "api.plain_http": "",
     "memory.enabled": True,  # personal memory goes to the model (on by default)
     "knowledge.idle_seconds": 20,
     "chat.enter_sends": True,  # Enter sends and Shift+Enter breaks the line (off: swapped)
@@ -43,6 +47,7 @@ LABELS: dict[str, str] = {
     "model.chat_effort": "Chat effort",
     "model.knowledge_effort": "Knowledge effort",
     "api.base_url": "Base URL",
+    "api.plain_http": "Plain http allowed to",
     "memory.enabled": "Memory",
     "knowledge.idle_seconds": "Knowledge idle delay",
     "chat.enter_sends": "Enter sends",
@@ -82,7 +87,53 @@ def reason_to_refuse(key: str, value: Any) -> str | None:
         return f"{given}the delay is from 0 to {MAX_IDLE_SECONDS:,} seconds (a day)"
     if key == "api.base_url" and value:
         return _url_reason(value)
+    if key == "api.plain_http" and value:
+        return _url_reason(value) or (
+            None if plain_http_host(value) and origin(value) == value else
+            f"'{_shown(value)}' is not a plain http address of another machine, such as "
+            "http://192.168.1.20:11434 (https and this machine's own need no permission)")
     return None
+
+
+def plain_http_host(url: str) -> str | None:
+    """The host of a plain ``http://`` URL that leaves this machine (the API key would cross
+    the network unencrypted); None for https, for loopback (``localhost``, 127.0.0.0/8,
+    ``::1``: a local server) and for what is not a URL."""
+    import ipaddress
+
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").rstrip(".")
+    except ValueError:
+        return None
+    if parts.scheme.lower() != "http" or not host:
+        return None
+    if host == "localhost" or host.endswith(".localhost"):
+        return None  # RFC 6761: always this machine
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host  # a name: it may resolve anywhere
+    mapped = getattr(address, "ipv4_mapped", None)
+    return None if address.is_loopback or (mapped is not None and mapped.is_loopback) \
+        else host
+
+
+def origin(url: str) -> str:
+    """``http://host:port`` of *url* (the port said even when it is 80), lower case: what
+    the person's agreement to plain http names."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").rstrip(".")
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme.lower()}://{host}:{parts.port or 80}"
+
+
+def plain_http_warning(url: str) -> str:
+    """What Settings and the command line say of a plain-http base URL to another machine."""
+    return (f"{without_credentials(url)} is plain http to another machine "
+            f"({plain_http_host(url)}): your API key and your chats would cross the network "
+            "unencrypted, readable by anyone on the way. Use https, or a server on this "
+            "machine.")
 
 
 def _url_reason(url: str) -> str | None:
@@ -220,6 +271,17 @@ class Settings:
     def base_url(self) -> str | None:
         """The setting, else ``ANTHROPIC_BASE_URL``, else None (Anthropic's own)."""
         return self.get("api.base_url") or os.environ.get("ANTHROPIC_BASE_URL") or None
+
+    def plain_http_refusal(self, url: str | None) -> str | None:
+        """Why the key is not sent to *url*: plain http to another machine the person has
+        not agreed to (``api.plain_http``); None when it may be."""
+        if not url or plain_http_host(url) is None:
+            return None
+        if self.get("api.plain_http") == origin(url):
+            return None
+        return (f"Cairn did not send your API key: {plain_http_warning(url)} To send it "
+                f"anyway, confirm it in Settings or run `cairn settings set api.plain_http "
+                f"{origin(url)}`.")
 
 
 class _Unavailable(Exception):

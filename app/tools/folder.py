@@ -13,7 +13,6 @@ with ``is_error`` and one sentence; nothing outside the folder is ever read.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from collections.abc import Iterable
@@ -21,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from app.base import inside
 from app.base.inside import Inside, parts_of, resolve_inside, within
 from app.base.paths import shown
 from app.errors import Refused
@@ -46,8 +46,6 @@ from app.tools import (
 
 LIST_PAGE = 200  # entries per listFolder page
 MAX_TEXT_BYTES = 8_000_000  # a text file read in pages: past this, refused
-# Likely secrets: never listed or read unless allowed (hidden names are caught anyway).
-SECRETS = (".env*", ".git", ".ssh", "*.pem", "*.key", "id_*")
 
 LIST_TOOL: dict[str, Any] = {
     "name": "listFolder",
@@ -140,45 +138,53 @@ def _allowed(parts: tuple[str, ...], allow: Iterable[str]) -> bool:
 
 
 def private(parts: tuple[str, ...], allow: Iterable[str]) -> bool:
-    """Hidden (a segment starting with a dot) or a likely secret, and not allowed."""
+    """Hidden (a segment starting with a dot) or a likely secret (``inside.SECRETS``), and
+    not allowed."""
     if _allowed(parts, allow):
         return False
     for part in parts:
         if part.startswith("."):
             return True
-        if any(fnmatch.fnmatchcase(part.lower(), pattern) for pattern in SECRETS):
+        if inside.is_secret(part):
             return True
     return False
 
 
 @lru_cache(maxsize=256)
-def _spec(path: str, mtime: int, size: int) -> Any:
+def _spec(path: str, identity: tuple[int, int, int], fold: bool) -> Any:
     import pathspec
 
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+    lines = inside.read_gitignore(Path(path))  # bounded, never through a link
+    if isinstance(lines, str):
+        return lines
+    return pathspec.GitIgnoreSpec.from_lines([line.lower() for line in lines] if fold
+                                             else lines)
 
 
-def ignored(root: Path, parts: tuple[str, ...], is_dir: bool) -> bool:
+def ignored(root: Path, parts: tuple[str, ...], is_dir: bool) -> str | None:
     """Does a ``.gitignore`` of the folder (at its root or in a folder on the way) leave
-    *parts* out?  Each file's rules apply to paths below its own folder, as git reads them."""
+    *parts* out?  Each file's rules apply to paths below its own folder, as git reads them.
+    The reason when it does (one that cannot be read leaves its folder's contents out), in
+    any letter case on a disk that ignores case."""
+    fold = bool(parts) and inside.ignores_case(str(root))
     for depth in range(len(parts)):
         here = root.joinpath(*parts[:depth]) / ".gitignore"
-        try:
-            st = os.stat(here)
-        except OSError:
+        checked = inside.gitignore_lines(here)
+        if checked is None:
             continue
-        if not stat.S_ISREG(st.st_mode):
-            continue
+        spec = checked if isinstance(checked, str) else _spec(str(here), checked, fold)
+        if isinstance(spec, str):
+            return (f"the .gitignore of its folder {spec}, so Cairn cannot tell what it "
+                    "leaves out")
         rel = "/".join(parts[depth:]) + ("/" if is_dir else "")
-        if _spec(str(here), st.st_mtime_ns, st.st_size).match_file(rel):
-            return True
+        if spec.match_file(rel.lower() if fold else rel):
+            return "the folder's .gitignore leaves it out"
         # A folder on the way that is ignored hides everything below it.
         for cut in range(depth + 1, len(parts)):
-            if _spec(str(here), st.st_mtime_ns, st.st_size).match_file(
-                    "/".join(parts[depth:cut]) + "/"):
-                return True
-    return False
+            way = "/".join(parts[depth:cut]) + "/"
+            if spec.match_file(way.lower() if fold else way):
+                return "the folder's .gitignore leaves it out"
+    return None
 
 
 # ----------------------------------------------------------------- the tools
@@ -220,8 +226,9 @@ class FolderReader:
             if private(parts, allow):
                 return ("it is hidden or may hold secrets, and the person has not allowed "
                         "it")
-            if ignored(Path(root), parts, found.is_dir):
-                return "the folder's .gitignore leaves it out"
+            left_out = ignored(Path(root), parts, found.is_dir)
+            if left_out:
+                return left_out
         return found
 
     def _list(self, root: str, path: str, page: int, allow: tuple[str, ...]
@@ -233,9 +240,14 @@ class FolderReader:
         if not found.is_dir:
             return _error(f"Cannot list '{_name(shown_path)}': it is a file; read it with "
                           "readFolderFile.")
+        own = inside.gitignore_lines(found.real / ".gitignore")  # (those above: _check's)
+        if isinstance(own, str):
+            return _error(f"Cannot list '{_name(shown_path or '.')}': its .gitignore {own}, "
+                          "so Cairn cannot tell what it leaves out.")
         entries: list[tuple[int, str, str]] = []
+        real_root = os.path.realpath(root)
         try:
-            with os.scandir(found.real) as listing:
+            with inside.scan(found.real) as listing:  # at most MAX_LISTED looked at
                 for item in listing:
                     parts = (*found.parts, item.name)
                     if private(parts, allow):
@@ -244,13 +256,13 @@ class FolderReader:
                         st = item.stat()  # follows links: what it leads to
                     except OSError:
                         continue
-                    if not within(os.path.realpath(item.path), os.path.realpath(root)):
+                    if not within(os.path.realpath(item.path), real_root):
                         continue  # a link out of the folder is not shown at all
                     is_dir = stat.S_ISDIR(st.st_mode)
                     if not is_dir and not stat.S_ISREG(st.st_mode):
                         continue  # devices, pipes, sockets
-                    if ignored(Path(root), parts, is_dir):
-                        continue
+                    if inside.hard_linked(st) or ignored(Path(root), parts, is_dir):
+                        continue  # (a hard link is not read: it is not offered either)
                     kind = "folder" if is_dir else "file"
                     entries.append((0 if is_dir else 1, item.name,
                                     kind if is_dir else f"file, {human_size(st.st_size)}"))
@@ -264,6 +276,10 @@ class FolderReader:
         chunk = entries[(page - 1) * LIST_PAGE: page * LIST_PAGE]
         where = (shown_path + "/") if shown_path else "the project's folder"
         head = f"[Listed {_name(where)} — {len(entries)} entr{'ies' if len(entries) != 1 else 'y'}"
+        if listing.more:  # (a 100,000-entry folder is not walked on every page)
+            head += (f"; only the first {inside.MAX_LISTED:,} of the folder's entries were "
+                     "looked at, and it holds more: name a file or a folder in it to reach "
+                     "the others")
         head += f", page {page} of {pages}; read page {page + 1} next]" if page < pages else "]"
         prefix = shown_path + "/" if shown_path else ""
         lines = [f"{_name(prefix + name)}{'/' if kind == 'folder' else ''}  ({kind})"
@@ -329,6 +345,9 @@ def _open_checked(found: Inside) -> BinaryIO | str:
     if (st.st_dev, st.st_ino) != found.identity or not stat.S_ISREG(st.st_mode):
         handle.close()
         return "it changed while it was being read; ask again"
+    if inside.hard_linked(st):
+        handle.close()
+        return inside.HARD_LINK
     if st.st_size > MAX_TEXT_BYTES and st.st_size > MAX_PDF_BYTES:
         handle.close()
         return f"it is {human_size(st.st_size)}, too large to read here"

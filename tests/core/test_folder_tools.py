@@ -259,3 +259,154 @@ def test_a_junction_that_resolves_outside_is_refused(tmp_path, monkeypatch):
 def test_within_is_a_whole_segment_test():
     assert inside.within("/a/b", "/a") and inside.within("/a", "/a")
     assert not inside.within("/ab", "/a")  # a sibling that shares the prefix
+
+
+# ----------------------------------------------------------------- round two (issue 35, item 9)
+
+
+async def test_a_hard_link_to_a_file_outside_is_neither_read_nor_listed(
+        cairn, fake, project, tmp_path):
+    outside = tmp_path / "outside-secret.txt"
+    outside.write_text(SECRET, encoding="utf-8")
+    os.link(outside, Path(project.path) / "notes" / "linked.txt")  # same inode, two names
+    allow(cairn, project)
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": "notes/linked.txt"})
+    assert result["is_error"] is True and text_of(result) == (
+        f"Cannot read 'notes/linked.txt': {inside.HARD_LINK}.")
+    listed = text_of(await ask_tool(cairn, fake, project, "listFolder", {"path": "notes"}))
+    assert "linked" not in listed and "plan.md" in listed
+    assert SECRET not in json.dumps([r.body for r in fake.message_requests])
+
+
+def test_a_hard_link_made_after_the_check_is_refused_at_the_read(cairn, project, tmp_path,
+                                                                 monkeypatch):
+    allow(cairn, project)
+    checked = resolve_inside(project.path, "notes/plan.md")
+    assert not isinstance(checked, str)
+    os.link(Path(project.path) / "notes" / "plan.md", tmp_path / "elsewhere.md")
+    monkeypatch.setattr("app.tools.folder.resolve_inside", lambda root, path: checked)
+    content, is_error = cairn.folder_reader.answer(project.id, "readFolderFile",
+                                                   {"path": "notes/plan.md"})
+    assert is_error and inside.HARD_LINK in content[0]["text"]
+
+
+SECRET_NAMES = ["cert.p12", "cert.PFX", "putty.ppk", "vault.kdbx", "release.jks",
+                "app.keystore", "terraform.tfstate", "terraform.tfstate.backup",
+                "credentials.json", "secrets.yaml", "Secrets.toml", "server.pem", "id_rsa"]
+
+
+@pytest.mark.parametrize("name", SECRET_NAMES)
+def test_the_likely_secrets(name):
+    assert inside.is_secret(name)
+
+
+async def test_likely_secrets_are_neither_listed_nor_read(cairn, fake, project):
+    base = Path(project.path) / "notes"
+    for name in SECRET_NAMES:
+        (base / name).write_text(SECRET, encoding="utf-8")
+    allow(cairn, project)
+    listed = text_of(await ask_tool(cairn, fake, project, "listFolder", {"path": "notes"}))
+    assert listed == "[Listed notes/ — 1 entry]\nnotes/plan.md  (file, 36 B)"
+    for name in ("cert.p12", "terraform.tfstate", "credentials.json", "Secrets.toml"):
+        result = await ask_tool(cairn, fake, project, "readFolderFile",
+                                {"path": f"notes/{name}"})
+        assert result["is_error"] is True and "may hold secrets" in text_of(result)
+    assert SECRET not in json.dumps([r.body for r in fake.message_requests])
+
+
+def _gitignore_as(kind: str, base: Path, tmp_path: Path) -> str:
+    """A .gitignore that is not a plain small file; the reason the folder tools give."""
+    target = base / ".gitignore"
+    if kind == "link":
+        huge = tmp_path / "huge"
+        with open(huge, "wb") as handle:  # sparse: 3 GB on paper, nothing on the disk
+            handle.truncate(3 * 1024**3)
+        os.symlink(huge, target)
+        return "is a link"
+    if kind == "fifo":
+        os.mkfifo(target)  # opened for reading, it would wait for a writer for good
+        return "is not a regular file"
+    with open(target, "wb") as handle:
+        handle.truncate(inside.MAX_GITIGNORE_BYTES + 1)
+    return "is larger than 1 MB"
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo", "large"])
+async def test_a_gitignore_that_cannot_be_read_safely_leaves_its_folder_out(
+        cairn, fake, project, tmp_path, kind):
+    """Never read through a link nor past its bound, never opened as a FIFO; what it would
+    leave out cannot be told, so its folder's contents are refused with that reason."""
+    why = _gitignore_as(kind, Path(project.path) / "notes", tmp_path)
+    allow(cairn, project)
+    result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": "notes/plan.md"})
+    assert result["is_error"] is True and text_of(result) == (
+        f"Cannot read 'notes/plan.md': the .gitignore of its folder {why}, so Cairn cannot "
+        "tell what it leaves out.")
+    listed = await ask_tool(cairn, fake, project, "listFolder", {"path": "notes"})
+    assert listed["is_error"] is True and text_of(listed) == (
+        f"Cannot list 'notes': its .gitignore {why}, so Cairn cannot tell what it leaves out.")
+    root = text_of(await ask_tool(cairn, fake, project, "listFolder", {}))
+    assert "README.md" in root  # the rest of the folder is unaffected
+
+
+def test_a_gitignore_is_read_from_the_file_checked_and_no_further(tmp_path, monkeypatch):
+    rules = tmp_path / ".gitignore"
+    rules.write_text("*.log\n" + "# padding\n" * 50, encoding="utf-8")
+    assert inside.read_gitignore(rules)[0] == "*.log"
+    small = tmp_path / "small"
+    small.write_text("*.md\n", encoding="utf-8")
+    linked = tmp_path / "linked" / ".gitignore"
+    linked.parent.mkdir()
+    os.symlink(small, linked)
+    assert inside.read_gitignore(linked) == "is a link"  # even to a small, plain file
+    # Swapped for a link between the look and the read: the read itself refuses it.
+    looked = inside.gitignore_lines(rules)
+    monkeypatch.setattr(inside, "gitignore_lines", lambda path: looked)
+    assert inside.read_gitignore(linked) == "is a link, or cannot be read"
+    monkeypatch.undo()
+    monkeypatch.setattr(inside, "MAX_GITIGNORE_BYTES", 100)
+    assert str(inside.read_gitignore(rules)).startswith("is larger than")
+
+
+async def test_a_huge_folder_is_listed_from_a_bounded_look(cairn, fake, project, monkeypatch):
+    base = Path(project.path) / "many"
+    base.mkdir()
+    for number in range(130):
+        (base / f"file-{number:03d}.txt").write_text("x", encoding="utf-8")
+    monkeypatch.setattr(inside, "MAX_LISTED", 50)
+    allow(cairn, project)
+    listed = text_of(await ask_tool(cairn, fake, project, "listFolder", {"path": "many"}))
+    head, *lines = listed.split("\n")
+    assert head == ("[Listed many/ — 50 entries; only the first 50 of the folder's entries "
+                    "were looked at, and it holds more: name a file or a folder in it to "
+                    "reach the others]")
+    assert len(lines) == 50
+    # A file past the look is still read by name.
+    result = await ask_tool(cairn, fake, project, "readFolderFile",
+                            {"path": "many/file-129.txt"})
+    assert not result.get("is_error")
+
+
+@pytest.mark.parametrize("case_blind", [True, False])
+async def test_gitignore_rules_match_in_any_case_on_a_disk_that_ignores_case(
+        cairn, fake, project, monkeypatch, case_blind):
+    """On macOS's and Windows' usual disks `Secret.TXT` is the file `secret.txt` names; this
+    machine's disk keeps case, so the probe's answer is given (the probe itself: below)."""
+    base = Path(project.path)
+    (base / ".gitignore").write_text("secret.txt\nBuild/\n", encoding="utf-8")
+    (base / "Secret.TXT").write_text(SECRET, encoding="utf-8")
+    (base / "build").mkdir()
+    (base / "build" / "out.js").write_text(SECRET, encoding="utf-8")
+    monkeypatch.setattr(inside, "ignores_case", lambda folder: case_blind)
+    allow(cairn, project)
+    for path in ("Secret.TXT", "build/out.js"):
+        result = await ask_tool(cairn, fake, project, "readFolderFile", {"path": path})
+        assert bool(result.get("is_error")) is case_blind, (path, text_of(result))
+    listed = text_of(await ask_tool(cairn, fake, project, "listFolder", {}))
+    assert ("Secret.TXT" in listed) is not case_blind
+
+
+def test_the_case_probe_answers_for_this_disk(tmp_path):
+    probe = tmp_path / "CaseProbe"
+    probe.mkdir()
+    assert inside.ignores_case(str(probe)) == (tmp_path / "caseprobe").exists()

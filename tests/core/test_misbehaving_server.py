@@ -380,6 +380,24 @@ def test_a_server_that_never_answers(path, isolated, folders, serve, capsys):
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_a_silent_server_is_told_at_the_answer_deadline_whatever_the_retries(
+        path, isolated, folders, serve, capsys, monkeypatch):
+    """A server that takes the connection and never answers (issue 35, item 5): the SDK
+    retries a read timeout twice, so three reads of READ_TIMEOUT would be three minutes;
+    ANSWER_DEADLINE bounds them all.  Scaled down: a read timeout far longer than the
+    deadline, so only the deadline can end the turn with this sentence."""
+    from app.llm import client
+
+    monkeypatch.setattr(client, "READ_TIMEOUT", 30.0, raising=False)
+    monkeypatch.setattr(client, "ANSWER_DEADLINE", 1.0, raising=False)
+    server = serve(never_answering, never_answering)
+    got = outcome(path, isolated, folders, server.url, capsys)
+    sentence = assert_one_sentence_and_the_message_kept(got, "did not answer within 1 second")
+    assert "no reply began" in sentence
+    assert server.posts == 1  # ended before the SDK's first retry could even begin
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_a_server_that_stalls_after_the_headers(path, isolated, folders, serve, capsys):
     server = serve(stalling_after_headers)
     got = outcome(path, isolated, folders, server.url, capsys)
@@ -494,3 +512,26 @@ def test_one_plain_json_message_is_the_whole_reply(path, isolated, folders, serv
     assert got.stored[-1]["content"] == [{"type": "text",
                                           "text": "The whole reply, in one message."}]
     assert got.stored[-1]["usage"]["output"] == 9
+
+
+def overloaded_once_then_answering(server: Misbehaving, connection: socket.socket) -> None:
+    """The first request: a 529 asking to wait a second; the next: the whole reply."""
+    if server.posts == 1:
+        respond(connection, "529 Overloaded", "application/json",
+                error_json("overloaded_error", "Overloaded"), "retry-after: 1\r\n")
+        return
+    stream_head(connection, chunked=True)
+    connection.sendall(chunk(opening("All here.")) + chunk(closing()) + b"0\r\n\r\n")
+
+
+def test_a_wait_the_server_asks_for_is_not_silence(isolated, folders, serve, capsys,
+                                                    monkeypatch):
+    """ANSWER_DEADLINE counts the time nothing comes, not a wait a 529 asked for: here the
+    asked second is longer than the whole deadline, and the retry still gets its reply."""
+    from app.llm import client
+
+    monkeypatch.setattr(client, "ANSWER_DEADLINE", 0.5, raising=False)
+    server = serve(overloaded_once_then_answering)
+    got = outcome("turn", isolated, folders, server.url, capsys)
+    assert (got.status, got.error, got.text) == ("complete", None, "All here.")
+    assert server.posts == 2

@@ -224,9 +224,9 @@ def test_the_pass_after_the_migration_indexes_a_pdfs_text(cairn, acme, tmp_path,
     writing: list[bool] = []
     real = search_index.pdf_text
 
-    def watched(data: bytes, *, name: str, limit: int) -> str:
+    def watched(data: bytes, *, name: str, limit: int, **budget: object) -> str:
         writing.append(cairn.registry.db._lock.locked())
-        return real(data, name=name, limit=limit)
+        return real(data, name=name, limit=limit, **budget)  # type: ignore[arg-type]
 
     monkeypatch.setattr(search_index, "pdf_text", watched)
     cairn.search._checked = False  # a fresh start-up
@@ -265,3 +265,51 @@ def test_pypdf_is_imported_only_when_a_pdf_is_indexed(isolated):
         " print('PYPDF', 'pypdf' in sys.modules)"
     )
     assert fresh_python(probe).split("PYPDF")[1:] == [" False\n", " True\n"]
+
+
+# ===================================================================== a job of many PDFs
+
+
+class Ticks:
+    """A clock for pdf_text that moves one second each time it is read: a PDF is "slow" by
+    the number of operators it makes pypdf read, the same on every machine."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("job", ["reindex", "import"])
+def test_the_pdfs_of_one_job_share_one_time_bound(cairn, acme, tmp_path, monkeypatch, caplog,
+                                                  job):
+    """Twenty PDFs that each take their whole ten seconds (here: ten ticks) cost the job its
+    bound (thirty ticks), not twenty times ten: once it is spent, the others are indexed by
+    name and description only, and none is opened (issue 35, item 10)."""
+    slow = make_pdf("\n".join(f"line {n} of a page that takes long to read" for n in range(60)))
+    files = [add(cairn, acme, tmp_path, f"slow-{n:02d}.pdf", slow) for n in range(20)]
+    assert found(cairn, "takes long") and len(files) == 20
+    bundle = tmp_path / "acme.cairn"
+    if job == "import":
+        export_workspace(cairn.registry, acme.id, bundle, with_chats=False, with_history=False)
+    opened: list[str] = []
+    real = pdf_module._read
+
+    def counted(data: bytes, *, name: str, limit: int, budget: object) -> str:
+        opened.append(name)
+        return real(data, name=name, limit=limit, budget=budget)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pdf_module, "_read", counted)
+    monkeypatch.setattr(pdf_module, "_now", Ticks())
+    monkeypatch.setattr(pdf_module, "JOB_SECONDS", 30.0)
+    with caplog.at_level(logging.WARNING, logger="app.store.pdf_text"):
+        if job == "reindex":
+            cairn.search.reindex()
+        else:
+            import_bundle(cairn.registry, bundle, str(tmp_path / "copy"))
+    assert 0 < len(opened) <= 3  # each read stops at ten ticks: three fill the thirty
+    left = 20 - len(opened)
+    assert f"{left} PDFs are indexed by name and description only" in caplog.text
+    assert "took more than 30 s in all" in caplog.text

@@ -226,6 +226,7 @@ def test_the_knowledge_previews_copy_link_copies_and_its_links_show_where_they_g
     editor.edit.setPlainText("# Notes\n\n```\nrm -rf ~/build\n```\n\n"
                              "[https://bank.example](https://evil.example)\n")
     editor._render_preview()
+    wait_for(lambda: editor._preview_code == ["rm -rf ~/build"])  # (built off the GUI thread)
     assert not editor.preview.openExternalLinks() and not editor.preview.openLinks()
     editor.preview.anchorClicked.emit(QUrl(COPY + "0"))
     assert QApplication.clipboard().text() == "rm -rf ~/build"

@@ -142,7 +142,8 @@ def test_the_preview_renders_the_markdown(opened, folders):
     click(panel, "Preview")
     preview = named(panel, QTextBrowser, "Knowledge preview")
     assert preview.isVisible() and not panel.editor.edit.isVisible()
-    assert "German" in preview.toPlainText() and "**" not in preview.toPlainText()
+    wait_for(lambda: "German" in preview.toPlainText())  # (built off the GUI thread)
+    assert "**" not in preview.toPlainText()
     assert "<b>" in preview.toHtml() or "font-weight" in preview.toHtml()
     click(panel, "Preview")
     assert panel.editor.edit.isVisible()
@@ -730,3 +731,87 @@ def test_no_panel_path_touches_the_disk_on_the_gui_thread(opened, folders, tmp_p
     wait_for(lambda: named(panel, QListWidget, "Versions").count() == 1)
     assert touched == []
     assert Path(tmp_path).exists()
+
+
+# ================================================================= a hostile document (issue 35, item 6)
+
+
+def test_the_preview_is_built_off_the_gui_thread_and_bounded(opened, folders, monkeypatch):
+    """200 KB of nested emphasis (Qt's import is quadratic in the nesting: 16 s, the window
+    frozen): the preview is built on a worker thread, the GUI thread keeps running while it
+    is built (held here until the test lets it go), and what it lays out is bounded."""
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    from ui.knowledge import preview as preview_module
+
+    (acme,) = folders("Acme Inc")
+    panel = show(opened, workspace(opened, acme))
+    depth = 8_000
+    hostile = (("*a _b " * depth) + "x" + (" b_ a*" * depth)) * 2
+    assert len(hostile) > 190_000
+    panel.editor.edit.setPlainText(hostile)
+    builds: list[int] = []
+    release = threading.Event()
+    real = preview_module.build
+
+    def held(*args: Any) -> Any:
+        builds.append(threading.get_ident())
+        release.wait(30)
+        return real(*args)
+
+    monkeypatch.setattr(preview_module, "build", held)
+    click(panel, "Preview")
+    wait_for(lambda: builds)
+    ticked: list[bool] = []
+    QTimer.singleShot(0, lambda: ticked.append(True))
+    wait_for(lambda: ticked)  # the GUI thread's events run while the build waits
+    assert threading.get_ident() not in builds
+    release.set()
+    preview = named(panel, QTextBrowser, "Knowledge preview")
+    wait_for(lambda: "The preview shows the first" in preview.toPlainText())
+    assert preview.document().characterCount() <= preview_module.PREVIEW_CHARS + 200
+    assert len(panel.editor.text()) == len(hostile)  # the editor holds all of it
+
+
+def test_the_preview_drops_a_build_of_text_that_moved_on(opened, folders, monkeypatch):
+    import threading
+
+    from ui.knowledge import preview as preview_module
+
+    (acme,) = folders("Acme Inc")
+    panel = show(opened, workspace(opened, acme))
+    type_into(panel, "- First text\n")
+    release = threading.Event()
+    real = preview_module.build
+    texts: list[str] = []
+
+    def held(text: str, *args: Any) -> Any:
+        texts.append(text)
+        release.wait(30)
+        return real(text, *args)
+
+    monkeypatch.setattr(preview_module, "build", held)
+    click(panel, "Preview")
+    wait_for(lambda: texts)
+    panel.editor.edit.setPlainText("- Second text\n")
+    panel.editor._render_preview()
+    release.set()
+    preview = named(panel, QTextBrowser, "Knowledge preview")
+    wait_for(lambda: "Second text" in preview.toPlainText())
+    assert texts[-1] == "- Second text\n" and "First" not in preview.toPlainText()
+
+
+def test_the_bound_keeps_whole_blocks_and_deep_nesting_is_flattened():
+    from ui.chat.markdown import MAX_INLINE_DEPTH, render
+    from ui.knowledge.preview import bounded
+
+    text = "".join(f"Paragraph {n} " + "word " * 30 + "\n\n" for n in range(100))
+    shown, cut = bounded(text, 1_000)
+    assert cut and len(shown) <= 1_000 and shown.rstrip().endswith("word")
+    assert text.startswith(shown)
+    assert bounded("short", 1_000) == ("short", False)
+    deep = "".join(f"*{n} _" for n in range(50)) + "x" + "".join("_ *" for _ in range(50))
+    html = render(deep).html
+    assert html.count("<em>") + html.count("<strong>") <= MAX_INLINE_DEPTH

@@ -14,10 +14,12 @@ from keyring.backends import fail
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QApplication,
     QCheckBox,
     QComboBox,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -374,3 +376,66 @@ def test_every_control_has_an_accessible_name(qtbot, open_dialog):
                f"{type(w.parent()).__name__}" for w in controls if not w.accessibleName()]
     assert unnamed == []
     assert named(dialog, QPushButton, "Save").text() == "Save"
+
+
+# ================================================================= plain http (issue 35, item 4)
+
+
+def _the_question(qtbot) -> QMessageBox:
+    found: list[QMessageBox] = []
+
+    def asked() -> bool:
+        found[:] = [w for w in QApplication.topLevelWidgets()
+                    if isinstance(w, QMessageBox) and w.isVisible()
+                    and w.accessibleName() == "Send your key over plain http?"]
+        return bool(found)
+
+    qtbot.waitUntil(asked, timeout=SLOW)
+    return found[0]
+
+
+def test_plain_http_to_another_machine_is_said_and_asked_before_the_key_goes(
+        qtbot, open_dialog, online, fake, monkeypatch):
+    """The fake server on 127.0.0.1 is taken for another machine once the dialog is open: a
+    base URL typed for it is warned of at once; Save asks, Cancel saves and sends nothing,
+    Send over http saves the URL with the agreement to that one origin."""
+    from app.store import settings as settings_module
+    from app.store.settings import origin
+    from ui import settings as settings_ui
+
+    dialog = open_dialog()
+    real = settings_module.plain_http_host
+
+    def remote(url: str) -> str | None:
+        return "fake.example" if url.startswith(fake.base_url) else real(url)
+
+    monkeypatch.setattr(settings_module, "plain_http_host", remote)
+    monkeypatch.setattr(settings_ui, "plain_http_host", remote)
+    field = named(dialog, QLineEdit, "Base URL")
+    warning = named(dialog, QLabel, "Base URL warning")
+    field.clear()
+    assert not warning.isVisible()
+    qtbot.keyClicks(field, fake.base_url + "/")
+    assert warning.isVisible() and "unencrypted" in warning.text()
+    sent = len(fake.requests)
+    click(qtbot, dialog, "Save")
+    box = _the_question(qtbot)
+    assert "unencrypted" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: message(dialog).startswith("Nothing was saved"), timeout=SLOW)
+    assert online.settings.get("api.base_url") == fake.base_url
+    assert online.settings.get("api.plain_http") == "" and len(fake.requests) == sent
+    click(qtbot, dialog, "Test")  # the Test asks too, and Cancel sends nothing
+    box = _the_question(qtbot)
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    result = named(dialog, QLabel, "Test result")
+    qtbot.waitUntil(lambda: result.text().startswith("Not tested"), timeout=SLOW)
+    assert len(fake.requests) == sent
+    click(qtbot, dialog, "Save")
+    box = _the_question(qtbot)
+    [go] = [b for b in box.buttons() if b.text() == "Send over http"]
+    go.click()
+    qtbot.waitUntil(lambda: message(dialog) == "Saved.", timeout=SLOW)
+    assert online.settings.get("api.base_url") == fake.base_url + "/"
+    assert online.settings.get("api.plain_http") == origin(fake.base_url)
+    assert "You allowed it." in warning.text()

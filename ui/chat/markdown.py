@@ -179,6 +179,7 @@ def render(text: str, colours: Colours = Colours(),  # noqa: B008 - frozen
     tokens = renderer.parse(text, env)
     _mark_tasks(tokens)
     _mark_misleading(tokens)
+    _bound_nesting(tokens)
     body = renderer.renderer.render(tokens, renderer.options, env)
     if marks:
         body = marks_as_links(body, colours.link)
@@ -342,6 +343,28 @@ def _mark_misleading(tokens: list[Token]) -> None:
                 opened = None
             elif opened is not None and child.type in ("text", "code_inline"):
                 text.append(child.content)
+
+
+# Qt's rich-text import is quadratic in how deep inline markup nests (200 KB of nested
+# `*_*_…` took 16 s to import): past this depth emphasis, strikethrough and links show as
+# the text they hold, unstyled.  No real text nests even four deep.
+MAX_INLINE_DEPTH = 8
+
+
+def _bound_nesting(tokens: list[Token]) -> None:
+    for inline in tokens:
+        if inline.type != "inline" or not inline.children:
+            continue
+        depth = 0
+        for child in inline.children:
+            nesting = child.nesting
+            if nesting == 1:
+                depth += 1
+            if nesting and depth > MAX_INLINE_DEPTH:  # an opening or closing tag too deep
+                child.type, child.tag, child.nesting, child.content = "text", "", 0, ""
+                child.attrs = {}
+            if nesting == -1:
+                depth -= 1
 
 
 def _mark_tasks(tokens: list[Token]) -> None:

@@ -17,6 +17,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
@@ -97,6 +98,7 @@ class DocumentEditor(QWidget):
     sig_dirty = Signal(bool)
     sig_saved = Signal(object)  # the Document saved
     sig_loaded = Signal()  # a document (or a newer version of it) is on screen
+    sig_preview_shown = Signal()  # the preview holds the text as it was last asked for
 
     def __init__(self, ops: Operations, bridge: EventBridge | None, registry: Registry | None,
                  run_task: RunTask, *, name: str = "Knowledge", own_save: bool = True,
@@ -176,6 +178,8 @@ class DocumentEditor(QWidget):
         self.preview.anchorClicked.connect(self._preview_link)
         self.preview.highlighted.connect(self._preview_hover)
         self._preview_code: list[str] = []
+        self._preview_wanted = 0  # bumped per text asked for: a build of an older one is dropped
+        self._preview_building = False
         self.preview.document().setDocumentMargin(10)
         self._preview_timer = QTimer(self)
         self._preview_timer.setSingleShot(True)
@@ -508,19 +512,43 @@ class DocumentEditor(QWidget):
             self.sig_dirty.emit(dirty)
 
     def _render_preview(self) -> None:
-        from ui.chat.markdown import Colours, render
+        """Show the text as it is now in the preview: built on a worker thread
+        (:mod:`ui.knowledge.preview`), one build at a time, the newest text winning."""
+        self._preview_wanted += 1
+        if not self._preview_building:
+            self._preview_building = True
+            self.run_task(self._build_preview())
 
-        palette = self.palette()
-        dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
-        colours = Colours(code_background="#27272a" if dark else "#f4f4f5",
-                          rule="#3f3f46" if dark else "#d4d4d8",
-                          quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
-                          link=palette.color(QPalette.ColorRole.Link).name())
-        text = self.text()
-        rendered = render(text, colours)
-        self._preview_code = rendered.code
-        self.preview.setHtml(rendered.html if text.strip() else
-                             f'<p style="color: {colours.quiet};">Nothing written yet.</p>')
+    async def _build_preview(self) -> None:
+        from ui.chat.markdown import Colours
+        from ui.knowledge.preview import build
+
+        try:
+            while True:
+                wanted = self._preview_wanted
+                palette = self.palette()
+                dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
+                colours = Colours(code_background="#27272a" if dark else "#f4f4f5",
+                                  rule="#3f3f46" if dark else "#d4d4d8",
+                                  quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
+                                  link=palette.color(QPalette.ColorRole.Link).name())
+                built = await asyncio.to_thread(build, self.text(), colours,
+                                                self.preview.font(), self.thread())
+                if not shiboken6.isValid(self):
+                    return
+                if wanted == self._preview_wanted:  # else the text moved on: build again
+                    break
+            old = self.preview.document()
+            ours = old.parent() is self.preview  # (the first is the browser's own: Qt's)
+            built.document.setParent(self.preview)
+            self.preview.setDocument(built.document)
+            if ours and shiboken6.isValid(old):
+                old.deleteLater()
+            self._preview_code = built.code
+            self.sig_preview_shown.emit()
+        finally:
+            if shiboken6.isValid(self):
+                self._preview_building = False
 
     def _preview_link(self, url: QUrl) -> None:
         from ui.chat.markdown import COPY

@@ -18,6 +18,7 @@ from app.records import ChatEntry, KnowledgeEntry, Workspace, WorkspaceEntry
 from app.store import history as versions
 from app.store.blobs import BlobStore
 from app.store.blocks import search_text
+from app.store.pdf_text import Budget
 from app.store.search_index import file_text, index_document, index_file_text
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
                 made.insert(0, ws)
             chat_ids = _insert_chats(conn, entries, chat, made)
             files = 0
+            budget = Budget()  # all the bundle's PDFs together, not each in turn
             for ws, entry in zip(made, entries):
                 _insert_knowledge(conn, ws.id, entry.knowledge, chat_ids)
                 for f in entry.files:
@@ -68,8 +70,9 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
                         " sha256, description, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (file_id, ws.id, f.name, f.media_type, f.size, f.sha256,
                          f.description, f.created_at))
-                    _index_file(conn, blobs, file_id, f.sha256, f.media_type, f.name)
+                    _index_file(conn, blobs, file_id, f.sha256, f.media_type, f.name, budget)
                     files += 1
+            budget.report("an import")
         registry._reload()
     return [registry.get_workspace(ws.id) for ws in made], files, len(chat_ids)
 
@@ -131,10 +134,10 @@ def _insert_knowledge(conn: sqlite3.Connection, owner: str, knowledge: Knowledge
 
 
 def _index_file(conn: sqlite3.Connection, blobs: BlobStore, file_id: str, sha256: str,
-                media_type: str, name: str) -> None:
+                media_type: str, name: str, budget: Budget) -> None:
     """A file's text into the search index, in the import's transaction."""
     try:
         data = blobs.read(sha256)
     except OSError:
         return
-    index_file_text(conn, file_id, file_text(data, media_type, name))
+    index_file_text(conn, file_id, file_text(data, media_type, name, budget=budget))
