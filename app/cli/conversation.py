@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from app.base.paths import shown
+from app.cli import stdin
 from app.cli.output import Commands, Emit, JsonFlag, text_of
 from app.commands import CONVERSATION as COMMANDS  # noqa: E402, F401 - the names, in one place
 from app.errors import Refused, os_reason
@@ -60,7 +61,8 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     where.add_argument("--chat", metavar="ID", help="continue this chat")
     p.add_argument("--attach", metavar="FILE", action="append", default=[], type=Path,
                    help="send a file with the message (text, PDF, image); repeatable")
-    p.add_argument("message", metavar="MESSAGE")
+    p.add_argument("message", metavar="MESSAGE", nargs="?",
+                   help="what to send; `-`, or nothing with a pipe, reads standard input")
 
     p = json_flag(commands.add_parser("context", help="print the system prompt of the next turn"))
     where = p.add_mutually_exclusive_group(required=True)
@@ -79,7 +81,8 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     memory = commands.add_parser("memory", help="personal memory and its switch")
     actions = memory.add_subparsers(dest="action", metavar="ACTION", required=True)
     json_flag(actions.add_parser("show", help="print personal memory"))
-    p = json_flag(actions.add_parser("set", help="replace personal memory with a file's text"))
+    p = json_flag(actions.add_parser("set", help="replace personal memory with a file's text "
+                                                 "(`-`: standard input)"))
     p.add_argument("file", metavar="FILE", type=Path)
     json_flag(actions.add_parser("on", help="send personal memory to the model"))
     json_flag(actions.add_parser("off", help="stop sending personal memory"))
@@ -88,7 +91,8 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     actions = knowledge.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = json_flag(actions.add_parser("show", help="print the document"))
     p.add_argument("id", metavar="ID")
-    p = json_flag(actions.add_parser("set", help="replace the document with a file's text"))
+    p = json_flag(actions.add_parser("set", help="replace the document with a file's text "
+                                                 "(`-`: standard input)"))
     p.add_argument("id", metavar="ID")
     p.add_argument("file", metavar="FILE", type=Path)
     p = json_flag(actions.add_parser("history", help="saved versions, newest first"))
@@ -307,6 +311,10 @@ def _read_document(path: Path, owner: str) -> str:
     from app.store.files import open_source
     from app.store.knowledge import MAX_DOCUMENT_BYTES, check_size
 
+    if str(path) == stdin.STDIN:
+        data = stdin.read(MAX_DOCUMENT_BYTES, what="the document")
+        check_size(owner, len(data))
+        return stdin.text(data, what="the document")
     reader, size = open_source(path, verb="read")
     with reader:
         check_size(owner, size)
@@ -341,8 +349,19 @@ def _chat_for(cairn: Cairn, args: argparse.Namespace, *, create: bool) -> Chat:
     return _probe_chat(home.id if home else None)
 
 
+def _message(args: argparse.Namespace) -> str:
+    """The text to send: the argument, or standard input for `-` or for a pipe with none."""
+    if args.message == stdin.STDIN or (args.message is None and stdin.piped()):
+        return stdin.message()
+    if args.message is None:
+        raise Refused("cannot send an empty message: give MESSAGE, or `-` to read it from "
+                      "standard input")
+    return str(args.message)
+
+
 def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     as_json = getattr(args, "json", False)
+    args.message = _message(args)  # read once, before anything is stored
     closed = [False]  # stdout went away (`cairn ask … | head`): the turn goes on regardless
 
     def stream(text: str) -> None:
@@ -443,11 +462,13 @@ def _models(cairn: Cairn, emit: Emit, stderr: TextIO) -> int:
     from app.llm.client import ModelError
     from app.llm.prices import pricing
 
+    why: list[str] = []  # no key, no such server…: said in the one sentence below
+
     async def fetch() -> bool:
         try:
             client = cairn.engine.client()
         except ModelError as error:
-            stderr.write(f"{error}\n")
+            why.append(str(error).rstrip("."))
             return False
         return bool(await cairn.catalog.refresh(client, cairn.engine.server()))
 
@@ -494,9 +515,11 @@ def _models(cairn: Cairn, emit: Emit, stderr: TextIO) -> int:
     emit(rows, text)
     if not fresh:
         when = catalog.fetched_at
-        stderr.write("Could not fetch the models list now; "
+        stderr.write("Could not fetch the models list now"
+                     + (f" ({why[0]})" if why else "") + "; "
                      + (f"this is the list fetched at {when[:16].replace('T', ' ')} UTC.\n"
                         if when else "no list was ever fetched.\n"))
+        return 1  # a script must not take an old (or empty) list for the server's answer
     return 0
 
 
