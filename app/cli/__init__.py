@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from app import version
 from app.base.paths import shown
 from app.cli import chat as cli_chat
+from app.cli import completion as cli_completion
 from app.cli import conversation as cli_conversation
 from app.cli import search as cli_search
 from app.cli import sharing as cli_sharing
@@ -101,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_conversation.add_setting_parsers(commands, json_flag)
     cli_sharing.add_parsers(commands, json_flag)
     cli_search.add_parsers(commands, json_flag)
+    cli_completion.add_parser(commands)
     return parser
 
 
@@ -115,6 +117,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         return int(exit_.code or 0)
     if args.command is None:
         parser.print_help(stdout)
+        return 0
+    if args.command == "completion":  # reads no data folder: works before Cairn ever ran
+        stdout.write(cli_completion.script(args.shell, parser))
         return 0
 
     from app.base.logs import setup_logging

@@ -63,6 +63,7 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
                    help="send a file with the message (text, PDF, image); repeatable")
     p.add_argument("message", metavar="MESSAGE", nargs="?",
                    help="what to send; `-`, or nothing with a pipe, reads standard input")
+    _add_script_options(p, where)
 
     p = json_flag(commands.add_parser("context", help="print the system prompt of the next turn"))
     where = p.add_mutually_exclusive_group(required=True)
@@ -120,6 +121,44 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p = json_flag(actions.add_parser("dismiss", help="drop suggestion N, the document unchanged"))
     p.add_argument("id", metavar="ID")
     p.add_argument("number", metavar="N", type=whole_number)
+
+
+def _add_script_options(p: argparse.ArgumentParser,
+                        where: argparse._MutuallyExclusiveGroup) -> None:
+    """`cairn ask`'s options for scripts: go on with the last chat here, stream JSON lines."""
+    where.add_argument("-c", "--continue", dest="resume", action="store_true",
+                       help="continue the last chat started in the current folder")
+    p.add_argument("--jsonl", action="store_true",
+                   help="stream one JSON object per line for each event; the last one is what "
+                        "--json prints")
+
+
+def last_chat_here(cairn: Cairn, folder: str) -> Chat:
+    """The chat of *folder* written to last (archived ones left out, as the sidebar hides
+    them); compared as real paths, so a symlinked or relative way in finds the same chats."""
+    here = os.path.realpath(folder)
+    listing = cairn.registry.chat_listing()
+    chats = [c for _, chats in listing.workspaces for c in chats] + listing.ungrouped
+    mine = [c for c in chats if c.folder and os.path.realpath(c.folder) == here]
+    if not mine:
+        raise Refused(f"cannot continue the last chat of '{shown(here)}': no chat was started "
+                      "in this folder (start one with `cairn ask --folder . MESSAGE`)")
+    return max(mine, key=lambda c: (c.updated_at, c.created_at))
+
+
+class JsonLines:
+    """`cairn ask --jsonl`: each event as one JSON object on its own line, flushed at once."""
+
+    def __init__(self, stdout: TextIO) -> None:
+        self.stdout = stdout
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        self.stdout.write(json.dumps({"type": kind, **fields}, ensure_ascii=False) + "\n")
+        self.stdout.flush()
+
+    def final(self, summary: dict[str, Any]) -> None:
+        self.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        self.stdout.flush()
 
 
 def add_setting_parsers(commands: Commands, json_flag: JsonFlag) -> None:
@@ -360,12 +399,20 @@ def _message(args: argparse.Namespace) -> str:
 
 
 def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    as_json = getattr(args, "json", False)
+    lines = JsonLines(stdout) if args.jsonl else None
+    as_json = getattr(args, "json", False) or lines is not None  # (nothing else on stdout)
     args.message = _message(args)  # read once, before anything is stored
+    if args.resume:
+        args.chat = last_chat_here(cairn, os.getcwd()).id
     closed = [False]  # stdout went away (`cairn ask … | head`): the turn goes on regardless
 
     def stream(text: str) -> None:
-        if as_json or closed[0]:
+        if closed[0]:
+            return
+        if lines is not None:
+            lines("text", text=text)
+            return
+        if as_json:
             return
         try:
             # Escaped: a reply's escape sequences (a clipboard write, a screen clear, a bidi
@@ -377,6 +424,8 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
             _silence(stdout)
 
     def waiting(event: RetryWaiting) -> None:
+        if lines is not None:
+            lines("waiting", message=event.sentence())
         stderr.write(f"{event.sentence()} (Ctrl+C stops.)\n")
         stderr.flush()
 
@@ -394,6 +443,8 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         _stop_on_sigterm()
         result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
                                          on_text=stream, on_wait=waiting)
+        if lines is not None:  # the reply is whole and stored; the rebuild may take a while
+            lines("reply", chat=chat.id, status=result.status, error=result.error)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
         return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
 
@@ -420,7 +471,9 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
                "cost_usd": result.cost_usd, "text": result.text,
                "notices": notices,
                "knowledge": _rebuild_json(rebuilt)}
-    if as_json:
+    if lines is not None:
+        lines.final(summary)
+    elif as_json:
         stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     if not as_json:
         _report_rebuild(rebuilt, stderr)

@@ -164,6 +164,7 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("key", "set"): extra,
         ("key", "forget"): extra,
         ("key", "status"): extra,
+        ("completion",): [[], ["bogus"], ["bash", "zsh"], ["Bash"]],
     }
 
 

@@ -124,3 +124,130 @@ def test_models_without_a_key_says_why_in_the_one_sentence(offline_cli, capsys, 
     assert cli.main(["models"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("Could not fetch the models list now (")
+
+
+# ----------------------------------------------------------------------- item 8: completion
+
+
+def command_paths(parser) -> list[str]:
+    """Every command path of the real parsers, found without the completion module."""
+    import argparse
+
+    found: list[str] = []
+
+    def walk(path: str, p: argparse.ArgumentParser) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found.append(f"{path} {name}".strip())
+                    walk(f"{path} {name}".strip(), sub)
+
+    walk("", parser)
+    return found
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "powershell"])
+def test_completion_names_every_subcommand_of_the_real_parsers(isolated, capsys, shell):
+    assert cli.main(["completion", shell]) == 0
+    out = capsys.readouterr().out
+    paths = command_paths(cli.build_parser())
+    assert {"workspace add", "knowledge set", "ask", "completion", "chat archive"} <= set(paths)
+    quote = "'" if shell in ("fish", "powershell") else '"'
+    missing = [p for p in paths if f"{quote}{p}{quote}" not in out]
+    assert not missing
+    for option in ("--jsonl", "--continue", "--attach", "--data-dir"):
+        assert option in out
+    assert not (isolated / "cairn.db").exists()  # printing a script opens no data folder
+
+
+def test_a_subcommand_added_to_the_parsers_is_completed_without_touching_the_scripts():
+    from app.cli.completion import script
+
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    commands.add_parser("zzz-new").add_argument("--zzz-flag", action="store_true")
+    for shell in ("bash", "zsh", "fish", "powershell"):
+        text = script(shell, parser)
+        assert "zzz-new" in text and "--zzz-flag" in text
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("typed, expected", [
+    (["knowledge", "s"], {"set", "show", "status", "suggestions"}),
+    (["ask", "--js"], {"--json", "--jsonl"}),
+    (["completion", "p"], {"powershell"}),
+    (["--data-dir", "x", "work"], {"workspace"}),
+    (["workspace", "knowledge-file", ""], {"on", "off", "status"}),
+    (["knowledge", "set", "ws_1", "no"], {"notes.md"}),  # a FILE: file names
+])
+def test_bash_completes_from_the_generated_script(isolated, capsys, tmp_path, typed, expected):
+    assert cli.main(["completion", "bash"]) == 0
+    (tmp_path / "cairn.bash").write_text(capsys.readouterr().out)
+    (tmp_path / "notes.md").write_text("x")
+    words = " ".join(f"'{w}'" for w in ["cairn", *typed])
+    probe = (f"source cairn.bash; COMP_WORDS=({words}); COMP_CWORD={len(typed)}; _cairn; "
+             'printf "%s\\n" "${COMPREPLY[@]}"')
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", probe], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert set(done.stdout.split()) == expected
+
+
+# ----------------------------------------------------------------------- item 8: ask -c, --jsonl
+
+
+def test_ask_continue_goes_on_with_the_last_chat_of_the_current_folder(
+        offline_cli, fake, workspace, capsys, monkeypatch, folders):
+    fake.reply_text("First.")
+    fake.reply_text("Elsewhere.")
+    fake.reply_text("Second.")
+    (other,) = folders("Other")
+    assert cli.main(["ask", "--folder", workspace.path, "One", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)["chat"]
+    assert cli.main(["ask", "--folder", other, "Two", "--json"]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(workspace.path)
+    assert cli.main(["ask", "-c", "Three", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["chat"] == first
+    texts = json.dumps(fake.message_requests[-1].body["messages"])
+    assert "One" in texts and "First." in texts and "Two" not in texts
+
+
+def test_ask_continue_where_no_chat_was_started_is_one_sentence(offline_cli, fake, capsys,
+                                                                monkeypatch, folders):
+    (empty,) = folders("Empty")
+    monkeypatch.chdir(empty)
+    assert cli.main(["ask", "--continue", "Hello"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no chat was started in this folder" in err
+    assert fake.message_requests == []
+    assert cli.main(["ask", "-c", "--chat", "ch_x", "Hi"]) == 2  # one of the three, not two
+
+
+def test_ask_keeps_spec_004s_exact_refusal_for_an_unknown_chat(offline_cli, capsys):
+    assert cli.main(["ask", "--chat", "ch_nope", "Hi"]) == 1
+    assert capsys.readouterr().err == "cannot continue session 'ch_nope': no such session\n"
+
+
+def test_ask_jsonl_streams_one_object_per_event_and_ends_with_the_json_summary(
+        offline_cli, fake, workspace, capsys):
+    fake.reply_text("Orange and black, as agreed.", chunk=6)
+    assert cli.main(["ask", "--folder", workspace.path, "Colours?", "--jsonl"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    texts = [e for e in events if e.get("type") == "text"]
+    assert len(texts) > 1 and "".join(e["text"] for e in texts) == "Orange and black, as agreed."
+    assert [e["type"] for e in events[len(texts):-1]] == ["reply"]
+    final = events[-1]
+    fake.reply_text("Orange and black, as agreed.")
+    assert cli.main(["ask", "--folder", workspace.path, "Colours?", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert set(final) == set(summary) and final["text"] == summary["text"]
+    assert final["status"] == "complete" or final["status"] == summary["status"]
+
+
+def test_the_cairn_command_runs_completion_as_a_command_not_the_window(isolated, capsys):
+    from ui.main import main
+
+    assert main(["completion", "fish"]) == 0
+    assert "complete -c cairn" in capsys.readouterr().out
