@@ -165,6 +165,7 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("key", "forget"): extra,
         ("key", "status"): extra,
         ("completion",): [[], ["bogus"], ["bash", "zsh"], ["Bash"]],
+        ("install-desktop",): extra,
     }
 
 
