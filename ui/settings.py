@@ -267,6 +267,7 @@ class SettingsDialog(QDialog):
         key_row.addWidget(self._test_button)
         key_row.addWidget(self._forget)
         self._key_state = _note("API key status")
+        self._key_server = _note("API key server", muted=True)  # whose key: one per server
         self._test_result = _note("Test result")
         self._test_result.hide()
 
@@ -283,6 +284,7 @@ class SettingsDialog(QDialog):
         form = _Form()
         form.addRow("API key", key_row)
         form.addRow("", self._key_state)
+        form.addRow("", self._key_server)
         form.addRow("", self._test_result)
         form.addRow(_spacer(14))
         form.addRow("Base URL", self._base_url)
@@ -584,6 +586,13 @@ class SettingsDialog(QDialog):
         self._key.setPlaceholderText(placeholder)
         self._key.setEnabled(problem is None)
         self._forget.setEnabled(has_key and not from_env and problem is None)
+        self._show_key_server()
+
+    def _show_key_server(self) -> None:
+        """Which server the key field is for: each base URL keeps its own key."""
+        owner = self._settings.key_owner()
+        self._key_server.setText(f"The key here is for {owner}, the saved base URL: each "
+                                 "server keeps its own key.")
 
     def _memory_saved(self) -> None:
         """A choice in the memory editor (Keep mine) saved it."""
@@ -667,10 +676,13 @@ class SettingsDialog(QDialog):
     async def _save_all(self) -> None:
         self._busy(True)
         self._say("Saving…")
-        key_saved = await self._save_key()
         changes = self._changed_settings()
         for key, value in changes.items():
             await self._ops.set_setting(key, value)
+        # After the base URL: a key is kept for the server it is typed for (one per server).
+        key_saved = await self._save_key()
+        if "api.base_url" in changes and not key_saved:
+            await self._refresh_key_state()  # the new server's key, or none yet
         if key_saved or "api.base_url" in changes:  # the saved server's own models list
             try:
                 await self._ops.refresh_models()

@@ -666,18 +666,22 @@ def _key(cairn: Cairn, args: argparse.Namespace, stdout: TextIO) -> int:
         except (KeyboardInterrupt, EOFError):
             raise Refused("No key was saved.") from None
         cairn.settings.set_api_key(key)  # read back: a keychain that kept nothing is refused
-        stdout.write("Saved in the system keychain (read back to check).\n")
+        stdout.write(f"Saved in the system keychain for {cairn.settings.key_owner()} (read "
+                     "back to check).\n")
     elif args.action == "forget":
         cairn.settings.forget_api_key()
-        stdout.write("The stored key is gone from the system keychain.\n")
+        stdout.write(f"The stored key for {cairn.settings.key_owner()} is gone from the "
+                     "system keychain.\n")
     else:
         if os.environ.get("ANTHROPIC_API_KEY", "").strip():
             stdout.write("A key is set by ANTHROPIC_API_KEY.\n")
         elif cairn.settings.api_key():
-            stdout.write("A key is stored in the system keychain.\n")
+            stdout.write(f"A key for {cairn.settings.key_owner()} is stored in the system "
+                         "keychain.\n")
         elif cairn.settings.keychain_problem:
             raise Refused(f"No key can be read: {cairn.settings.keychain_problem}; set "
                           "ANTHROPIC_API_KEY instead")
         else:
-            stdout.write("No key is set: run `cairn key set`, or set ANTHROPIC_API_KEY.\n")
+            stdout.write(f"No key is set for {cairn.settings.key_owner()}: run `cairn key set`, "
+                         "or set ANTHROPIC_API_KEY.\n")
     return 0
