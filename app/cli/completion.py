@@ -130,34 +130,42 @@ function __cairn_options
 end
 function __cairn_at
     set -l at ''
-    for w in (commandline -opc)[2..-1]
+    set -l typed (commandline -opc)
+    set -e typed[1]  # cairn itself
+    for w in $typed
         if not string match -q -- '-*' $w; and contains -- $w (string split ' ' (__cairn_words "$at"))
             set at (string trim "$at $w")
         end
     end
     echo $at
 end
-complete -c cairn -f -n 'test -n "$(__cairn_words (__cairn_at))"' -a '(string split " " (__cairn_words (__cairn_at)))'
-complete -c cairn -F -n 'test -z "$(__cairn_words (__cairn_at))"'
+function __cairn_has_words
+    set -l known (__cairn_words (__cairn_at))
+    test -n "$known"
+end
+complete -c cairn -f -n '__cairn_has_words' -a '(string split " " (__cairn_words (__cairn_at)))'
+complete -c cairn -F -n 'not __cairn_has_words'
 complete -c cairn -f -n 'string match -q -- "-*" (commandline -ct)' -a '(string split " " (__cairn_options (__cairn_at)))'
 """
 
 
 def _powershell(nodes: dict[str, Node]) -> str:
     def entries(kind: str) -> str:
-        return "".join(f"    '{path}' = '{' '.join(getattr(n, kind))}'\n" for path, n in nodes.items())
+        return "".join(f"        '{path}' = '{' '.join(getattr(n, kind))}'\n"
+                       for path, n in nodes.items())
 
+    # (The tables live inside the script block: it runs later, in a scope of its own.)
     return f"""# cairn completion for PowerShell: add `cairn completion powershell | Out-String | Invoke-Expression` to $PROFILE
-$CairnWords = @{{
-{entries('words')}}}
-$CairnOptions = @{{
-{entries('options')}}}
-Register-ArgumentCompleter -Native -CommandName cairn, cairn.exe -ScriptBlock {{
+Register-ArgumentCompleter -Native -CommandName cairn, cairn.exe, cairn.com -ScriptBlock {{
     param($wordToComplete, $commandAst, $cursorPosition)
+    $CairnWords = @{{
+{entries('words')}    }}
+    $CairnOptions = @{{
+{entries('options')}    }}
     $at = ''
     foreach ($element in $commandAst.CommandElements | Select-Object -Skip 1) {{
+        if ($element.Extent.EndOffset -ge $cursorPosition) {{ break }}  # the word completed
         $w = $element.ToString()
-        if ($w -eq $wordToComplete) {{ break }}
         if (-not $w.StartsWith('-') -and ($CairnWords[$at] -split ' ') -contains $w) {{
             $at = ("$at $w").Trim()
         }}
