@@ -80,6 +80,8 @@ CloseApplications=yes
 ; The "Add Cairn to PATH" task changes Path: tell Explorer (and new terminals) at the end, and
 ; again when the uninstaller takes the entry out.
 ChangesEnvironment=yes
+; The .cairn file type is registered: Explorer refreshes its icons and Open With at the end.
+ChangesAssociations=yes
 #ifdef Sign
 ; The "cairn" sign tool comes from the command line (/Scairn=...): Setup and the uninstaller
 ; it writes are signed with it.
@@ -118,6 +120,15 @@ Root: HKA; Subkey: "Software\Classes\Directory\Background\shell\Cairn"; ValueTyp
 Root: HKA; Subkey: "Software\Classes\Directory\Background\shell\Cairn"; ValueType: string; ValueName: "Icon"; ValueData: """{app}\Cairn.exe"",0"; Tasks: contextmenu
 ; %V\. rather than %V: for a drive's root %V ends in a backslash, and \" would escape the quote.
 Root: HKA; Subkey: "Software\Classes\Directory\Background\shell\Cairn\command"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"" open ""%V\."""; Tasks: contextmenu
+; A .cairn bundle (a shared workspace) opens in Cairn: its import starts, in the running
+; window when there is one. The ProgID and the MIME type are app/base/file_types.py's. Only the
+; ProgID and Cairn's own values are removed on uninstall: another app's claim on .cairn stays.
+Root: HKA; Subkey: "Software\Classes\.cairn"; ValueType: string; ValueName: ""; ValueData: "Cairn.Bundle"; Flags: uninsdeletevalue
+Root: HKA; Subkey: "Software\Classes\.cairn"; ValueType: string; ValueName: "Content Type"; ValueData: "application/x-cairn-bundle"; Flags: uninsdeletevalue
+Root: HKA; Subkey: "Software\Classes\.cairn\OpenWithProgids"; ValueType: string; ValueName: "Cairn.Bundle"; ValueData: ""; Flags: uninsdeletevalue
+Root: HKA; Subkey: "Software\Classes\Cairn.Bundle"; ValueType: string; ValueName: ""; ValueData: "Cairn workspace bundle"; Flags: uninsdeletekey
+Root: HKA; Subkey: "Software\Classes\Cairn.Bundle\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"",0"
+Root: HKA; Subkey: "Software\Classes\Cairn.Bundle\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"" open ""%1"""
 
 [Run]
 Filename: "{app}\Cairn.exe"; Description: "{cm:LaunchProgram,Cairn}"; Flags: nowait postinstall skipifsilent

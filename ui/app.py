@@ -108,6 +108,8 @@ def _run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)
     app.setApplicationName("Cairn")
+    # Wayland matches the window to `cairn install-desktop`'s entry (its icon, its name) by this.
+    app.setDesktopFileName("app.cairn.Cairn")
     app.setQuitOnLastWindowClosed(True)
 
     # Another window on this data folder takes the path, and this start ends here.
@@ -318,7 +320,7 @@ class Starter:
         self.window.sig_closing.connect(self._close_other_windows)
         self.window.sig_settings_requested.connect(self.show_settings)
         if self.open_path:
-            await self.window.open_folder(self.open_path)
+            await self.window.open_path(self.open_path)
         # The slow things, in the background, after the window is filled in: first the
         # chats it did not need (in pages on the storage thread; a read that needs one of
         # them waits for its page only), then the rest.
@@ -425,7 +427,7 @@ class Starter:
             return
 
         async def add() -> None:
-            sentence = await self.window.open_folder(path)
+            sentence = await self.window.open_path(path)
             answer({"error": sentence} if sentence else {"ok": True})
 
         self.window.run_task(add())

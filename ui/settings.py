@@ -274,6 +274,7 @@ class SettingsDialog(QDialog):
         key_row.addWidget(self._test_button)
         key_row.addWidget(self._forget)
         self._key_state = _note("API key status")
+        self._key_server = _note("API key server", muted=True)  # whose key: one per server
         self._test_result = _note("Test result")
         self._test_result.hide()
 
@@ -290,6 +291,7 @@ class SettingsDialog(QDialog):
         form = _Form()
         form.addRow("API key", key_row)
         form.addRow("", self._key_state)
+        form.addRow("", self._key_server)
         form.addRow("", self._test_result)
         form.addRow(_spacer(14))
         # Plain http to another machine: said while it is typed, and asked before the key goes.
@@ -628,6 +630,13 @@ class SettingsDialog(QDialog):
         self._key.setPlaceholderText(placeholder)
         self._key.setEnabled(problem is None)
         self._forget.setEnabled(has_key and not from_env and problem is None)
+        self._show_key_server()
+
+    def _show_key_server(self) -> None:
+        """Which server the key field is for: each base URL keeps its own key."""
+        owner = self._settings.key_owner()
+        self._key_server.setText(f"The key here is for {owner}, the saved base URL: each "
+                                 "server keeps its own key.")
 
     def _memory_saved(self) -> None:
         """A choice in the memory editor (Keep mine) saved it."""
@@ -723,11 +732,14 @@ class SettingsDialog(QDialog):
                 return
             changes = {"api.plain_http": origin(url), **changes}  # (before the URL)
         self._say("Saving…")
-        key_saved = await self._save_key()
         for key, value in changes.items():
             await self._ops.set_setting(key, value)
         if "api.plain_http" in changes and shiboken6.isValid(self):
             self._warn_of_plain_http()
+        # After the base URL: a key is kept for the server it is typed for (one per server).
+        key_saved = await self._save_key()
+        if "api.base_url" in changes and not key_saved:
+            await self._refresh_key_state()  # the new server's key, or none yet
         if key_saved or "api.base_url" in changes:  # the saved server's own models list
             try:
                 await self._ops.refresh_models()

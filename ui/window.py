@@ -555,6 +555,18 @@ class MainWindow(QMainWindow):
 
     # ----------------------------------------------------------------- actions
 
+    async def open_path(self, path: str) -> str | None:
+        """A folder opens as a workspace; a ``.cairn`` bundle (dropped, double-clicked in the
+        file manager, or ``cairn FILE.cairn``) starts its import; the refusal, or None."""
+        from app.base.file_types import is_bundle
+
+        if is_bundle(path):
+            if self.sharing is None:
+                return "Cairn is still opening; try again in a moment."
+            self.sharing.import_bundle(path)  # checked, then a folder is asked for
+            return None
+        return await self.open_folder(path)
+
     async def open_folder(self, path: str) -> str | None:
         """Add *path* (or find its workspace) and select it; the refusal sentence, or None."""
         if self.ops is None or self.sidebar is None:
@@ -799,10 +811,7 @@ class MainWindow(QMainWindow):
     def dropEvent(self, event: QDropEvent) -> None:
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         for path in paths:
-            if path.lower().endswith(".cairn") and self.sharing is not None:
-                self.sharing.import_bundle(path)  # a shared workspace: offered for import
-            else:
-                self.run_task(self.open_folder(path))
+            self.run_task(self.open_path(path))
         event.acceptProposedAction()
 
     def closeEvent(self, event: QCloseEvent) -> None:

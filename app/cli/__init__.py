@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from app import version
 from app.base.paths import shown
 from app.cli import chat as cli_chat
+from app.cli import completion as cli_completion
+from app.cli import desktop as cli_desktop
 from app.cli import conversation as cli_conversation
 from app.cli import search as cli_search
 from app.cli import sharing as cli_sharing
@@ -101,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_conversation.add_setting_parsers(commands, json_flag)
     cli_sharing.add_parsers(commands, json_flag)
     cli_search.add_parsers(commands, json_flag)
+    cli_completion.add_parser(commands)
+    cli_desktop.add_parser(commands, json_flag)
     return parser
 
 
@@ -116,6 +120,15 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     if args.command is None:
         parser.print_help(stdout)
         return 0
+    if args.command == "completion":  # reads no data folder: works before Cairn ever ran
+        stdout.write(cli_completion.script(args.shell, parser))
+        return 0
+    if args.command == "install-desktop":  # the person's desktop, not a data folder
+        try:
+            return cli_desktop.run(args, Out(stdout, args.json))
+        except CairnError as error:
+            say(stderr, str(error))
+            return 1
 
     from app.base.logs import setup_logging
 

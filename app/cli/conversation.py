@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from app.base.paths import shown
+from app.cli import stdin
 from app.cli.output import Commands, Emit, JsonFlag, text_of
 from app.commands import CONVERSATION as COMMANDS  # noqa: E402, F401 - the names, in one place
 from app.errors import Refused, os_reason
@@ -63,7 +64,9 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("--web", action="store_true", default=None,
                    help="let Claude search and read the web for this message "
                         "($10 per 1,000 searches)")
-    p.add_argument("message", metavar="MESSAGE")
+    p.add_argument("message", metavar="MESSAGE", nargs="?",
+                   help="what to send; `-`, or nothing with a pipe, reads standard input")
+    _add_script_options(p, where)
 
     p = json_flag(commands.add_parser("context", help="print the system prompt of the next turn"))
     where = p.add_mutually_exclusive_group(required=True)
@@ -82,7 +85,8 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     memory = commands.add_parser("memory", help="personal memory and its switch")
     actions = memory.add_subparsers(dest="action", metavar="ACTION", required=True)
     json_flag(actions.add_parser("show", help="print personal memory"))
-    p = json_flag(actions.add_parser("set", help="replace personal memory with a file's text"))
+    p = json_flag(actions.add_parser("set", help="replace personal memory with a file's text "
+                                                 "(`-`: standard input)"))
     p.add_argument("file", metavar="FILE", type=Path)
     json_flag(actions.add_parser("on", help="send personal memory to the model"))
     json_flag(actions.add_parser("off", help="stop sending personal memory"))
@@ -91,7 +95,8 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     actions = knowledge.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = json_flag(actions.add_parser("show", help="print the document"))
     p.add_argument("id", metavar="ID")
-    p = json_flag(actions.add_parser("set", help="replace the document with a file's text"))
+    p = json_flag(actions.add_parser("set", help="replace the document with a file's text "
+                                                 "(`-`: standard input)"))
     p.add_argument("id", metavar="ID")
     p.add_argument("file", metavar="FILE", type=Path)
     p = json_flag(actions.add_parser("history", help="saved versions, newest first"))
@@ -119,6 +124,44 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p = json_flag(actions.add_parser("dismiss", help="drop suggestion N, the document unchanged"))
     p.add_argument("id", metavar="ID")
     p.add_argument("number", metavar="N", type=whole_number)
+
+
+def _add_script_options(p: argparse.ArgumentParser,
+                        where: argparse._MutuallyExclusiveGroup) -> None:
+    """`cairn ask`'s options for scripts: go on with the last chat here, stream JSON lines."""
+    where.add_argument("-c", "--continue", dest="resume", action="store_true",
+                       help="continue the last chat started in the current folder")
+    p.add_argument("--jsonl", action="store_true",
+                   help="stream one JSON object per line for each event; the last one is what "
+                        "--json prints")
+
+
+def last_chat_here(cairn: Cairn, folder: str) -> Chat:
+    """The chat of *folder* written to last (archived ones left out, as the sidebar hides
+    them); compared as real paths, so a symlinked or relative way in finds the same chats."""
+    here = os.path.realpath(folder)
+    listing = cairn.registry.chat_listing()
+    chats = [c for _, chats in listing.workspaces for c in chats] + listing.ungrouped
+    mine = [c for c in chats if c.folder and os.path.realpath(c.folder) == here]
+    if not mine:
+        raise Refused(f"cannot continue the last chat of '{shown(here)}': no chat was started "
+                      "in this folder (start one with `cairn ask --folder . MESSAGE`)")
+    return max(mine, key=lambda c: (c.updated_at, c.created_at))
+
+
+class JsonLines:
+    """`cairn ask --jsonl`: each event as one JSON object on its own line, flushed at once."""
+
+    def __init__(self, stdout: TextIO) -> None:
+        self.stdout = stdout
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        self.stdout.write(json.dumps({"type": kind, **fields}, ensure_ascii=False) + "\n")
+        self.stdout.flush()
+
+    def final(self, summary: dict[str, Any]) -> None:
+        self.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        self.stdout.flush()
 
 
 def add_setting_parsers(commands: Commands, json_flag: JsonFlag) -> None:
@@ -310,6 +353,10 @@ def _read_document(path: Path, owner: str) -> str:
     from app.store.files import open_source
     from app.store.knowledge import MAX_DOCUMENT_BYTES, check_size
 
+    if str(path) == stdin.STDIN:
+        data = stdin.read(MAX_DOCUMENT_BYTES, what="the document")
+        check_size(owner, len(data))
+        return stdin.text(data, what="the document")
     reader, size = open_source(path, verb="read")
     with reader:
         check_size(owner, size)
@@ -344,14 +391,33 @@ def _chat_for(cairn: Cairn, args: argparse.Namespace, *, create: bool) -> Chat:
     return _probe_chat(home.id if home else None)
 
 
+def _message(args: argparse.Namespace) -> str:
+    """The text to send: the argument, or standard input for `-` or for a pipe with none."""
+    if args.message == stdin.STDIN or (args.message is None and stdin.piped()):
+        return stdin.message()
+    if args.message is None:
+        raise Refused("cannot send an empty message: give MESSAGE, or `-` to read it from "
+                      "standard input")
+    return str(args.message)
+
+
 def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from app.chat.web import sources, web_line
 
-    as_json = getattr(args, "json", False)
+    lines = JsonLines(stdout) if args.jsonl else None
+    as_json = getattr(args, "json", False) or lines is not None  # (nothing else on stdout)
+    args.message = _message(args)  # read once, before anything is stored
+    if args.resume:
+        args.chat = last_chat_here(cairn, os.getcwd()).id
     closed = [False]  # stdout went away (`cairn ask … | head`): the turn goes on regardless
 
     def stream(text: str) -> None:
-        if as_json or closed[0]:
+        if closed[0]:
+            return
+        if lines is not None:
+            lines("text", text=text)
+            return
+        if as_json:
             return
         try:
             # Escaped: a reply's escape sequences (a clipboard write, a screen clear, a bidi
@@ -363,6 +429,8 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
             _silence(stdout)
 
     def waiting(event: RetryWaiting) -> None:
+        if lines is not None:
+            lines("waiting", message=event.sentence())
         stderr.write(f"{event.sentence()} (Ctrl+C stops.)\n")
         stderr.flush()
 
@@ -380,6 +448,8 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         _stop_on_sigterm()
         result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
                                          web=args.web, on_text=stream, on_wait=waiting)
+        if lines is not None:  # the reply is whole and stored; the rebuild may take a while
+            lines("reply", chat=chat.id, status=result.status, error=result.error)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
         return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
 
@@ -418,7 +488,9 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
                "web_searches": result.usage.web_searches,
                "notices": notices,
                "knowledge": _rebuild_json(rebuilt)}
-    if as_json:
+    if lines is not None:
+        lines.final(summary)
+    elif as_json:
         stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     if not as_json:
         _report_rebuild(rebuilt, stderr)
@@ -460,11 +532,13 @@ def _models(cairn: Cairn, emit: Emit, stderr: TextIO) -> int:
     from app.llm.client import ModelError
     from app.llm.prices import pricing
 
+    why: list[str] = []  # no key, no such server…: said in the one sentence below
+
     async def fetch() -> bool:
         try:
             client = cairn.engine.client()
         except ModelError as error:
-            stderr.write(f"{error}\n")
+            why.append(str(error).rstrip("."))
             return False
         return bool(await cairn.catalog.refresh(client, cairn.engine.server()))
 
@@ -511,9 +585,11 @@ def _models(cairn: Cairn, emit: Emit, stderr: TextIO) -> int:
     emit(rows, text)
     if not fresh:
         when = catalog.fetched_at
-        stderr.write("Could not fetch the models list now; "
+        stderr.write("Could not fetch the models list now"
+                     + (f" ({why[0]})" if why else "") + "; "
                      + (f"this is the list fetched at {when[:16].replace('T', ' ')} UTC.\n"
                         if when else "no list was ever fetched.\n"))
+        return 1  # a script must not take an old (or empty) list for the server's answer
     return 0
 
 
@@ -625,18 +701,22 @@ def _key(cairn: Cairn, args: argparse.Namespace, stdout: TextIO) -> int:
         except (KeyboardInterrupt, EOFError):
             raise Refused("No key was saved.") from None
         cairn.settings.set_api_key(key)  # read back: a keychain that kept nothing is refused
-        stdout.write("Saved in the system keychain (read back to check).\n")
+        stdout.write(f"Saved in the system keychain for {cairn.settings.key_owner()} (read "
+                     "back to check).\n")
     elif args.action == "forget":
         cairn.settings.forget_api_key()
-        stdout.write("The stored key is gone from the system keychain.\n")
+        stdout.write(f"The stored key for {cairn.settings.key_owner()} is gone from the "
+                     "system keychain.\n")
     else:
         if os.environ.get("ANTHROPIC_API_KEY", "").strip():
             stdout.write("A key is set by ANTHROPIC_API_KEY.\n")
         elif cairn.settings.api_key():
-            stdout.write("A key is stored in the system keychain.\n")
+            stdout.write(f"A key for {cairn.settings.key_owner()} is stored in the system "
+                         "keychain.\n")
         elif cairn.settings.keychain_problem:
             raise Refused(f"No key can be read: {cairn.settings.keychain_problem}; set "
                           "ANTHROPIC_API_KEY instead")
         else:
-            stdout.write("No key is set: run `cairn key set`, or set ANTHROPIC_API_KEY.\n")
+            stdout.write(f"No key is set for {cairn.settings.key_owner()}: run `cairn key set`, "
+                         "or set ANTHROPIC_API_KEY.\n")
     return 0

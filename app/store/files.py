@@ -293,7 +293,9 @@ class FileStore:
         name, media type and size it would be sent with."""
         reader, size = open_source(source, verb="attach")
         with reader:
-            media_type, limit, too_large, check = _attachment_rules(source, _head(reader))
+            head = _head(reader)
+            media_type, limit, too_large, check = _attachment_rules(source, head)
+            _refuse_unsendable(source, head, media_type, reader)
             if size > limit:
                 raise Refused(f"cannot attach '{shown(source.name)}': {too_large}")
             if check is not None:
@@ -310,7 +312,9 @@ class FileStore:
         """Store a file sent with a message; the message keeps this reference."""
         reader, size = open_source(source, verb="attach")
         with reader:
-            media_type, limit, too_large, check = _attachment_rules(source, _head(reader))
+            head = _head(reader)
+            media_type, limit, too_large, check = _attachment_rules(source, head)
+            _refuse_unsendable(source, head, media_type, reader)
             if size > limit:
                 raise Refused(f"cannot attach '{shown(source.name)}': {too_large}")
             sha, size = self._store(reader, source, verb="attach", limit=limit,
@@ -375,6 +379,21 @@ class FileStore:
             return _pdf_block(data, name)
         return {"type": "text",
                 "text": f"<file name=\"{html.escape(name)}\">\n{_decode(data) or ''}\n</file>"}
+
+
+def _refuse_unsendable(source: Path, head: bytes, media_type: str, reader: BinaryIO) -> None:
+    """An attachment the model could never read, refused before anything is stored: an empty
+    file (nothing to send: an empty ``.pdf`` went out as a PDF the API refuses), and a file
+    named like a PDF whose bytes are none (its header, ``%PDF-``, in the first kilobyte)."""
+    if not head:
+        raise Refused(f"cannot attach '{shown(source.name)}': it is empty (0 bytes), so there "
+                      "is nothing to send")
+    if media_type == "application/pdf":
+        start = reader.read(1024)
+        reader.seek(0)
+        if b"%PDF-" not in start:
+            raise Refused(f"cannot attach '{shown(source.name)}': it is named like a PDF but "
+                          "is not one (it has no PDF header)")
 
 
 def _attachment_rules(source: Path, head: bytes) -> tuple[str, int, str, _TextProbe | None]:

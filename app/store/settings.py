@@ -18,7 +18,45 @@ from app.events import Hub, SettingChanged
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "Cairn"
-KEYRING_USER = "anthropic-api-key"
+KEYRING_USER = "anthropic-api-key"  # Anthropic's own server: the entry every key had before
+ANTHROPIC_URL = "https://api.anthropic.com"
+# The setting row (not a setting a person changes) listing the servers whose keychain entry
+# was copied once from the old shared entry; see Settings._migrated_key.
+_MIGRATED = "api.key_migrated"
+
+
+def server_of(base_url: str | None) -> str | None:
+    """The server a key belongs to, as its keychain entry names it: the base URL with its
+    scheme and host in lower case and no trailing slash; None for Anthropic's own."""
+    if not base_url or not base_url.strip():
+        return None
+    parts = urlsplit(base_url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    if ":" in host:  # an IPv6 address keeps its brackets
+        host = f"[{host}]"
+    url = f"{scheme}://{host}{port}{parts.path.rstrip('/')}"
+    return None if url == ANTHROPIC_URL else url
+
+
+def key_user(base_url: str | None) -> str:
+    """The keychain entry ("user") of the key for *base_url*: Anthropic's keeps today's name,
+    so nothing moves for most people; another server's names its URL."""
+    server = server_of(base_url)
+    return KEYRING_USER if server is None else f"{KEYRING_USER} {server}"
+
+
+def key_owner(base_url: str | None) -> str:
+    """The server a key belongs to, in a sentence: "Anthropic" or "the server at HOST"."""
+    server = server_of(base_url)
+    if server is None:
+        return "Anthropic"
+    parts = urlsplit(server)
+    where = parts.netloc + (parts.path if parts.path not in ("", "/") else "")
+    return f"the server at {shown(where)}"
 
 # The current models (November 2026; claude-sonnet-4-5 retired on 2026-11-30).  The one place
 # these names live: the models endpoint decides everything else about them.
@@ -163,6 +201,7 @@ class Settings:
         self._db = db
         self._hub = hub
         self._keychain: object = _UNREAD  # the key as last read from (or saved to) the keychain
+        self._keychain_user = KEYRING_USER  # … and the entry (the server) it came from
         # Why the keychain could not be read, when it could not: "the system keychain is not
         # available (…)"; the sentence for a missing key says it instead of "no key".
         self.keychain_problem: str | None = None
@@ -217,18 +256,22 @@ class Settings:
     # ----------------------------------------------------------------- the API key
 
     def api_key(self) -> str | None:
-        """``ANTHROPIC_API_KEY`` when set, else the keychain's; never stored anywhere else.
+        """``ANTHROPIC_API_KEY`` when set, else the keychain's key for the server of the base
+        URL (one entry per server); never stored anywhere else.
 
-        The keychain is asked once per process (it can be slow, or ask the person), then the
-        key is remembered in memory only.  When the keychain cannot be asked at all,
-        :attr:`keychain_problem` says why.
+        The keychain is asked once per process and server (it can be slow, or ask the
+        person), then the key is remembered in memory only.  When the keychain cannot be
+        asked at all, :attr:`keychain_problem` says why.
         """
         from_env = os.environ.get("ANTHROPIC_API_KEY", "").strip()
         if from_env:
             return from_env
-        if self._keychain is _UNREAD:
+        user = key_user(self.base_url())
+        if self._keychain is _UNREAD or self._keychain_user != user:
             try:
-                found = _keychain("get")
+                found = _keychain("get", user=user)
+                if found is None and user != KEYRING_USER:
+                    found = self._migrated_key(user)
             except _Unavailable as error:
                 log.warning("the system keychain could not be read: %s", error.kind)
                 self.keychain_problem = error.sentence
@@ -239,18 +282,54 @@ class Settings:
                 # backend) answers "no key" forever: say so, as Settings does.
                 self.keychain_problem = unusable_keychain()
                 return None  # not remembered: `cairn key set` in a terminal is seen at once
-            self._keychain = found
+            self._keychain, self._keychain_user = found, user
         return self._keychain  # type: ignore[return-value]
 
+    def _migrated_key(self, user: str) -> str | None:
+        """Before one key per server, every key was kept under Anthropic's entry, whatever
+        the base URL: with a custom one set, that key was the one its server got.  Copied to
+        the server's own entry once (never moved: another data folder may use it for
+        Anthropic), and never again, so that a key forgotten stays forgotten."""
+        server = user[len(KEYRING_USER) + 1:]
+        done = self._migrated()
+        if server in done:
+            return None
+        old = _keychain("get")
+        if old is not None:
+            _keychain("set", old, user=user)
+            if _keychain("get", user=user) != old:  # a keychain that kept nothing
+                return None
+            log.info("the API key was copied to the keychain entry of its server")
+        with self._db.write() as conn:
+            conn.execute("INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)",
+                         (_MIGRATED, json.dumps(sorted({*done, server}))))
+        return old
+
+    def _migrated(self) -> frozenset[str]:  # (not set[str]: `set` is a method here)
+        for (raw,) in self._db.query("SELECT value FROM setting WHERE key = ?", (_MIGRATED,)):
+            try:
+                found = json.loads(raw)
+            except (TypeError, ValueError, RecursionError):
+                return frozenset()
+            return frozenset(s for s in found if isinstance(s, str)) \
+                if isinstance(found, list) else frozenset()
+        return frozenset()
+
+    def key_owner(self) -> str:
+        """Whose key Settings and ``cairn key`` speak of: "Anthropic", "the server at …"."""
+        return key_owner(self.base_url())
+
     def set_api_key(self, key: str) -> None:
-        """Store *key* in the keychain, then read it back: a keychain that keeps nothing (a
-        null backend, a locked store that drops writes) is refused, not trusted."""
+        """Store *key* in the keychain entry of the base URL's server, then read it back: a
+        keychain that keeps nothing (a null backend, a locked store that drops writes) is
+        refused, not trusted."""
         key = key.strip()
         if not key:
             raise Refused("cannot save the API key: it is empty")
+        user = key_user(self.base_url())
         try:
-            _keychain("set", key)
-            kept = _keychain("get")
+            _keychain("set", key, user=user)
+            kept = _keychain("get", user=user)
         except _Unavailable as error:
             raise Refused(f"cannot save the API key: {error.sentence}; set ANTHROPIC_API_KEY "
                           "instead") from None
@@ -258,12 +337,13 @@ class Settings:
             raise Refused("cannot save the API key: the system keychain accepted it but "
                           f"{'kept nothing' if kept is None else 'kept something else'}, so "
                           "Cairn would not find it; set ANTHROPIC_API_KEY instead")
-        self._keychain = key
+        self._keychain, self._keychain_user = key, user
         self.keychain_problem = None
 
     def forget_api_key(self) -> None:
+        """Remove the key of the base URL's server (another server's key stays)."""
         try:
-            _keychain("delete")
+            _keychain("delete", user=key_user(self.base_url()))
         except _Unavailable as error:
             raise Refused(f"cannot forget the API key: {error.sentence}") from None
         self._keychain = _UNREAD
@@ -322,7 +402,7 @@ def no_key_sentence(problem: str | None) -> str:
             "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.")
 
 
-def _keychain(action: str, key: str = "") -> str | None:
+def _keychain(action: str, key: str = "", *, user: str = KEYRING_USER) -> str | None:
     """One call to the keychain.  Any failure, even a backend that cannot be loaded
     (``PYTHON_KEYRING_BACKEND=no.such.Backend`` raises ImportError), is :class:`_Unavailable`:
     keyring's backends raise whatever their platform raises."""
@@ -331,13 +411,13 @@ def _keychain(action: str, key: str = "") -> str | None:
         import keyring.errors
 
         if action == "get":
-            found = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
+            found = keyring.get_password(KEYRING_SERVICE, user)
             return found if isinstance(found, str) and found else None
         if action == "set":
-            keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
+            keyring.set_password(KEYRING_SERVICE, user, key)
             return None
         try:
-            keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
+            keyring.delete_password(KEYRING_SERVICE, user)
         except keyring.errors.PasswordDeleteError:
             pass  # nothing stored: already forgotten
         return None

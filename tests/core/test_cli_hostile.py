@@ -169,6 +169,8 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("key", "set"): extra,
         ("key", "forget"): extra,
         ("key", "status"): extra,
+        ("completion",): [[], ["bogus"], ["bash", "zsh"], ["Bash"]],
+        ("install-desktop",): extra,
     }
 
 

@@ -189,6 +189,7 @@ async def test_network_down_is_one_sentence(cairn, workspace):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     cairn.settings.set("api.base_url", f"http://127.0.0.1:{port}")
+    cairn.settings.set_api_key("sk-ant-test-for-that-server")  # (one key per server)
     chat = cairn.registry.new_chat(folder=workspace.path)
     result = await cairn.engine.send(chat.id, "anyone there?")
     assert result.status == "failed" and result.error.startswith("Cannot reach Anthropic.")
@@ -538,7 +539,10 @@ def test_the_keychain_is_asked_again_until_a_key_is_found(cairn):
 
     cairn.settings.forget_api_key()
     assert cairn.settings.api_key() is None
-    keyring.set_password("Cairn", "anthropic-api-key", "sk-set-from-a-terminal")
+    from app.store.settings import key_user
+
+    # (the entry of the test's server: one key per server)
+    keyring.set_password("Cairn", key_user(cairn.settings.base_url()), "sk-set-from-a-terminal")
     assert cairn.settings.api_key() == "sk-set-from-a-terminal"
 
 

@@ -251,3 +251,28 @@ def test_a_binary_without_a_nul_byte_is_never_read_whole_for_search(ws, isolated
     source = tmp_path / "noise.bin"
     source.write_bytes(chunk * 20_000)  # 20 MB, no NUL anywhere
     added_within(capsys, ws, source, 8_000_000)
+
+
+@pytest.mark.parametrize("name, data, words", [
+    ("report.pdf", b"", "it is empty (0 bytes), so there is nothing to send"),
+    ("notes.txt", b"", "it is empty (0 bytes), so there is nothing to send"),
+    ("empty", b"", "it is empty (0 bytes), so there is nothing to send"),
+    ("report.pdf", b"<html>not a pdf</html>",
+     "it is named like a PDF but is not one (it has no PDF header)"),
+])
+async def test_an_attachment_that_could_never_be_read_is_refused_before_anything_is_stored(
+        online, isolated, workspace, tmp_path, name, data, words):
+    """Issue 39, item 10: a 0-byte file went out as a PDF, and the API refused the turn."""
+    source = tmp_path / name
+    source.write_bytes(data)
+    chat = online.registry.new_chat(folder=workspace.path)
+    with pytest.raises(Refused) as refused:
+        await online.engine.send(chat.id, "here", attachments=[source])
+    assert str(refused.value) == f"cannot attach '{name}': {words}"
+    assert online.chats.messages(chat.id) == [] and stored_files(isolated) == []
+
+
+def test_a_pdf_with_bytes_before_its_header_is_still_attached(online, tmp_path):
+    source = tmp_path / "scan.pdf"
+    source.write_bytes(b"\r\n" * 20 + b"%PDF-1.4\n%%EOF\n")  # as some scanners write them
+    assert online.files.attach(source)["media_type"] == "application/pdf"

@@ -224,7 +224,7 @@ def test_key_set_reads_the_key_back(isolated, capsys, monkeypatch):
 
 def test_key_set_that_worked_says_so(isolated, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("sk-ant-typed\n"))
-    assert run(capsys, "key", "set") == (0, "Saved in the system keychain (read back to check).\n", "")
+    assert run(capsys, "key", "set") == (0, "Saved in the system keychain for Anthropic (read back to check).\n", "")
     assert keyring.get_password("Cairn", "anthropic-api-key") == "sk-ant-typed"
 
 

@@ -200,6 +200,7 @@ async def test_network_down_leaves_everything(cairn, fake, project):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     cairn.settings.set("api.base_url", f"http://127.0.0.1:{port}")
+    cairn.settings.set_api_key("sk-ant-test-for-that-server")  # (one key per server)
     report = await cairn.rebuilder.rebuild(chat.id)
     assert report.status == "failed" and report.error.startswith("Cannot reach Anthropic.")
     assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0

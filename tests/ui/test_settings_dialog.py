@@ -75,7 +75,10 @@ def message(dialog: QWidget) -> str:
 
 
 def stored_key() -> str | None:
-    return keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
+    """The key kept for the test's server (the fake one on 127.0.0.1: one key per server)."""
+    found = [secret for (service, user), secret in keyring.get_keyring().secrets.items()
+             if service == KEYRING_SERVICE and user.startswith(f"{KEYRING_USER} http://127.0.0.1:")]
+    return found[0] if found else None
 
 
 # ================================================================= the key
@@ -439,3 +442,24 @@ def test_plain_http_to_another_machine_is_said_and_asked_before_the_key_goes(
     assert online.settings.get("api.base_url") == fake.base_url + "/"
     assert online.settings.get("api.plain_http") == origin(fake.base_url)
     assert "You allowed it." in warning.text()
+
+
+def test_the_key_is_shown_for_its_server_and_saved_for_the_base_url_typed_with_it(
+        qtbot, open_dialog, online):
+    """Issue 39, item 3: one key per server. The label names the saved base URL's server; a
+    key typed with a new base URL is kept for that server, the other server's key untouched."""
+    from app.store.settings import key_user
+
+    online.settings.set("api.base_url", "")
+    online.settings.set_api_key("sk-ant-anthropic")
+    dialog = open_dialog()
+    server = named(dialog, QLabel, "API key server")
+    qtbot.waitUntil(lambda: "for Anthropic" in server.text())
+    url = named(dialog, QLineEdit, "Base URL")
+    url.setText("http://localhost:4000")
+    qtbot.keyClicks(named(dialog, QLineEdit, "API key"), "sk-litellm-proxy")
+    click(qtbot, dialog, "Save")
+    qtbot.waitUntil(lambda: "the server at localhost:4000" in server.text())
+    assert keyring.get_password(KEYRING_SERVICE, key_user("http://localhost:4000")) == \
+        "sk-litellm-proxy"
+    assert keyring.get_password(KEYRING_SERVICE, KEYRING_USER) == "sk-ant-anthropic"

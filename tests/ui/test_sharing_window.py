@@ -47,7 +47,7 @@ def test_export_import_and_restore_from_the_window(opened, loop, folders, tmp_pa
     dialog.restore.click()
     wait_for(lambda: registry.workspace(ws.id) is not None)
     assert opened.cairn.knowledge.get(ws.id).text == "## Facts\n- Launch is 2027-04-15\n"
-    assert dialog.list.count() == 0
+    wait_for(lambda: dialog.list.count() == 0)  # (the list is refreshed by a task)
     dialog.close()
 
 
@@ -102,3 +102,27 @@ def test_recently_removed_flags_a_missing_folder_and_restores_it_elsewhere(opene
     wait_for(lambda: dialog.list.count() == 0)
     wait_for(lambda: opened.window.sidebar.current_id() == ws.id)
     dialog.close()
+
+
+def test_a_bundle_handed_to_the_running_window_starts_its_import(opened, loop, folders,
+                                                                  tmp_path):
+    """Issue 39, item 7: `cairn FILE.cairn` (a double-click in the file manager, Finder's
+    open event, Explorer's association) with a window running: the import starts there, never
+    an "is not a folder" refusal."""
+    (acme,) = folders("Acme Inc")
+    run(opened.ops.add_workspace(acme))
+    registry = opened.cairn.registry
+    ws = next(w for w in registry.top_level() if w.path == acme)
+    opened.cairn.knowledge.save(ws.id, "## Facts\n- Shared by hand-over\n", source="user")
+    bundle = tmp_path / "Acme.cairn"
+    run(opened.ops.export_workspace(ws.id, bundle))
+    target = tmp_path / "disk" / "Acme handed"
+    asked: list[str] = []
+    opened.window.sharing.ask_import_folder = replies(
+        lambda name: asked.append(name) or str(target))
+    answers: list[dict] = []
+    opened._request({"open": str(bundle)}, answers.append)
+    wait_for(lambda: any(w.path == str(target) for w in registry.top_level()))
+    assert answers == [{"ok": True}] and "Acme.cairn" in asked[0]
+    copy = next(w for w in registry.top_level() if w.path == str(target))
+    assert opened.cairn.knowledge.get(copy.id).text == "## Facts\n- Shared by hand-over\n"
