@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from app.store.folder import FolderStore
     from app.store.knowledge import KnowledgeStore
     from app.store.search import Finder
+    from app.store.mcp import McpStore
     from app.store.web import WebStore
     from app.tools.folder import FolderReader
     from app.chat.engine import ChatEngine
@@ -44,6 +45,7 @@ class Cairn:
         self._knowledge: KnowledgeStore | None = None
         self._folders: FolderStore | None = None
         self._web: WebStore | None = None
+        self._mcp: McpStore | None = None
         self._folder_reader: FolderReader | None = None
         self._knowledge_files: KnowledgeFiles | None = None
         self._files: FileStore | None = None
@@ -126,6 +128,17 @@ class Cairn:
                 if self._web is None:
                     self._web = WebStore(self.registry.db)
         return self._web
+
+    @property
+    def mcp(self) -> McpStore:
+        """The MCP servers as configured (app/store/mcp.py); never starts one."""
+        if self._mcp is None:
+            from app.store.mcp import McpStore
+
+            with self._made_lock:
+                if self._mcp is None:
+                    self._mcp = McpStore(self.registry.db)
+        return self._mcp
 
     @property
     def search(self) -> Finder:
