@@ -140,7 +140,7 @@ class ServerOwner:
 
         await self.ensure()
         client = self._client
-        limit = self.timeouts.call if timeout is None else timeout
+        limit = timeout if timeout is not None else call_timeout(self.config, self.timeouts)
         try:
             with anyio.fail_after(limit):
                 return await client.call_tool(tool, arguments)
@@ -348,6 +348,15 @@ class McpServers:
         """At quit: every server stopped together, within STOP_SECONDS (and a little for the
         thread), then the thread let go.  Nothing to do when none was ever started."""
         self._thread.close(last=self.stop_all if self._owners else None)
+
+
+def call_timeout(config: ServerConfig, timeouts: Timeouts) -> float:
+    """A server's own ``"timeout"`` (seconds, as Cline and others write it in the same
+    file), else the default."""
+    own = config.extra.get("timeout")
+    if isinstance(own, (int, float)) and not isinstance(own, bool) and 0 < own <= 3600:
+        return float(own)
+    return timeouts.call
 
 
 def _start_failure(config: ServerConfig, failure: BaseException, logs: Path | None) -> str:
