@@ -155,6 +155,15 @@ class Cairn:
                     self._mcp_servers = McpServers()
         return self._mcp_servers
 
+    def stop_mcp_servers(self) -> None:
+        """Every MCP server this process started stopped (at the end of a command), within
+        3 s; nothing when none was."""
+        if self._mcp_servers is not None:
+            servers, self._mcp_servers = self._mcp_servers, None
+            servers.close()
+            if self._mcp_tools is not None:  # a later use makes a new set
+                self._mcp_tools.servers = self.mcp_servers
+
     @property
     def mcp_tools(self) -> McpTools:
         """The MCP servers' tools as the toolbox offers them (made with the engine)."""

@@ -6,4 +6,5 @@ from __future__ import annotations
 CONVERSATION = ("ask", "context", "files", "memory", "knowledge", "settings", "key", "models")
 SHARING = ("export", "import")
 SEARCH = ("search",)
-SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING, *SEARCH)
+MCP = ("mcp",)
+SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING, *SEARCH, *MCP)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -161,10 +162,14 @@ def read_claude_desktop(path: Path | None = None) -> list[ServerConfig]:
     path = path or claude_desktop_file()
     where = shown(str(path))
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block, a device not end
+            raise Refused(f"cannot import from Claude Desktop: {where} is not a file")
         with open(path, "rb") as handle:
             data = handle.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise Refused(f"cannot import from Claude Desktop: there is no file {where}") from None
+    except ValueError:  # a NUL in the path
+        raise Refused(f"cannot import from Claude Desktop: {where} is not a file's path") from None
     except OSError as error:
         raise Refused(f"cannot import from Claude Desktop: {where} could not be read "
                       f"({error.strerror or type(error).__name__})") from None
@@ -204,6 +209,8 @@ class McpStore:
         return [_config(*row) for row in rows]
 
     def get(self, name: str, *, verb: str = "use the MCP server") -> ServerConfig:
+        if not isinstance(name, str) or not _NAME.fullmatch(name):  # (none was ever stored)
+            raise Refused(f"cannot {verb} '{shown(str(name)[:60])}': there is no such server")
         rows = self._db.query("SELECT name, config, secret_keys, imported FROM mcp_server"
                               " WHERE name = ?", (name,))
         if not rows:
@@ -268,9 +275,20 @@ class McpStore:
         self._forget_secrets(config)
 
     def _put_secrets(self, config: ServerConfig) -> None:
-        for kind, values in (("env", config.env), ("headers", config.headers)):
-            for key, value in values.items():
-                secret("set", _secret_user(config.name, kind, key), value)
+        """Each value to the keychain, read back: a keychain that keeps nothing is refused
+        (and what was put is taken back), never trusted."""
+        try:
+            for kind, values in (("env", config.env), ("headers", config.headers)):
+                for key, value in values.items():
+                    user = _secret_user(config.name, kind, key)
+                    secret("set", user, value)
+                    if secret("get", user) != value:
+                        raise Refused(f"cannot add the MCP server '{config.name}': the system "
+                                      "keychain did not keep its secrets, so Cairn could not "
+                                      "give them to it")
+        except Refused:
+            self._forget_secrets(config)
+            raise
 
     def _forget_secrets(self, config: ServerConfig) -> None:
         for kind, values in (("env", config.env), ("headers", config.headers)):
@@ -316,7 +334,8 @@ class McpStore:
         if policy not in POLICIES:
             raise Refused(f"cannot set the policy of {config.name}.{shown(tool[:60])}: it is "
                           "ask, allow or off")
-        if not tool or len(tool) > 128 or any(not c.isprintable() for c in tool):
+        if not tool or len(tool) > 128 or any(not c.isprintable() or "\ud800" <= c <= "\udfff"
+                                              for c in tool):
             raise Refused(f"cannot set the policy of a tool of {config.name}: "
                           f"'{shown(tool[:60])}' is not a tool's name")
         with self._db.write() as conn:

@@ -170,3 +170,13 @@ def test_where_claude_desktop_keeps_its_file(monkeypatch, tmp_path):
     monkeypatch.setattr("sys.platform", "linux")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     assert claude_desktop_file() == tmp_path / "cfg" / "Claude" / "claude_desktop_config.json"
+
+
+def test_a_fifo_or_a_device_is_refused_at_once(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # a reader without a writer would block forever
+    for path in (fifo, Path("/dev/zero"), tmp_path):
+        with pytest.raises(Refused, match="is not a file"):
+            read_claude_desktop(path)
