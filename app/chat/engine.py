@@ -226,7 +226,7 @@ class ChatEngine:
 
         return await self._start(chat, "send to", store, web=web, approver=approver)
 
-    async def retry(self, chat_id: str) -> Turn:
+    async def retry(self, chat_id: str, *, approver: Approver | None = None) -> Turn:
         """Answer the person's last message again, after its reply failed, was stopped or never
         came.  The old reply's messages stay stored, out of the conversation (superseded by
         that message): the model and the rebuild see only the new reply.  Refused when the
@@ -238,9 +238,10 @@ class ChatEngine:
             person = await self.storage.run(self.chats.retry, chat_id)
             return person.text, []
 
-        return await self._start(chat, "retry in", store)
+        return await self._start(chat, "retry in", store, approver=approver)
 
-    async def edit_and_resend(self, chat_id: str, message_id: int, text: str) -> Turn:
+    async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
+                              approver: Approver | None = None) -> Turn:
         """Send the person's message *message_id* again with *text* (its files kept).
 
         The edited message is stored as a new one; the original and everything after it stay
@@ -254,7 +255,7 @@ class ChatEngine:
             message = await self.storage.run(self.chats.resend, chat_id, message_id, text)
             return text, [message.id]
 
-        return await self._start(chat, "edit a message in", store)
+        return await self._start(chat, "edit a message in", store, approver=approver)
 
     async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
                    web: bool | None = None, approver: Approver | None = None,

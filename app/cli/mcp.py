@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -196,11 +195,13 @@ def approver(allowed: list[str], *, stdin: TextIO | None = None,
             return ALLOW_ONCE
         if not (_is_terminal(stdin) and _is_terminal(stderr)):
             return DENY
-        notes = ", ".join(k for k, v in request.annotations.items() if v is True)
+        from app.tools.mcp import arguments_text, hints_text
+
+        notes = hints_text(request.annotations)
         stderr.write(text_of(
             f"\nClaude wants to use {request.tool} on the MCP server {request.server}"
             + (f" (the server says: {notes})" if notes else "") + ":\n"
-            + _arguments(request.arguments) + "\n")
+            + arguments_text(request.arguments) + "\n")
             + "Allow [o]nce, in this [c]hat, [a]lways in this workspace, or [d]eny? ")
         stderr.flush()
         line = await asyncio.to_thread(stdin.readline)
@@ -214,14 +215,3 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError, OSError):
         return False
-
-
-def _arguments(arguments: dict[str, Any]) -> str:
-    """The arguments as the person reads them: one per line, a long value folded."""
-    lines = []
-    for key, value in arguments.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        if len(text) > 300:
-            text = text[:300] + f"… ({len(text):,} characters)"
-        lines.append(f"  {key}: {text}")
-    return "\n".join(lines) or "  (no arguments)"

@@ -232,6 +232,27 @@ def _declined(server: str, tool: str, why: str) -> ToolOutput:
                         "and go on without it."}], True, outcome=DECLINED, called=(server, tool))
 
 
+def arguments_text(arguments: dict[str, Any], *, fold_at: int = 300) -> str:
+    """A call's arguments as the person reads them before allowing it: one per line, a long
+    value folded (its length said), the same in the window and on a terminal."""
+    lines = []
+    for key, value in arguments.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if len(text) > fold_at:
+            text = text[:fold_at] + f"… ({len(text):,} characters)"
+        lines.append(f"  {key}: {text}")
+    return "\n".join(lines) or "  (no arguments)"
+
+
+def hints_text(annotations: dict[str, Any]) -> str:
+    """What the server says of a tool (read-only, destructive…): shown, never trusted."""
+    return ", ".join(_HINTS.get(k, k) for k, v in annotations.items() if v is True)
+
+
+_HINTS = {"read_only_hint": "read-only", "destructive_hint": "destructive",
+          "idempotent_hint": "idempotent", "open_world_hint": "reaches outside"}
+
+
 def _short(value: Any, at: int = 40) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())

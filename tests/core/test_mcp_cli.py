@@ -141,10 +141,18 @@ def test_on_a_terminal_the_person_is_asked():
         assert asyncio.run(approver([], stdin=Terminal(typed), stderr=err)(request)) == answer
         shown = err.getvalue()
         assert "get_current_time on the MCP server time" in shown and "timezone: UTC" in shown
-        assert "… (500 characters)" in shown and "read_only_hint" in shown
+        assert "… (500 characters)" in shown and "the server says: read-only" in shown
     # Not a terminal: declined without a word; --allow-tool: allowed without a question.
     assert asyncio.run(approver([], stdin=io.StringIO("o\n"))(request)) == DENY
     quiet = Terminal()
     assert asyncio.run(approver(["time.get_current_time"], stdin=Terminal(""),
                                 stderr=quiet)(request)) == ALLOW_ONCE
     assert quiet.getvalue() == ""
+
+
+def test_the_windows_answers_are_the_cores():
+    import app.tools as core
+    import ui.chat.approval as window
+
+    assert (window.ALLOW_ONCE, window.ALLOW_CHAT, window.ALWAYS_ALLOW, window.DENY) == (
+        core.ALLOW_ONCE, core.ALLOW_CHAT, core.ALWAYS_ALLOW, core.DENY)
