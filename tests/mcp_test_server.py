@@ -30,6 +30,12 @@ def echo(text: str) -> str:
 
 
 @server.tool()
+def variable(name: str) -> str:
+    """An environment variable's value as the server sees it (the keychain reached it)."""
+    return os.environ.get(name, "(unset)")
+
+
+@server.tool()
 def picture() -> Image:
     """A tiny picture."""
     return Image(data=PNG, format="png")

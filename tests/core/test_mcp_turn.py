@@ -245,3 +245,33 @@ def test_names_are_made_valid_for_the_api_and_kept_apart():
 
     for name in (long, first, second, api_name("ünï", "çödé")):
         assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name)
+
+
+async def test_env_secrets_reach_the_server_from_the_keychain_and_nowhere_else(online, workspace,
+                                                                              fake, isolated):
+    import logging
+
+    secret = "sk-live-MCP-SECRET-5150"
+    online.mcp.add(ServerConfig("test", command=sys.executable, args=(SERVER,),
+                                env={"SERVICE_TOKEN": secret}))
+    online.mcp.turn_on("test", workspace.id)
+    online.mcp.set_policy("test", "variable", workspace.id, "allow")
+    chat = online.registry.new_chat(folder=workspace.path)
+    fake.reply_tool_use("test__variable", {"name": "SERVICE_TOKEN"})
+    fake.reply_text("Seen.")
+    logging.getLogger().setLevel(logging.DEBUG)  # even debug logs never hold it
+    try:
+        await online.engine.send(chat.id, "What does the server see?")
+    finally:
+        logging.getLogger().setLevel(logging.WARNING)
+    (sent,) = _results(_sent(fake)[1])
+    assert sent["content"][0]["text"] == secret  # the program got it (and Claude, as asked)
+    online.stop_mcp_servers()
+    stored = [b for m in online.chats.messages(chat.id) for b in m.content
+              if b["type"] == "tool_result"]
+    # Only the chat's own result holds it (the tool answered it); config and logs never.
+    conn_rows = online.registry.db.query("SELECT config, secret_keys FROM mcp_server")
+    assert secret not in repr(conn_rows) and stored
+    for path in (isolated / "logs").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
