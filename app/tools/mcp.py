@@ -115,12 +115,15 @@ class McpTools:
             configs = await asyncio.to_thread(lambda: [self.store.with_secrets(c)
                                                        for c in configs])
             taken: set[str] = set()
-            for config in configs:
-                try:
-                    listed = await self.servers.tools(config)
-                except ServerProblem as problem:
-                    said.append(str(problem))
+            # Together: three servers that hang at start cost one start timeout, not three.
+            answers = await asyncio.gather(*(self.servers.tools(c) for c in configs),
+                                           return_exceptions=True)
+            for config, listed in zip(configs, answers):
+                if isinstance(listed, ServerProblem):
+                    said.append(str(listed))
                     continue
+                if isinstance(listed, BaseException):
+                    raise listed
                 prepared.servers[config.name] = config
                 for tool in listed:
                     if policies.get((config.name, tool.name)) == OFF:

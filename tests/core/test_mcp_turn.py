@@ -275,3 +275,17 @@ async def test_env_secrets_reach_the_server_from_the_keychain_and_nowhere_else(o
     for path in (isolated / "logs").rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+async def test_servers_that_hang_at_start_are_each_one_sentence(online, workspace, fake):
+    online.mcp_servers.timeouts = Timeouts(start=0.5, call=5)
+    for name in ("slow-a", "slow-b"):
+        online.mcp.add(ServerConfig(name, command=sys.executable,
+                                    args=(SERVER, "--hang-at-start")))
+        online.mcp.turn_on(name, workspace.id)
+    chat = online.registry.new_chat(folder=workspace.path)
+    fake.reply_text("Hello without them.")
+    result = await online.engine.send(chat.id, "hi")
+    assert result.status == "complete" and result.text == "Hello without them."
+    assert [n.split(" did not start")[0] for n in result.tool_notices] == [
+        "The MCP server slow-a", "The MCP server slow-b"]
