@@ -93,3 +93,19 @@ def test_stop_while_the_question_waits(opened, fake, folders):
     turn.cancel()  # Stop
     wait_for(lambda: idle(opened) and bar.isHidden(), timeout=60)
     assert run(turn.result()).status == "stopped"
+
+
+def test_a_server_that_cannot_start_is_said_in_the_window(opened, fake, folders):
+    (acme,) = folders("Acme Inc")
+    new_chat(None, opened, acme)
+    ws = opened.cairn.registry.workspace_for_folder(acme)
+    opened.cairn.mcp.add(ServerConfig("gone", command="no-such-mcp-server-42"))
+    opened.cairn.mcp.turn_on("gone", ws.id)
+    said: list[str] = []
+    opened.window.chat_panel.sig_error.connect(said.append)
+    fake.reply_text("Hello anyway.")
+    send(opened, "hi")
+    wait_for(lambda: idle(opened) and said, timeout=60)
+    assert said == ["The MCP server gone could not start: there is no program "
+                    "'no-such-mcp-server-42' on this computer."]
+    assert "Hello anyway." in entries(opened)[-1].text

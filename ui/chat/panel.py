@@ -31,6 +31,7 @@ from app.chat.turn import (
     RoundStored,
     TextDelta,
     ThinkingDelta,
+    ToolNotice,
     ToolResult,
     Turn,
     TurnEnded,
@@ -511,6 +512,9 @@ class ChatPanel(QWidget):
                 entry.thinking += event.text
         elif isinstance(event, ToolResult):
             entry.add_tool_line(event.summary, is_error=event.is_error)
+        elif isinstance(event, ToolNotice):  # an MCP server did not start: said, not stored
+            entry.add_tool_line(event.sentence, is_error=True)
+            self.sig_error.emit(event.sentence)
         elif isinstance(event, RoundStored):
             if entry.parts and entry.parts[-1].kind == "text":
                 entry.add_text("\n\n")  # the next round's text starts a paragraph, as stored
