@@ -355,12 +355,16 @@ class Operations:
         return await self.run(lambda: set_web_settings(self.cairn.registry, self.cairn.web,
                                                        workspace_id, settings))
 
-    async def retry(self, chat_id: str, *, approver: Approver | None = None) -> Turn:
-        return await self.cairn.engine.retry(chat_id, approver=approver)
+    async def retry(self, chat_id: str, *, web: bool | None = None,
+                    approver: Approver | None = None) -> Turn:
+        """*web* as for ``start_turn``: this reply's web search, on, off or the workspace's;
+        *approver* as for ``start_turn``."""
+        return await self.cairn.engine.retry(chat_id, web=web, approver=approver)
 
     async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
+                              web: bool | None = None,
                               approver: Approver | None = None) -> Turn:
-        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text,
+        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text, web=web,
                                                        approver=approver)
 
     def stop(self, chat_id: str) -> bool:

@@ -1,5 +1,5 @@
 """Renders the window (wide, narrow at 860×640, with the sidebar's filter in use, with the
-Search box open), the knowledge panel and its history, the status board and Settings
+Search box open, on a reply that searched the web), the knowledge panel and its history, the status board and Settings
 offscreen, light and dark, with realistic data, into docs/screenshots/*.png.
 
 Run: uv run python docs/screenshots.py
@@ -107,6 +107,7 @@ def add_conversation(cairn: object, chat_id: str) -> None:
 def make_data(root: Path) -> None:
     """Folders and a registry a person might have after a few weeks."""
     from app.cairn import Cairn
+    from app.store.messages import Usage
 
     for name in ("Acme Inc/Brand", "Acme Inc/Q3 planning", "Acme Inc/Website",
                  "Thesis", "Personal site", "Recipes"):
@@ -136,6 +137,15 @@ def make_data(root: Path) -> None:
     for title in ("Pricing questions", "Investor update draft"):
         reg.new_chat(folder=str(root / "Acme Inc"), title=title)
     reg.new_chat(folder=str(root / "Acme Inc" / "Website"), title="Homepage hero text")
+    # A reply that searched the web: its lines, its sources and its citation marks.
+    from app.records import WebSettings
+    from tests.ui.web_replies import QUESTION, web_reply
+
+    cairn.web.set(web.id, WebSettings(enabled=True, max_uses=5))
+    release = reg.new_chat(folder=str(root / "Acme Inc" / "Website"), title="PySide6 release")
+    cairn.chats.append(release.id, "user", [{"type": "text", "text": QUESTION}])
+    cairn.chats.append(release.id, "assistant", web_reply(), model="claude-sonnet-5-5",
+                       usage=Usage(8120, 0, 0, 214), cost_usd=0.0571)
     methods = reg.new_chat(folder=str(root / "Thesis"), title="Methods chapter outline")
     reg.pin_chat(methods.id)
     reg.new_chat(folder=str(root / "Recipes"), title="Sourdough timings")
@@ -162,8 +172,9 @@ def make_data(root: Path) -> None:
     cairn.settings.set("knowledge.idle_seconds", 86_400)  # no rebuild while shooting
     # The conversation was learned a few minutes ago (as a rebuild records it).
     with reg.db.write() as conn:
-        conn.execute("UPDATE chat SET knowledge_watermark = (SELECT max(id) FROM message"
-                     " WHERE chat_id = ?) WHERE id = ?", (learned, learned))
+        for learnt in (learned, release.id):
+            conn.execute("UPDATE chat SET knowledge_watermark = (SELECT max(id) FROM message"
+                         " WHERE chat_id = ?) WHERE id = ?", (learnt, learnt))
         conn.execute("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)",
                      (acme.id, "2026-11-30T09:12:00.000Z"))
     cairn.knowledge.save(brand.id, "## Assets & links\n- Logo files in Brand/logo/\n",
@@ -225,6 +236,17 @@ def main() -> None:
             while time.monotonic() < deadline:  # let it lay out and settle
                 await asyncio.sleep(0.05)
             window.grab().save(str(OUT / f"window-{scheme}.png"))
+            # A reply that searched the web, with its sources and citations.
+            website = next(w for w in reg.children(acme.id) if w.title == "Website")
+            release = next(c for c in reg.chats_of(website.id) if c.title == "PySide6 release")
+            window.sidebar.set_expanded_ids([acme.id, website.id])
+            window.select_chat(release.id)
+            window.chat_panel.composer.set_text("")
+            await settle(1.5)
+            window.grab().save(str(OUT / f"web-{scheme}.png"))
+            window.sidebar.set_expanded_ids([acme.id, brand.id])
+            window.select_chat(launch.id)
+            window.chat_panel.composer.set_text("Now a shorter version for the social posts")
             # The knowledge panel on the project's document, then its history's diff.
             window.select_workspace(acme.id)
             window.split.setSizes([250, 480, 450])

@@ -381,6 +381,10 @@ class MainWindow(QMainWindow):
         self.chat_panel.sig_folders.connect(
             lambda folders: [self.run_task(self.open_folder(f)) for f in folders])
         self.chat_panel.sig_typing.connect(self.sig_typing)
+        # A workspace's web search stored: the composer's toggle follows it.
+        if self.sidebar is not None:
+            self.sidebar.handlers.sig_web_changed.connect(
+                lambda _ws: self.chat_panel.refresh_web() if self.chat_panel else None)
         self.center_stack.addWidget(self.chat_panel)
         self._attach_knowledge(cairn, ops, bridge)
         self._attach_search(ops)

@@ -226,7 +226,8 @@ class ChatEngine:
 
         return await self._start(chat, "send to", store, web=web, approver=approver)
 
-    async def retry(self, chat_id: str, *, approver: Approver | None = None) -> Turn:
+    async def retry(self, chat_id: str, *, web: bool | None = None,
+                    approver: Approver | None = None) -> Turn:
         """Answer the person's last message again, after its reply failed, was stopped or never
         came.  The old reply's messages stay stored, out of the conversation (superseded by
         that message): the model and the rebuild see only the new reply.  Refused when the
@@ -238,9 +239,10 @@ class ChatEngine:
             person = await self.storage.run(self.chats.retry, chat_id)
             return person.text, []
 
-        return await self._start(chat, "retry in", store, approver=approver)
+        return await self._start(chat, "retry in", store, web=web, approver=approver)
 
     async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
+                              web: bool | None = None,
                               approver: Approver | None = None) -> Turn:
         """Send the person's message *message_id* again with *text* (its files kept).
 
@@ -255,7 +257,7 @@ class ChatEngine:
             message = await self.storage.run(self.chats.resend, chat_id, message_id, text)
             return text, [message.id]
 
-        return await self._start(chat, "edit a message in", store, approver=approver)
+        return await self._start(chat, "edit a message in", store, web=web, approver=approver)
 
     async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
                    web: bool | None = None, approver: Approver | None = None,
@@ -416,12 +418,21 @@ def history(messages: Sequence[Message], expand: Callable[[dict[str, Any]], dict
     for position, message in enumerate(messages):
         if message.from_person:
             loop_start = position
+    # A server tool's call and its result go back together, within one reply's run of
+    # assistant messages (a turn paused by the server continues in the next message).
+    servers: list[set[str]] = [set()] * len(messages)
+    start = 0
+    for position in range(1, len(messages) + 1):
+        if position == len(messages) or messages[position].role != messages[start].role:
+            found = paired_ids(b for m in messages[start:position] for b in m.content)
+            servers[start:position] = [found] * (position - start)
+            start = position
     turns: list[dict[str, Any]] = []
     for position, message in enumerate(messages):
         following = messages[position + 1] if position + 1 < len(messages) else None
         answered = {str(b.get("tool_use_id")) for b in following.content
                     if b.get("type") == "tool_result"} if following is not None else set()
-        answered |= paired_ids(message.content)  # a server tool's call and result, together
+        answered |= servers[position]
         at = Replay(expand=expand, in_loop=position > loop_start and message.status == COMPLETE,
                     paired=answered.__contains__)
         blocks: list[dict[str, Any]] = []

@@ -8,6 +8,7 @@ every turn).  Events are frozen dataclasses, delivered on the event-loop thread,
     KnowledgePulling                          a chat in a workspace: from Send to the first token
     ThinkingDelta… TextDelta…                 a round streams
     RoundStored                               the round is stored: its message id, usage, cost
+    WebActivity                               a web search or page read, as the API runs it
     ToolCall, ToolResult  (per call)          then the next round streams, and so on
     TurnFinished | TurnStopped | TurnFailed   exactly one, last
 
@@ -35,6 +36,7 @@ from app.base.live import Stopped, Stopper, Work
 from app.llm.prices import cost as _cost
 from app.llm.prices import estimate_output
 from app.llm.prices import total as total_cost
+from app.chat.web import web_line
 from app.llm.requests import Round, stream_round
 from app.store.messages import COMPLETE, FAILED, STOPPED, Message, Usage
 
@@ -60,6 +62,8 @@ BOUND_REACHED = {
              "smaller steps.",
     "turn": f"Claude reached the limit of {MAX_CALLS_PER_TURN} tool calls in one reply, so "
             "Cairn ended the reply here; ask again in smaller steps.",
+    "rounds": f"Claude was still asking for tools after {MAX_TOOL_ROUNDS} rounds, so Cairn "
+              "ended the reply here; ask again in smaller steps.",
     "bytes": f"Claude's tool results reached Cairn's limit of "
              f"{MAX_RESULT_BYTES_PER_TURN // 1_000_000} MB for one reply, so Cairn ended the "
              "reply here; ask about a smaller part.",
@@ -173,6 +177,15 @@ class ToolNotice(TurnEvent):
     sentence; the turn goes on without it."""
 
     sentence: str
+
+
+@dataclass(frozen=True, slots=True)
+class WebActivity(TurnEvent):
+    """Claude searched the web or read a page, or one failed (the API ran it, mid-stream):
+    *line* is what the chat shows ("Searched the web: …"), *block* the block as received."""
+
+    line: str
+    block: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,8 +523,12 @@ class TurnRun:
             if stop_reason == "pause_turn" and round_number < MAX_TOOL_ROUNDS:
                 continue  # the server paused a long turn: sending it back lets it go on
             calls = [b for b in blocks if b.get("type") == "tool_use"]
-            if stop_reason != "tool_use" or not calls or round_number == MAX_TOOL_ROUNDS:
-                return  # (a server that ignored tool_choice none gets no more tool rounds)
+            if stop_reason != "tool_use" or not calls:
+                return
+            if round_number == MAX_TOOL_ROUNDS or spent:
+                # A server that ignored tool_choice none gets no more tool rounds.
+                raise _Bounded(BOUND_REACHED["rounds" if round_number == MAX_TOOL_ROUNDS
+                                             else "turn"])
             await self._run_tools(context, calls)
 
     async def _run_tools(self, context: TurnContext, calls: list[dict[str, Any]]) -> None:
@@ -603,6 +620,10 @@ class TurnRun:
         elif kind == "thinking":
             state.partial_thinking += value
             self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
+        elif kind == "server tool":
+            line = web_line(value)
+            if line is not None:
+                self._publish(WebActivity(turn.id, line, value, generation=turn.generation))
         elif kind == "waiting":
             wait, why = value
             self._publish(RetryWaiting(turn.id, wait, why, generation=turn.generation))

@@ -52,7 +52,9 @@ async def stream_round(client: Client, request: dict[str, Any],
     :class:`ModelError` that says what came back: a web page, JSON that is not JSON, an
     event too large or for a block never started, a stream cut off before ``message_stop``.
     A compatible server that answers with one plain JSON message gives the whole reply.
-    Waits before a retry are posted as ``("waiting", (seconds, why))``; the usage as
+    A server tool's block (a web search, its results) is posted whole as
+    ``("server tool", block)`` when it ends.  Waits before a retry are posted as
+    ``("waiting", (seconds, why))``; the usage as
     ``("usage", …)`` when the stream opens (its output count a placeholder) and as
     ``("usage counted", …)`` when the server counted the output (a ``message_delta``).
     """
@@ -100,6 +102,10 @@ async def _stream_round(client: Client, request: dict[str, Any],
                     post("text", event.text)
                 elif event.type == "thinking":
                     post("thinking", event.thinking)
+                elif event.type == "content_block_stop" and event.content_block.type in (
+                        "server_tool_use", "web_search_tool_result", "web_fetch_tool_result"):
+                    # A search or a page read, whole: shown as it happens (it takes seconds).
+                    post("server tool", event.content_block.model_dump(exclude_none=True))
                 elif event.type == "message_stop":
                     stopped = True
             if not stopped:

@@ -1,7 +1,7 @@
 """The manifest of a ``.cairn`` bundle: the records it describes and their checks, field by
 field (the format itself is described in ``app.sharing.bundle``).
 
-Every field is known, present and of its type; text is UTF-8; times, statuses, sources and
+Every field is known, present and of its type (pydantic models: ``manifest_schemas``); text is UTF-8; times, statuses, sources and
 hashes have their form; a folder's path stays inside the workspace on every system.  The
 first failure is one sentence through *refuse*.
 """
@@ -111,28 +111,28 @@ _kind = kind_of
 
 
 class _Fields:
-    """Reads one JSON object: every field known, present, and of its type."""
+    """Reads one JSON object: its shape checked by its pydantic model (every field known,
+    present and of its type: ``app.sharing.manifest_schemas``), then each value's meaning."""
 
-    def __init__(self, value: Any, where: str, what: str, refuse: Refuse) -> None:
+    def __init__(self, value: Any, where: str, what: str, refuse: Refuse, schema: str) -> None:
+        from pydantic import ValidationError
+
+        from app.sharing.manifest_schemas import SCHEMAS
+        from app.store.block_schemas import said
+
         self.where = where
         self.what = what
         self.refuse = refuse
-        if not isinstance(value, dict):
-            self.fail(where or "", f"should be an object, not {_kind(value)}")
+        try:
+            SCHEMAS[schema].model_validate(value)
+        except ValidationError as invalid:
+            self.fail(*said(where, value, invalid.errors()[0]))
         self.value: dict[str, Any] = value
 
     def fail(self, field: str, why: str) -> NoReturn:
         if field:
             self.refuse(f"the field '{shown(field)}' in {self.what} {why}")
         self.refuse(f"{self.what} {why}")
-
-    def expect(self, *names: str, optional: tuple[str, ...] = ()) -> None:
-        for name in self.value:
-            if name not in names and name not in optional:
-                self.fail(self._at(name), "is not a field Cairn knows")
-        for name in names:
-            if name not in self.value:
-                self.fail(self._at(name), "is missing")
 
     def _at(self, name: str) -> str:
         return f"{self.where}.{name}" if self.where else name
@@ -142,8 +142,6 @@ class _Fields:
         value = self.value[name]
         if value is None and nullable:
             return None
-        if not isinstance(value, str):
-            self.fail(self._at(name), f"should be text, not {_kind(value)}")
         _utf8(value, lambda: self.fail(self._at(name), "is not UTF-8 text"))
         if stamp and not _STAMP.fullmatch(value):
             self.fail(self._at(name), "is not a time like 2026-11-30T09:00:00.000Z")
@@ -155,8 +153,6 @@ class _Fields:
         value = self.value[name]
         if value is None and nullable:
             return None
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.fail(self._at(name), f"should be a whole number, not {_kind(value)}")
         if value < least or value > 2**62:
             self.fail(self._at(name), f"should be a whole number from {least}")
         return value
@@ -169,12 +165,8 @@ class _Fields:
             self.fail(self._at(name), f"should be a number from 0, not {_kind(value)}")
         return float(value)
 
-    def items(self, name: str, *, nullable: bool = False) -> list[Any] | None:
-        value = self.value[name]
-        if value is None and nullable:
-            return None
-        if not isinstance(value, list):
-            self.fail(self._at(name), f"should be a list, not {_kind(value)}")
+    def items(self, name: str) -> list[Any]:
+        value: list[Any] = self.value[name] or []
         return value
 
 
@@ -215,13 +207,12 @@ def parse_manifest(value: Any, sizes: dict[str, int], read_json: ReadJson, refus
     if version > FORMAT_VERSION:
         refuse(f"it was made by a newer version of Cairn (bundle format {version}; this "
                f"version reads up to {FORMAT_VERSION}). Update Cairn to open it")
-    top = _Fields(value, "", "its manifest", refuse)
-    top.expect("format", "format_version", "cairn_version", "created_at", "workspaces")
+    top = _Fields(value, "", "its manifest", refuse, "manifest")
     if top.text("format") != FORMAT:
         top.fail("format", f"should be '{FORMAT}'")
     cairn_version = top.text("cairn_version")
     created_at = top.text("created_at", stamp=True)
-    entries = top.items("workspaces") or []
+    entries = top.items("workspaces")
     if not entries:
         top.fail("workspaces", "is empty")
     chat_members = {n for n in names if n.startswith("chats/")}
@@ -276,12 +267,8 @@ def parse_manifest(value: Any, sizes: dict[str, int], read_json: ReadJson, refus
 
 def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
                chats: set[int]) -> WorkspaceEntry:
-    f = _Fields(value, where, "its manifest", refuse)
-    f.expect("folder", "title", "description", "instructions", "build_status", "created_at",
-             "updated_at", "knowledge", "files", "chats", optional=("knowledge_file",))
+    f = _Fields(value, where, "its manifest", refuse, "workspace")
     kept_as_file = f.value.get("knowledge_file", False)
-    if not isinstance(kept_as_file, bool):
-        f.fail(f"{where}.knowledge_file", f"should be true or false, not {_kind(kept_as_file)}")
     title = one_line(f.text("title"))  # NFC, one line, no control or bidi character, capped
     if not title or not visible(title):
         f.fail(f"{where}.title", "should be a visible title")
@@ -292,11 +279,9 @@ def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
     if f.value["knowledge"] is not None:
         knowledge = _knowledge(f.value["knowledge"], f"{where}.knowledge", refuse)
     files = tuple(_file(item, f"{where}.files[{i}]", refuse)
-                  for i, item in enumerate(f.items("files") or []))
+                  for i, item in enumerate(f.items("files")))
     numbers: list[int] = []
-    for i, member in enumerate(f.items("chats") or []):
-        if not isinstance(member, str):
-            f.fail(f"{where}.chats[{i}]", f"should be text, not {_kind(member)}")
+    for i, member in enumerate(f.items("chats")):
         match = CHAT_MEMBER.fullmatch(member)
         if match is None:
             f.fail(f"{where}.chats[{i}]", "should name a member like chats/0.json")
@@ -316,19 +301,17 @@ def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
 
 
 def _knowledge(value: Any, where: str, refuse: Refuse) -> KnowledgeEntry:
-    f = _Fields(value, where, "its manifest", refuse)
-    f.expect("text", "version", "updated_at", "source", "chat", "history")
+    f = _Fields(value, where, "its manifest", refuse, "knowledge")
     text = f.text("text")
     if len(text.encode("utf-8")) > MAX_DOCUMENT_BYTES:
         f.fail(f"{where}.text", "is larger than a knowledge document can be (1 MB)")
     version = f.number("version", least=1)
     history = None
-    items = f.items("history", nullable=True)
+    items = f.value["history"]
     if items is not None:
         versions = []
         for i, item in enumerate(items):
-            v = _Fields(item, f"{where}.history[{i}]", "its manifest", refuse)
-            v.expect("version", "text", "source", "saved_at", "chat")
+            v = _Fields(item, f"{where}.history[{i}]", "its manifest", refuse, "version")
             versions.append(VersionEntry(
                 version=v.number("version", least=1), text=v.text("text"),
                 source=v.text("source", choices=SOURCES),
@@ -346,8 +329,7 @@ def _knowledge(value: Any, where: str, refuse: Refuse) -> KnowledgeEntry:
 
 
 def _file(value: Any, where: str, refuse: Refuse) -> FileEntry:
-    f = _Fields(value, where, "its manifest", refuse)
-    f.expect("name", "media_type", "size", "sha256", "description", "created_at")
+    f = _Fields(value, where, "its manifest", refuse, "file")
     raw = f.text("name")
     name = one_line(raw, limit=MAX_NAME)  # one line, no control or bidi character
     if (not visible(name) or name in (".", "..") or len(raw) > MAX_NAME
@@ -372,18 +354,14 @@ def parse_chat(number: int, value: Any, refuse: Refuse) -> ChatEntry:
     hold only the content Cairn writes (``app.store.messages.checked_content``)."""
     member = f"chats/{number}.json"
     what = f"the chat '{member}'"
-    f = _Fields(value, "", what, refuse)
-    f.expect("title", "created_at", "updated_at", "watermark", "messages")
+    f = _Fields(value, "", what, refuse, "chat")
     title = one_line(f.text("title"))
     if not title or not visible(title):
         f.fail("title", "should be a visible title")
-    raw = f.items("messages") or []
+    raw = f.items("messages")
     messages = []
     for i, item in enumerate(raw):
-        m = _Fields(item, f"messages[{i}]", what, refuse)
-        m.expect("role", "content", "status", "error", "model", "input_tokens",
-                 "cache_write_tokens", "cache_read_tokens", "output_tokens", "cost_usd",
-                 "created_at", "superseded_by")
+        m = _Fields(item, f"messages[{i}]", what, refuse, "message")
         role = m.text("role", choices=ROLES)
         try:
             content = checked_content(role, m.value["content"])

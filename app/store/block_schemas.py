@@ -15,6 +15,9 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from app.base.paths import shown
+from app.store.blocks import kind_of
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -214,3 +217,44 @@ class WebFetchToolResultBlock(Strict):
     tool_use_id: StrictStr
     content: Annotated[Union[WebFetchResult, WebFetchError], Field(discriminator="type")]
     caller: Caller | None = None
+
+
+# ----------------------------------------------------------------- refusals as sentences
+
+
+def said(where: str, value: Any, error: Any) -> tuple[str, str]:
+    """A pydantic error as Cairn says it: the field's place under *where* in *value* (without
+    pydantic's own tags for union branches), and why ("should be text, not a whole number").
+    The content check and the bundle's manifest both say their refusals so."""
+    kind, loc = error["type"], error["loc"]
+    path: str = where
+    for n, part in enumerate(loc):
+        last = n == len(loc) - 1
+        if isinstance(value, dict) and isinstance(part, str) and (
+                part in value or (last and kind == "missing")):
+            name = shown(part[:40])
+            path, value = (f"{path}.{name}" if path else name), value.get(part)
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            path, value = f"{path}[{part}]", value[part]
+    got = error.get("input")
+    if kind == "missing":
+        return (path, "is missing")
+    if kind == "extra_forbidden":
+        return (path, "is not a field Cairn knows")
+    if kind in ("union_tag_invalid", "literal_error") and isinstance(value, dict):
+        tag = value.get("type")
+        return (path, f"is content Cairn does not write: '{shown(str(tag)[:40])}'")
+    if kind == "union_tag_not_found":
+        return (path, "should be an object with a type")
+    why = {"string_type": "should be text", "int_type": "should be a whole number",
+           "bool_type": "should be true or false", "list_type": "should be a list",
+           "dict_type": "should be an object", "model_type": "should be an object",
+           "model_attributes_type": "should be an object"}.get(kind)
+    if why is not None:
+        return (path, f"{why}, not {kind_of(got)}")
+    if kind == "string_pattern_mismatch":
+        return (path, "should be 64 lowercase hexadecimal digits")
+    if kind == "greater_than_equal":
+        return (path, "should be a whole number from 0")
+    return (path, "is not what Cairn writes")
+

@@ -200,6 +200,15 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
 )}
 
 
+_JSON_KINDS = {str: "text", int: "a whole number", float: "a number", bool: "true or false",
+               list: "a list", dict: "an object", type(None): "null"}
+
+
+def kind_of(value: Any) -> str:
+    """A JSON value's kind, as a sentence names it ("text", "a whole number", …)."""
+    return _JSON_KINDS.get(type(value), type(value).__name__)
+
+
 def kind_of_block(block: Any) -> Kind | None:
     """The declaration of a stored block; None for anything Cairn does not store."""
     return KINDS.get(str(block.get("type"))) if isinstance(block, dict) else None

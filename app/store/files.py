@@ -30,7 +30,7 @@ from app.events import FileAdded, FileChanged, FileRemoved, Hub
 from app.store.blobs import CHUNK, BlobStore, TooLarge
 from app.store.search_index import MAX_FILE_TEXT, file_text, index_file_text
 
-PAGE_CHARS = 20_000  # one readWorkspaceFile page of text (about 5,000 tokens)
+PAGE_CHARS = 20_000  # one page of text a tool reads (about 5,000 tokens; app/tools)
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the API's limit per image
 MAX_PDF_BYTES = 32 * 1024 * 1024  # the API's limit per request for PDFs
 # A knowledge file or a text attachment: copied into storage a chunk at a time, never whole.
@@ -503,19 +503,3 @@ def _looks_like_text(head: bytes) -> bool:
     except UnicodeDecodeError as error:
         return error.start >= len(head) - 3
     return True
-
-
-def text_page(name: str, text: str, page: int) -> tuple[list[dict[str, Any]], bool]:
-    """Page *page* (from 1) of a file's *text* as a tool result, headed with where it is and
-    what to read next (a knowledge file's read and a folder file's read alike)."""
-    pages = max(1, -(-len(text) // PAGE_CHARS))
-    if page > pages:
-        return _error(f"'{name}' has {pages} page{'s' if pages > 1 else ''}.")
-    chunk = text[(page - 1) * PAGE_CHARS: page * PAGE_CHARS]
-    head = f"[{name} — page {page} of {pages}"
-    head += f"; read page {page + 1} next]" if page < pages else "]"
-    return [{"type": "text", "text": f"{head}\n{chunk}"}], False
-
-
-def _error(text: str) -> tuple[list[dict[str, Any]], bool]:
-    return [{"type": "text", "text": text}], True

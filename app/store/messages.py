@@ -21,7 +21,7 @@ from app.base.paths import shown
 from app.base.titles import MAX_NAME, one_line
 from app.errors import Refused
 from app.events import Hub, MessagesSuperseded, MessageStored
-from app.store.blocks import KINDS, search_text
+from app.store.blocks import KINDS, kind_of, search_text
 
 COMPLETE, STOPPED, FAILED = "complete", "stopped", "failed"
 
@@ -313,14 +313,7 @@ def _tail(conn: sqlite3.Connection, chat_id: str) -> list[Message]:
 # Message content as Cairn stores it, block by block, is declared in app/store/blocks.py: what an
 # import may bring (anything else is refused), and all a request is built from.
 
-_KINDS = {str: "text", int: "a whole number", float: "a number", bool: "true or false",
-          list: "a list", dict: "an object", type(None): "null"}
 _PLACES = {"user": "a user message", "assistant": "an assistant message"}
-
-
-def kind_of(value: Any) -> str:
-    """A JSON value's kind, as a sentence names it ("text", "a whole number", …)."""
-    return _KINDS.get(type(value), type(value).__name__)
 
 
 class ContentProblem(Exception):
@@ -367,39 +360,9 @@ def _checked_block(role: str, block: Any, where: str) -> dict[str, Any]:
 
 
 def _problem(where: str, block: dict[str, Any], error: Any) -> ContentProblem:
-    """pydantic's first error as Cairn says it: the field's place in the content (without
-    pydantic's own tags for union branches) and why."""
-    kind, loc = error["type"], error["loc"]
-    path: str = where
-    value: Any = block
-    for n, part in enumerate(loc):
-        last = n == len(loc) - 1
-        if isinstance(value, dict) and isinstance(part, str) and (
-                part in value or (last and kind == "missing")):
-            path, value = f"{path}.{shown(part[:40])}", value.get(part)
-        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
-            path, value = f"{path}[{part}]", value[part]
-    got = error.get("input")
-    if kind == "missing":
-        return ContentProblem(path, "is missing")
-    if kind == "extra_forbidden":
-        return ContentProblem(path, "is not a field Cairn knows")
-    if kind in ("union_tag_invalid", "literal_error") and isinstance(value, dict):
-        tag = value.get("type")
-        return ContentProblem(path, f"is content Cairn does not write: '{shown(str(tag)[:40])}'")
-    if kind == "union_tag_not_found":
-        return ContentProblem(path, "should be an object with a type")
-    why = {"string_type": "should be text", "int_type": "should be a whole number",
-           "bool_type": "should be true or false", "list_type": "should be a list",
-           "dict_type": "should be an object", "model_type": "should be an object",
-           "model_attributes_type": "should be an object"}.get(kind)
-    if why is not None:
-        return ContentProblem(path, f"{why}, not {kind_of(got)}")
-    if kind == "string_pattern_mismatch":
-        return ContentProblem(path, "should be 64 lowercase hexadecimal digits")
-    if kind == "greater_than_equal":
-        return ContentProblem(path, "should be a whole number from 0")
-    return ContentProblem(path, "is not what Cairn writes")
+    from app.store.block_schemas import said
+
+    return ContentProblem(*said(where, block, error))
 
 
 def _names_normalised(block: dict[str, Any]) -> dict[str, Any]:

@@ -139,3 +139,19 @@ async def test_results_past_the_turns_bytes_end_the_turn(online, workspace, fake
     assert [r["content"][0]["type"] for r in results[1:]] == ["attachment", "text"]
     assert "is_error" in results[2]
     assert len(results) == 3
+
+
+async def test_a_server_that_ignores_the_last_rounds_tool_choice_ends_the_turn(
+        online, workspace, fake, tmp_path):
+    from app.chat.turn import MAX_TOOL_ROUNDS
+
+    note = tmp_path / "note.md"
+    note.write_text("A short note.\n")
+    record = online.files.add(workspace.id, note)
+    chat = online.registry.new_chat(folder=workspace.path)
+    for _ in range(MAX_TOOL_ROUNDS + 1):  # the last one too, despite tool_choice none
+        fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id})
+    result = await online.engine.send(chat.id, "Read it forever.")
+    assert result.status == "stopped" and result.error == BOUND_REACHED["rounds"]
+    fake.reply_text("Back.")
+    assert (await online.engine.send(chat.id, "Hello?")).status == "complete"

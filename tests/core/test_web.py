@@ -198,3 +198,77 @@ def test_the_command_line_turns_web_search_on_and_lists_the_sources(online, work
         {"url": "https://pypi.org/project/PySide6/", "title": "PySide6 · PyPI"}]
     assert summary["cost_usd"] == pytest.approx(
         cost("claude-sonnet-5-5", Usage(2095, 0, 0, 96, web_searches=1)))
+
+
+async def test_the_windows_operations(online, workspace, fake):
+    from app.ops import Operations
+
+    ops = Operations(online)
+    assert await ops.web_settings(workspace.id) == WebSettings()
+    saved, _changes = await ops.set_web_settings(workspace.id, WebSettings(True, 2))
+    assert saved == WebSettings(True, 2) == await ops.web_settings(workspace.id)
+    with pytest.raises(Refused):
+        await ops.set_web_settings(workspace.id, WebSettings(True, 51))
+    assert await ops.web_settings(workspace.id) == WebSettings(True, 2)
+    chat = online.registry.new_chat(folder=workspace.path)
+    fake.reply_text("Quiet.")
+    turn = await ops.start_turn(chat.id, "No web now.", web=False)
+    assert (await turn.result()).status == "complete"
+    assert not any(t.get("name") == "web_search" for t in tools_of(fake.requests[-1]))
+
+
+async def test_a_search_is_heard_as_it_happens(online, workspace, fake):
+    from app.chat.turn import RoundStored, TextDelta, WebActivity
+
+    set_web_settings(online.registry, online.web, workspace.id, WebSettings(enabled=True))
+    chat = online.registry.new_chat(folder=workspace.path)
+    reply_search(fake)
+    heard: list[object] = []
+    turn = await online.engine.start_turn(chat.id, "Search.")
+    turn.subscribe(heard.append)
+    await turn.result()
+    web = [e for e in heard if isinstance(e, WebActivity)]
+    assert [e.line for e in web] == ["Searched the web: PySide6 6.12 release notes"]
+    order = [type(e) for e in heard if isinstance(e, (WebActivity, TextDelta, RoundStored))]
+    assert order.index(WebActivity) < order.index(TextDelta) < order.index(RoundStored)
+
+
+def test_a_search_split_by_a_pause_goes_back_whole(online):
+    """The server paused between a search and its results: both messages' blocks go back,
+    the call and its result together."""
+    from app.chat.engine import history
+    from app.store.messages import Message
+
+    def message(n: int, role: str, content: list[dict[str, Any]]) -> Message:
+        return Message(n, "ch_x", role, content, "complete", None, None, None, None, "")
+
+    use = {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search",
+           "input": {"query": "cranes"}}
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_9", "content": [
+        {"type": "web_search_result", "url": "https://a.org/", "title": "A",
+         "encrypted_content": "Eq"}]}
+    lone = {"type": "server_tool_use", "id": "srvtoolu_8", "name": "web_search",
+            "input": {"query": "never answered"}}
+    sent = history([message(1, "user", [{"type": "text", "text": "Search"}]),
+                    message(2, "assistant", [lone, use]),
+                    message(3, "assistant", [found, {"type": "text", "text": "Done."}])],
+                   online.files.expand)
+    blocks = [b for m in sent for b in m["content"]]
+    assert use in blocks and {k: v for k, v in found.items()} in blocks
+    assert lone not in blocks and len(sent) == 2
+
+
+async def test_retry_and_edit_take_the_messages_web_choice(online, workspace, fake):
+    chat = online.registry.new_chat(folder=workspace.path)
+    fake.reply_error_status(400, "invalid_request_error", "no")
+    failed = await online.engine.send(chat.id, "Search it.", web=True)
+    assert failed.status == "failed"
+    fake.reply_text("Found it.")
+    turn = await online.engine.retry(chat.id, web=True)
+    assert (await turn.result()).status == "complete"
+    assert any(t.get("name") == "web_search" for t in tools_of(fake.requests[-1]))
+    person = next(m for m in online.chats.messages(chat.id) if m.from_person)
+    fake.reply_text("Without the web.")
+    turn = await online.engine.edit_and_resend(chat.id, person.id, "From memory.")
+    assert (await turn.result()).status == "complete"
+    assert not any(t.get("name") == "web_search" for t in tools_of(fake.requests[-1]))

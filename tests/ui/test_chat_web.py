@@ -299,3 +299,88 @@ def test_a_replys_text_without_web_blocks_is_unchanged():
                       message(3, "assistant", [{"type": "text", "text": "Two."}])])
     assert reply.text == "One.\n\nTwo." and reply.sources == []
 
+
+
+# --- in the window, through the real SDK against the fake server ---------------------------
+
+def test_web_search_turned_on_in_a_workspace_then_a_reply_with_sources_and_a_mark_opened(
+        opened, loop, fake, folders, monkeypatch):
+    from fake_anthropic import cited_text, web_search_result
+    from tests.ui.helpers import run, wait_for
+    from tests.ui.test_chat_view import entries, idle, send
+
+    (acme,) = folders("Acme Inc")
+    (ws, _), _ = run(opened.ops.add_workspace(acme))
+    chat, _ = run(opened.ops.new_chat(folder=acme))
+    window = opened.window
+    window.select_chat(chat.id)
+    panel = window.chat_panel
+    wait_for(lambda: panel.chat_id == chat.id)
+    toggle = panel.composer.web
+    assert toggle.accessibleName() == "Search the web" and not toggle.isChecked()
+
+    # The workspace's menu: "Web search…", its dialog, saved (a refusal first).
+    window.sidebar.handlers.edit_web_search(ws.id)
+    wait_for(lambda: window.sidebar.handlers.web_dialog is not None
+             and window.sidebar.handlers.web_dialog.isVisible())
+    dialog = window.sidebar.handlers.web_dialog
+    assert [w.accessibleName() for w in (dialog.switch, dialog.max_uses, dialog.only,
+                                         dialog.never, dialog.domains)] == [
+        "Web search", "Searches per reply", "Only these sites", "Any site but these", "Sites"]
+    assert not dialog.max_uses.isEnabled()  # off: its details wait
+    dialog.switch.setFocus()
+    QTest.keyClick(dialog.switch, Qt.Key.Key_Space)
+    assert dialog.switch.isChecked() and dialog.max_uses.isEnabled()
+    dialog.max_uses.setValue(3)
+    dialog.domains.setPlainText("qt.io\nhttp://bad_site!")
+    dialog.save()
+    wait_for(lambda: dialog.problem.isVisible())
+    assert "bad_site!" in dialog.problem.text() and dialog.isVisible()
+    assert run(opened.ops.web_settings(ws.id)).enabled is False  # nothing stored
+    dialog.domains.setPlainText("qt.io, pypi.org")
+    dialog.save()
+    wait_for(lambda: not dialog.isVisible())
+    stored = run(opened.ops.web_settings(ws.id))
+    assert (stored.enabled, stored.max_uses, stored.allowed_domains) == (
+        True, 3, ("qt.io", "pypi.org"))
+    wait_for(lambda: toggle.isChecked())  # the composer follows the workspace
+
+    qt_page = web_search_result(QT["url"], QT["title"])
+    fake.reply_web_search("PySide6 6.12 release notes", [qt_page], answer=[
+        "Here is the news. ", cited_text(CLAIM, qt_page)])
+    send(opened, QUESTION)
+    wait_for(lambda: idle(opened) and len(entries(opened)) == 2
+             and entries(opened)[1].sources)
+    tools = fake.message_requests[-1].body["tools"]
+    web_search = next(t for t in tools if t.get("name") == "web_search")
+    assert web_search["max_uses"] == 3 and web_search["allowed_domains"] == ["qt.io", "pypi.org"]
+    reply = entries(opened)[1]
+    assert reply.parts[0].text == "Searched the web: PySide6 6.12 release notes"
+    assert f"{CLAIM}[1]" in reply.text and reply.sources[0].url == QT["url"]
+
+    # The mark, clicked: the question shows the address; Escape leaves it closed, Open opens.
+    opened_urls: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl",
+                        lambda url: opened_urls.append(url.toString()) or True)
+    view = panel.view
+    view.scrollToBottom()
+    seen: list[QMessageBox] = []
+    answer_the_question(Qt.Key.Key_Escape, seen)
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point_of(view, 1, "[1]"))
+    wait_for(lambda: bool(seen))
+    assert QT["url"] in seen[0].text() and opened_urls == []
+    answer_the_question(None, seen)
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                     pos=point_of(view, 1, QT["title"]))
+    wait_for(lambda: opened_urls == [QT["url"]])
+
+    # Off for one message: no web tool goes, and the toggle is back on after it.
+    toggle.setFocus()
+    QTest.keyClick(toggle, Qt.Key.Key_Space)
+    assert not toggle.isChecked() and toggle.choice() is False
+    fake.reply_text("From what I know: nothing new.")
+    send(opened, "And without looking it up?")
+    wait_for(lambda: idle(opened) and len(entries(opened)) == 4)
+    assert not any(t.get("name") == "web_search"
+                   for t in fake.message_requests[-1].body.get("tools") or [])
+    assert toggle.isChecked() and toggle.choice() is None

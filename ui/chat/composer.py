@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.store.files import human_size
+from ui.chat.web_toggle import WebToggle
 from ui.text import Label, sentence, tip
 
 MAX_LINES = 10  # the composer grows with its text up to this many lines, then scrolls
@@ -225,6 +226,8 @@ class Composer(QFrame):
         self.stop_button.clicked.connect(self.sig_stop.emit)
         self.stop_button.hide()
         row.addWidget(self.attach, 0)
+        self.web = WebToggle()  # web search for the next message (issue 34)
+        row.addWidget(self.web, 0)
         row.addStretch(1)
         row.addWidget(self.send_button)
         row.addWidget(self.stop_button)
@@ -280,6 +283,7 @@ class Composer(QFrame):
         self.editing = None
         self.editing_bar.hide()
         self.say("")
+        self.web.reset()
 
     def say(self, text: str) -> None:
         """A refusal, under the text, until the next change."""

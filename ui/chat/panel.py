@@ -200,6 +200,21 @@ class ChatPanel(QWidget):
         self.header.say_knowledge("")
         self.find_bar.chat_changed()
         self.run_task(self._open(chat_id, self._shown))
+        self.refresh_web()
+
+    def refresh_web(self) -> None:
+        """The composer's web toggle as the open chat's workspace has web search (read off
+        the GUI thread: on opening a chat, and when a workspace's setting was stored)."""
+        chat = self.registry.chat(self.chat_id) if self.chat_id else None
+        if chat is not None:
+            self.run_task(self._load_web(chat.id, chat.workspace_id))
+
+    async def _load_web(self, chat_id: str, ws_id: str | None) -> None:
+        from app.records import WebSettings
+
+        settings = await self.ops.web_settings(ws_id) if ws_id else WebSettings()
+        if chat_id == self.chat_id:
+            self.composer.web.set_default(settings.enabled)
 
     # ----------------------------------------------------------------- going to a message
 
@@ -348,10 +363,11 @@ class ChatPanel(QWidget):
     def _send_clicked(self, text: str, files: list[Path]) -> None:
         if self.chat_id is None or self.chat_id in self._sending:
             return
-        self.run_task(self._send(self.chat_id, text, files, self.composer.editing))
+        self.run_task(self._send(self.chat_id, text, files, self.composer.editing,
+                                 self.composer.web.choice()))
 
     async def _send(self, chat_id: str, text: str, files: list[Path],
-                    editing: int | None) -> None:
+                    editing: int | None, web: bool | None = None) -> None:
         self._sending.add(chat_id)
         self.composer.send_button.setEnabled(False)
         self.header.say_status("Sending…")  # until the turn says what it does
@@ -361,7 +377,7 @@ class ChatPanel(QWidget):
                     await self.ops.edit_and_resend(chat_id, editing, text,
                                                    approver=self.approval.ask)
                 else:
-                    await self.ops.start_turn(chat_id, text, attachments=files,
+                    await self.ops.start_turn(chat_id, text, attachments=files, web=web,
                                               approver=self.approval.ask)
             except CairnError as refused:  # nothing was stored: the text stays to fix
                 if chat_id == self.chat_id:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
+    QDialog,
     QDialogButtonBox,
     QFileDialog,
     QInputDialog,
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ops import Operations
-from app.records import MISSING_DIR, Chat, Workspace
+from app.records import MISSING_DIR, Chat, WebSettings, Workspace
 from app.store.registry.registry import Registry
 from ui.sidebar import menus
 from ui.sidebar.kinds import CHAT, WORKSPACE
@@ -40,6 +41,7 @@ class SidebarActions(QObject):
     sig_select_workspace_requested = Signal(str)  # a workspace id: just added or moved
     sig_select_chat_requested = Signal(str)  # a chat id: just moved or unarchived
     sig_open_chat_requested = Signal(str)  # a chat id: just made, to be opened
+    sig_web_changed = Signal(str)  # a workspace id: its web search settings were stored
 
     def __init__(self, registry: Registry, ops: Operations, dialogs_parent: QWidget) -> None:
         super().__init__(dialogs_parent)
@@ -53,6 +55,7 @@ class SidebarActions(QObject):
         self.confirm: Callable[[str, str, str], bool] = self._confirm
         self.ask_folder: Callable[[str], str | None] = self._ask_folder
         self.ask_details: Callable[[Workspace], tuple[str, str] | None] = self._ask_details
+        self.web_dialog: QDialog | None = None  # the web search settings last opened
 
     # ================================================================= the menus'
 
@@ -80,6 +83,23 @@ class SidebarActions(QObject):
             description, instructions = answer
             self.runner.run(self._ops.update_workspace(ws_id, description=description,
                                                        instructions=instructions))
+
+    def edit_web_search(self, ws_id: str) -> None:
+        """The workspace's web search settings, read off the GUI thread, then its dialog."""
+        ws = self._registry.workspace(ws_id)
+        if ws is not None:
+            self.runner.run(self._ops.web_settings(ws_id),
+                            lambda settings: self._web_dialog(ws, settings))
+
+    def _web_dialog(self, ws: Workspace, settings: WebSettings) -> None:
+        from ui.sidebar.web import WebSearchDialog
+
+        async def save(chosen: WebSettings) -> None:
+            await self._ops.set_web_settings(ws.id, chosen)
+            self.sig_web_changed.emit(ws.id)
+
+        self.web_dialog = WebSearchDialog(ws, settings, save, self.runner.run, self._parent)
+        self.web_dialog.open()  # window-modal, answered later: no event loop of its own
 
     def set_build_status(self, ws_id: str, status: str) -> None:
         self.runner.run(self._ops.update_workspace(ws_id, build_status=status))
