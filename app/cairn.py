@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from app.store.folder import FolderStore
     from app.store.knowledge import KnowledgeStore
     from app.store.search import Finder
+    from app.store.mcp import McpStore
+    from app.tools.mcp import McpTools
+    from app.tools.mcp_client import McpServers
     from app.store.web import WebStore
     from app.tools.folder import FolderReader
     from app.chat.engine import ChatEngine
@@ -43,6 +46,9 @@ class Cairn:
         self._knowledge: KnowledgeStore | None = None
         self._folders: FolderStore | None = None
         self._web: WebStore | None = None
+        self._mcp: McpStore | None = None
+        self._mcp_servers: McpServers | None = None
+        self._mcp_tools: McpTools | None = None
         self._folder_reader: FolderReader | None = None
         self._knowledge_files: KnowledgeFiles | None = None
         self._files: FileStore | None = None
@@ -127,6 +133,45 @@ class Cairn:
         return self._web
 
     @property
+    def mcp(self) -> McpStore:
+        """The MCP servers as configured (app/store/mcp.py); never starts one."""
+        if self._mcp is None:
+            from app.store.mcp import McpStore
+
+            with self._made_lock:
+                if self._mcp is None:
+                    self._mcp = McpStore(self.registry.db)
+        return self._mcp
+
+    @property
+    def mcp_servers(self) -> McpServers:
+        """The MCP servers that run (none until a chat uses one)."""
+        if self._mcp_servers is None:
+            from app.tools.mcp_client import McpServers
+
+            with self._made_lock:
+                if self._mcp_servers is None:
+                    self._mcp_servers = McpServers()
+        return self._mcp_servers
+
+    def stop_mcp_servers(self) -> None:
+        """Every MCP server this process started stopped (at the end of a command), within
+        3 s; nothing when none was."""
+        if self._mcp_servers is not None:
+            servers, self._mcp_servers = self._mcp_servers, None
+            servers.close()
+            if self._mcp_tools is not None:  # a later use makes a new set
+                self._mcp_tools.servers = self.mcp_servers
+
+    @property
+    def mcp_tools(self) -> McpTools:
+        """The MCP servers' tools as the toolbox offers them (made with the engine)."""
+        if self._mcp_tools is None:
+            self._make_engine()
+        assert self._mcp_tools is not None
+        return self._mcp_tools
+
+    @property
     def search(self) -> Finder:
         """Find anything; its index is checked on its first use."""
         if self._search is None:
@@ -183,7 +228,13 @@ class Cairn:
             registry = self.registry
             # The tools Claude can use, each on the toolbox's workers (never the writer).
             reader = self._folder_reader = FolderReader(registry, self.folders, self.files)
-            toolbox = Toolbox([ReadWorkspaceFile(self.files), *folder_tools(reader)])
+            from app.tools.mcp import McpTools
+
+            self._mcp_tools = McpTools(store=self.mcp, servers=self.mcp_servers,
+                                       registry=registry, storage=self.storage,
+                                       blobs=self.files.blobs)
+            toolbox = Toolbox([ReadWorkspaceFile(self.files), *folder_tools(reader)],
+                              sources=[self._mcp_tools])
             engine = ChatEngine(registry=registry, chats=self.chats, knowledge=self.knowledge,
                                 files=self.files, settings=self.settings, catalog=self.catalog,
                                 storage=self.storage, network=self.network,
@@ -239,6 +290,8 @@ class Cairn:
     def close(self) -> None:
         # The client's connections close on their own loop; a call still running is cancelled.
         engine = self._engine
+        if self._mcp_servers is not None:  # every server stopped, together, within 3 s
+            self._mcp_servers.close()
         if engine is not None:
             engine.toolbox.close()
         self.network.close(last=engine.close_client if engine is not None else None)

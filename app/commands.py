@@ -7,4 +7,5 @@ CONVERSATION = ("ask", "context", "files", "memory", "knowledge", "settings", "k
 SHARING = ("export", "import")
 SEARCH = ("search",)
 SETUP = ("completion", "install-desktop")  # about the system Cairn runs on: no data folder opened
-SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING, *SEARCH, *SETUP)
+MCP = ("mcp",)
+SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING, *SEARCH, *SETUP, *MCP)

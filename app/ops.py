@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from app.base.fuzzy import Match
     from app.store.search import Hit
     from app.store.suggestions import Suggestion
+    from app.tools import Approver
 
 log = logging.getLogger(__name__)
 
@@ -330,12 +331,13 @@ class Operations:
     # ----------------------------------------------------------------- turns
 
     async def start_turn(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
-                         web: bool | None = None) -> Turn:
+                         web: bool | None = None, approver: Approver | None = None) -> Turn:
         """Send: the message is stored, then the reply streams (``ChatEngine.start_turn``).
         *web*: True lets Claude search and fetch the web for this message, False keeps it
-        off for this message, None follows the workspace's setting."""
+        off for this message, None follows the workspace's setting.  *approver* (the chat's
+        question) is asked before an MCP tool call its policy does not allow."""
         return await self.cairn.engine.start_turn(chat_id, text, attachments=attachments,
-                                                  web=web)
+                                                  web=web, approver=approver)
 
     async def web_settings(self, workspace_id: str) -> WebSettings:
         """Web search and fetch in the workspace (its own, else its parent's, else off)."""
@@ -353,13 +355,17 @@ class Operations:
         return await self.run(lambda: set_web_settings(self.cairn.registry, self.cairn.web,
                                                        workspace_id, settings))
 
-    async def retry(self, chat_id: str, *, web: bool | None = None) -> Turn:
-        """*web* as for ``start_turn``: this reply's web search, on, off or the workspace's."""
-        return await self.cairn.engine.retry(chat_id, web=web)
+    async def retry(self, chat_id: str, *, web: bool | None = None,
+                    approver: Approver | None = None) -> Turn:
+        """*web* as for ``start_turn``: this reply's web search, on, off or the workspace's;
+        *approver* as for ``start_turn``."""
+        return await self.cairn.engine.retry(chat_id, web=web, approver=approver)
 
     async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
-                              web: bool | None = None) -> Turn:
-        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text, web=web)
+                              web: bool | None = None,
+                              approver: Approver | None = None) -> Turn:
+        return await self.cairn.engine.edit_and_resend(chat_id, message_id, text, web=web,
+                                                       approver=approver)
 
     def stop(self, chat_id: str) -> bool:
         """Stop the reply streaming in the chat; False when none is."""

@@ -36,7 +36,8 @@ PACKAGES = {
     "app.ops": "operations", "app.cli": "cli", "ui": "ui",
 }
 # Third-party modules only one layer may import.
-OWNED = {"anthropic": "llm", "httpx": "llm", "sqlite3": None}
+OWNED = {"anthropic": "llm", "httpx": "llm", "sqlite3": None, "mcp": "tools", "mcp_types": "tools",
+         "httpx2": "tools"}
 FORBIDDEN_IN_CORE = ("PySide6", "qasync", "shiboken6")
 SQLITE_LAYERS = ("base", "store")  # the database and the store: the only code with SQL
 TOP_LEVEL_MODULES_AT_MOST = 10

@@ -40,7 +40,7 @@ from app.llm.catalog import Catalog, ModelInfo, estimate_tokens
 from app.records import Chat
 from app.chat.web import web_settings, web_tools
 from app.store.web import WebStore
-from app.tools import Toolbox, ToolChat
+from app.tools import Approver, Toolbox, ToolChat
 from app.store.files import FileStore
 from app.store.knowledge import PERSONAL, KnowledgeStore
 from app.store.blocks import Replay, kind_of_block, paired_ids
@@ -172,7 +172,7 @@ class ChatEngine:
         chain = self.chain(chat)
         chain_ids = [layer.workspace.id for layer in chain]
         files = self.files.of_workspaces(chain_ids)
-        tool_chat = ToolChat(chat.id, chat.workspace_id, tuple(chain_ids))
+        tool_chat = self.tool_chat(chat)
         offered = self.toolbox.offered(tool_chat)  # each tool says whether it is offered here
         tools = list(offered.definitions)
         if self.web is not None:  # web search and fetch: the API runs them
@@ -183,6 +183,11 @@ class ChatEngine:
         options = request_options(info, effort=self.settings.get("model.chat_effort"),
                                   max_tokens=MAX_TOKENS)
         return TurnContext(model, system, tools, options, chain_ids, offered, tool_chat)
+
+    def tool_chat(self, chat: Chat) -> ToolChat:
+        """What a tool knows of *chat* (from memory: the registry's lineage)."""
+        return ToolChat(chat.id, chat.workspace_id,
+                        tuple(ws.id for ws in self.registry.lineage(chat.workspace_id)))
 
     def conversation(self, chat_id: str) -> list[dict[str, Any]]:
         """The conversation as the next request sends it (storage thread: files are read)."""
@@ -196,7 +201,8 @@ class ChatEngine:
     # ----------------------------------------------------------------- turns
 
     async def start_turn(self, chat_id: str, text: str, *,
-                         attachments: Sequence[Path] = (), web: bool | None = None) -> Turn:
+                         attachments: Sequence[Path] = (), web: bool | None = None,
+                         approver: Approver | None = None) -> Turn:
         """Send *text* (and *attachments*) in a chat: the reply streams in a task of its own.
 
         Refused with one sentence, nothing stored, when the chat is unknown or archived, the
@@ -205,7 +211,8 @@ class ChatEngine:
         not yet running: subscribe before your next ``await`` and no event is missed.  A model
         failure never raises: the turn ends with ``TurnFailed`` and the sentence.  *web* turns
         web search and fetch on (True) or off (False) for this message; None follows the
-        workspace (``app.chat.web``).
+        workspace (``app.chat.web``).  *approver* is asked before a tool call its policy does
+        not allow (an MCP tool's); without one such calls are declined.
         """
         chat = self._sendable(chat_id, "send to")
         if not text.strip() and not attachments:
@@ -218,9 +225,10 @@ class ChatEngine:
             message = await self.storage.run(self._store_message, chat, text, content + refs)
             return text, [message.id]
 
-        return await self._start(chat, "send to", store, web=web)
+        return await self._start(chat, "send to", store, web=web, approver=approver)
 
-    async def retry(self, chat_id: str, *, web: bool | None = None) -> Turn:
+    async def retry(self, chat_id: str, *, web: bool | None = None,
+                    approver: Approver | None = None) -> Turn:
         """Answer the person's last message again, after its reply failed, was stopped or never
         came.  The old reply's messages stay stored, out of the conversation (superseded by
         that message): the model and the rebuild see only the new reply.  Refused when the
@@ -232,10 +240,11 @@ class ChatEngine:
             person = await self.storage.run(self.chats.retry, chat_id)
             return person.text, []
 
-        return await self._start(chat, "retry in", store, web=web)
+        return await self._start(chat, "retry in", store, web=web, approver=approver)
 
     async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
-                              web: bool | None = None) -> Turn:
+                              web: bool | None = None,
+                              approver: Approver | None = None) -> Turn:
         """Send the person's message *message_id* again with *text* (its files kept).
 
         The edited message is stored as a new one; the original and everything after it stay
@@ -249,10 +258,10 @@ class ChatEngine:
             message = await self.storage.run(self.chats.resend, chat_id, message_id, text)
             return text, [message.id]
 
-        return await self._start(chat, "edit a message in", store, web=web)
+        return await self._start(chat, "edit a message in", store, web=web, approver=approver)
 
     async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
-                   web: bool | None = None,
+                   web: bool | None = None, approver: Approver | None = None,
                    on_text: Callable[[str], None] | None = None,
                    on_thinking: Callable[[str], None] | None = None,
                    on_wait: Callable[[RetryWaiting], None] | None = None) -> TurnResult:
@@ -262,7 +271,8 @@ class ChatEngine:
         Never raises for a model failure.  Cancelling the caller stops the turn like Stop,
         waits until what arrived is stored, and goes on cancelling.
         """
-        turn = await self.start_turn(chat_id, text, attachments=attachments, web=web)
+        turn = await self.start_turn(chat_id, text, attachments=attachments, web=web,
+                                     approver=approver)
         if on_text is not None or on_thinking is not None or on_wait is not None:
             def relay(event: TurnEvent) -> None:
                 if isinstance(event, TextDelta) and on_text is not None:
@@ -347,7 +357,7 @@ class ChatEngine:
 
     async def _start(self, chat: Chat, verb: str,
                      store: Callable[[Turn], Awaitable[tuple[str, list[int]]]], *,
-                     web: bool | None = None) -> Turn:
+                     web: bool | None = None, approver: Approver | None = None) -> Turn:
         """What every way of starting a turn shares: the chat taken, the model checked, then
         *store* stores the person's side and says (the message, the ids it stored); any
         refusal on the way lets go of the chat with nothing stored."""
@@ -365,7 +375,7 @@ class ChatEngine:
             except Exception:
                 log.exception("a turn-start listener failed")
         run = TurnRun(self, turn, work, chat=chat, message=message, model=model, notice=notice,
-                      stored=stored, web=web)
+                      stored=stored, web=web, approver=approver)
         turn.start(asyncio.get_running_loop().create_task(run.run()))
         return turn
 

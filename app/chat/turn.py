@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from app.llm.client import Client
     from app.records import Chat
     from app.store.messages import ChatStore
-    from app.tools import Offered, Toolbox, ToolChat
+    from app.tools import Approver, Offered, Toolbox, ToolChat
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,10 @@ class TurnResult:
     thinking: str = ""  # what the model thought on the way (shown folded, never the reply)
     message_ids: tuple[int, ...] = ()  # what the turn stored, oldest first
     knowledge_waiting: bool = False  # a qualifying exchange waits for the rebuild
+    # Each tool call: its name, outcome (allowed, declined, failed, error; "" for Cairn's
+    # own tools), and for an MCP tool its server and tool.
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    tool_notices: tuple[str, ...] = ()  # what could not be readied (an MCP server's start)
 
 
 # ================================================================= events
@@ -164,6 +168,15 @@ class ToolResult(TurnEvent):
     name: str
     summary: str
     is_error: bool
+    outcome: str = ""  # allowed, declined, failed, error (a call that was asked for)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolNotice(TurnEvent):
+    """A tool could not be readied for this turn (an MCP server did not start): one
+    sentence; the turn goes on without it."""
+
+    sentence: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +383,8 @@ class _Progress:
     counted: bool = False  # the server counted the round's output (a message_delta came)
     costs: list[float | None] = field(default_factory=list)  # per finished round
     stored: list[int] = field(default_factory=list)  # ids of the messages the turn stored
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_notices: list[str] = field(default_factory=list)
     ended: bool = False  # the stopped or failed reply is stored
 
     def finish_round(self, usage: Usage, cost: float | None) -> None:
@@ -407,6 +422,7 @@ class TurnHost(Protocol):
 
     async def client_async(self) -> Client: ...
     def server(self) -> str: ...
+    def tool_chat(self, chat: Chat) -> ToolChat: ...
     def context_for(self, chat: Chat, message: str, model: str, *, web: bool | None = None
                     ) -> TurnContext: ...
     def conversation(self, chat_id: str) -> list[dict[str, Any]]: ...
@@ -428,8 +444,9 @@ class TurnRun:
 
     def __init__(self, engine: TurnHost, turn: Turn, work: Work, *, chat: Chat, message: str,
                  model: str, notice: str | None, stored: list[int],
-                 web: bool | None = None) -> None:
+                 web: bool | None = None, approver: Approver | None = None) -> None:
         self.engine = engine
+        self.approver = approver  # asked before a call its policy does not allow
         self.turn = turn
         self.work = work
         self.chat = chat
@@ -481,6 +498,11 @@ class TurnRun:
         engine, turn, state, stopper = self.engine, self.turn, self.state, self.turn.stopper
         storage = engine.storage
         client = await engine.client_async()
+        # Tools that come and go (MCP servers) are readied first: a server starts here, at
+        # its first use in a chat; one that cannot is said once and the turn goes on.
+        for sentence in await stopper.step(engine.toolbox.prepare(engine.tool_chat(self.chat))):
+            state.tool_notices.append(sentence)
+            self._publish(ToolNotice(turn.id, sentence, generation=turn.generation))
         context = await storage.run(lambda: engine.context_for(self.chat, self.message,
                                                                self.model, web=self.web))
         for round_number in range(MAX_TOOL_ROUNDS + 1):
@@ -531,13 +553,18 @@ class TurnRun:
                 shown = tool_input if isinstance(tool_input, dict) else {}
                 self._publish(ToolCall(turn.id, name, shown, generation=turn.generation))
                 output, summary, bounded = await stopper.step(
-                    engine.toolbox.call(context.offered, context.chat, call, limit=left))
+                    engine.toolbox.call(context.offered, context.chat, call, limit=left,
+                                        approver=self.approver))
                 state.calls += 1
                 state.result_bytes += output.size
                 if bounded:  # what is left of the turn's bytes cut it: the turn ends here
                     bound = "bytes"
+                state.tool_calls.append({
+                    "name": name, "outcome": output.outcome,
+                    **({"server": output.called[0], "tool": output.called[1]}
+                       if output.called else {})})
                 self._publish(ToolResult(turn.id, name, summary, output.is_error,
-                                         generation=turn.generation))
+                                         output.outcome, generation=turn.generation))
                 results.append({"type": "tool_result", "tool_use_id": call["id"],
                                 "content": output.content,
                                 **({"is_error": True} if output.is_error else {})})
@@ -653,7 +680,7 @@ class TurnRun:
         result = TurnResult(self.chat.id, state.text + state.partial, status, error, model,
                             total, total_cost(costs), self.notice,
                             state.thinking + state.partial_thinking, tuple(state.stored),
-                            waiting)
+                            waiting, tuple(state.tool_calls), tuple(state.tool_notices))
         self.engine.turn_over(self.turn, self.work)  # the chat is free before anyone hears
         self.turn.end(result)
         self.engine.turn_ended(result)

@@ -20,6 +20,7 @@ from app.cli import chat as cli_chat
 from app.cli import completion as cli_completion
 from app.cli import desktop as cli_desktop
 from app.cli import conversation as cli_conversation
+from app.cli import mcp as cli_mcp
 from app.cli import search as cli_search
 from app.cli import sharing as cli_sharing
 from app.cli import workspace as cli_workspace
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_search.add_parsers(commands, json_flag)
     cli_completion.add_parser(commands)
     cli_desktop.add_parser(commands, json_flag)
+    cli_mcp.add_parsers(commands, json_flag)
     return parser
 
 
@@ -113,8 +115,13 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     parser = build_parser()
+    argv, program = cli_mcp.split_program(list(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
+        if program:
+            if getattr(args, "action", None) != "add" or args.command != "mcp":
+                parser.error("-- and a program follow only `cairn mcp add NAME`")
+            args.program = program
     except SystemExit as exit_:  # --help, --version (0) or bad usage (2)
         return int(exit_.code or 0)
     if args.command is None:
@@ -135,7 +142,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     if args.data_dir is not None:
         os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
     setup_logging()
-    conversation = args.command in cli_conversation.COMMANDS or (
+    conversation = args.command in (*cli_conversation.COMMANDS, "mcp") or (
         args.command == "workspace" and args.action in ("knowledge-file", "folder-access", "web"))
     registry: Registry | None = None
     try:
@@ -157,6 +164,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             # open for minutes, and a snapshot kept that long would hold back the WAL.)
             registry = Registry.open(args.data_dir, first=FirstPaint(), check_later=False)
         out = Out(stdout, getattr(args, "json", False))
+        if args.command == "mcp":
+            return cli_mcp.run(cairn, args, out)
         if conversation and args.command == "workspace":
             from app.cli import folder as cli_folder
 

@@ -64,6 +64,10 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("--web", action="store_true", default=None,
                    help="let Claude search and read the web for this message "
                         "($10 per 1,000 searches)")
+    p.add_argument("--allow-tool", metavar="SERVER.TOOL", action="append", default=[],
+                   help="let Claude call this MCP server's tool for this message without "
+                        "asking (repeatable); other calls are asked for on a terminal, and "
+                        "declined without one")
     p.add_argument("message", metavar="MESSAGE", nargs="?",
                    help="what to send; `-`, or nothing with a pipe, reads standard input")
     _add_script_options(p, where)
@@ -446,8 +450,11 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
                 await cairn.storage.run(cairn.files.attach, Path(path))
         chat = _chat_for(cairn, args, create=True)
         _stop_on_sigterm()
+        from app.cli.mcp import approver
+
         result = await cairn.engine.send(chat.id, args.message, attachments=args.attach,
-                                         web=args.web, on_text=stream, on_wait=waiting)
+                                         web=args.web, approver=approver(args.allow_tool),
+                                         on_text=stream, on_wait=waiting)
         if lines is not None:  # the reply is whole and stored; the rebuild may take a while
             lines("reply", chat=chat.id, status=result.status, error=result.error)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
@@ -459,6 +466,8 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         # Ctrl-C or SIGTERM: the turn kept what had arrived, marked stopped.
         stderr.write("\nStopped; the partial reply is kept.\n")
         return 130 if isinstance(stopped, KeyboardInterrupt) else 143
+    finally:
+        cairn.stop_mcp_servers()  # none of them outlives the command
     if closed[0]:
         stdout = io.StringIO()  # nothing more goes to a closed pipe
     replied = [m for m in cairn.chats.messages(chat.id, after=min(result.message_ids) - 1)
@@ -474,10 +483,15 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
             stdout.write("\nSources:\n" + "".join(
                 f"  {n}. {text_of(s.title)} — {text_of(s.url)}\n"
                 for n, s in enumerate(found, 1)))
-    notices = [n for n in (notice, result.notice, rebuilt.notice) if n]
+    notices = [n for n in (notice, result.notice, rebuilt.notice, *result.tool_notices) if n]
     if not as_json:
         for line in notices:
             stderr.write(text_of(line) + "\n")
+        for call in result.tool_calls:  # a call declined for want of a terminal: how to allow it
+            if call.get("outcome") == "declined" and "server" in call:
+                stderr.write(text_of(f"Declined {call['server']}.{call['tool']}; allow it for "
+                                     f"one message with --allow-tool {call['server']}."
+                                     f"{call['tool']}") + "\n")
     if not as_json and not result.error:
         # On stderr, so that stdout holds the reply alone (cairn ask … > answer.md).
         stderr.write(f"{usage_line(result.usage, result.cost_usd)} · {chat.id}\n")
@@ -486,6 +500,7 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
                "cost_usd": result.cost_usd, "text": result.text,
                "sources": [s.to_json() for s in found],
                "web_searches": result.usage.web_searches,
+               "tool_calls": [dict(c) for c in result.tool_calls],
                "notices": notices,
                "knowledge": _rebuild_json(rebuilt)}
     if lines is not None:

@@ -402,6 +402,16 @@ def no_key_sentence(problem: str | None) -> str:
             "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.")
 
 
+def secret(action: str, user: str, value: str = "") -> str | None:
+    """Get, set or delete one secret of Cairn's in the keychain under *user* (an MCP server's
+    env value or header, app/store/mcp.py); :class:`Refused` when the keychain cannot be
+    asked.  Slow the first time (it loads keyring): off the GUI thread."""
+    try:
+        return _keychain(action, value, user=user)
+    except _Unavailable as error:
+        raise Refused(f"cannot use the keychain: {error.sentence}") from None
+
+
 def _keychain(action: str, key: str = "", *, user: str = KEYRING_USER) -> str | None:
     """One call to the keychain.  Any failure, even a backend that cannot be loaded
     (``PYTHON_KEYRING_BACKEND=no.such.Backend`` raises ImportError), is :class:`_Unavailable`:

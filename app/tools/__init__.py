@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 from app.store.files import PAGE_CHARS  # one page of a text file (about 5,000 tokens)
 
 WORKER = "worker"  # a thread of the toolbox's own pool
+NETWORK = "network"  # awaited: the tool calls out (an MCP server, on a thread of its own)
 MAX_RESULT_BYTES = 4_000_000  # what one call may answer, at most (and a turn, in all)
 _CHUNK = 1 << 20  # a text file is read a megabyte at a time
 
@@ -47,6 +48,8 @@ class ToolOutput:
     content: list[dict[str, Any]]
     is_error: bool = False
     cut: bool = False  # cut (or refused) at the bytes the call could still answer
+    outcome: str = ""  # for a call that needs approval: allowed, declined, failed, error
+    called: tuple[str, str] | None = None  # (server, tool) of an MCP tool
 
     @property
     def size(self) -> int:
@@ -74,26 +77,87 @@ class Tool(Protocol):
     def summary(self, tool_input: dict[str, Any], output: ToolOutput) -> str: ...
 
 
+# What the person answered when a call was asked for (DESIGN §12).
+ALLOW_ONCE, ALLOW_CHAT, ALWAYS_ALLOW, DENY = "once", "chat", "always", "deny"
+ANSWERS = (ALLOW_ONCE, ALLOW_CHAT, ALWAYS_ALLOW, DENY)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What the person sees before a call runs: the server, the tool and its arguments (the
+    tool's annotations shown as the server claims them, never trusted to skip this)."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    chat_id: str
+    workspace_id: str | None
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+
+# Given by whoever starts a turn (the window's chat, the command line): asked before a call
+# that its policy does not allow, it answers one of ANSWERS.  Without one, such calls are
+# declined.
+Approver = Callable[[ApprovalRequest], Awaitable[str]]
+
+
+class NetworkTool(Protocol):
+    """A tool that calls out (``runs_on`` NETWORK): awaited, asking *approver* first when
+    its policy says so; answers an error result, never raises, for a refused or failed call."""
+
+    name: str
+    runs_on: str
+    max_result_bytes: int
+
+    def definition(self, chat: ToolChat) -> dict[str, Any] | None: ...
+    async def arun(self, chat: ToolChat, tool_input: dict[str, Any], *, limit: int,
+                   approver: Approver | None) -> ToolOutput: ...
+    def summary(self, tool_input: dict[str, Any], output: ToolOutput) -> str: ...
+
+
+class ToolSource(Protocol):
+    """Tools that come and go (an MCP server's): ``prepare`` readies what a chat uses before
+    its turn (starting a server; sentences for what could not be), ``tools`` lists them."""
+
+    async def prepare(self, chat: ToolChat) -> list[str]: ...
+    def tools(self, chat: ToolChat) -> Sequence[Tool | NetworkTool]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Offered:
     """The tools a turn offers: their definitions (sent with every round) and the tools."""
 
     definitions: list[dict[str, Any]] = field(default_factory=list)
-    tools: dict[str, Tool] = field(default_factory=dict)
+    tools: dict[str, Tool | NetworkTool] = field(default_factory=dict)
 
 
 class Toolbox:
     """The tools Cairn has, and the worker threads they run on."""
 
-    def __init__(self, tools: Sequence[Tool], *, workers: int = 4) -> None:
+    def __init__(self, tools: Sequence[Tool], *, sources: Sequence[ToolSource] = (),
+                 workers: int = 4) -> None:
         self._tools = list(tools)
+        self._sources = list(sources)
         self._workers: Executor = ThreadPoolExecutor(max_workers=workers,
                                                      thread_name_prefix="cairn-tool")
+
+    async def prepare(self, chat: ToolChat) -> list[str]:
+        """Before a turn: each source readies what *chat* uses; what could not be, said."""
+        said: list[str] = []
+        for source in self._sources:
+            try:
+                said += await source.prepare(chat)
+            except Exception:
+                log.exception("a tool source could not be prepared")
+        return said
 
     def offered(self, chat: ToolChat) -> Offered:
         """What a turn in *chat* offers (on the storage thread: a definition may read)."""
         offered = Offered()
-        for tool in self._tools:
+        tools: list[Tool | NetworkTool] = [*self._tools]
+        for source in self._sources:
+            tools += source.tools(chat)
+        for tool in tools:
             definition = tool.definition(chat)
             if definition is not None:
                 offered.definitions.append(definition)
@@ -101,7 +165,7 @@ class Toolbox:
         return offered
 
     async def call(self, offered: Offered, chat: ToolChat, call: dict[str, Any], *,
-                   limit: int) -> tuple[ToolOutput, str, bool]:
+                   limit: int, approver: Approver | None = None) -> tuple[ToolOutput, str, bool]:
         """Run one call of the model's on a worker thread: its output, its summary line, and
         whether *limit* (what is left of the turn's bound, when it is below the tool's own
         cap) cut it.  A tool not offered, or an input that is not an object, is an error
@@ -115,13 +179,18 @@ class Toolbox:
         if not isinstance(tool_input, dict):  # a list, a string, a number: the model is told
             output = error(f"The input of {name} must be an object.")
             return output, _first_line(output), False
-        if tool.runs_on != WORKER:
-            raise ValueError(f"a tool runs on a worker, not on {tool.runs_on!r}")
+        if tool.runs_on not in (WORKER, NETWORK):
+            raise ValueError(f"a tool runs on a worker or the network, not {tool.runs_on!r}")
         cap = min(limit, tool.max_result_bytes)
         loop = asyncio.get_running_loop()
         try:
-            output = await loop.run_in_executor(
-                self._workers, lambda: tool.run(chat, tool_input, limit=cap))
+            if tool.runs_on == NETWORK:  # (its own thread: an MCP server's)
+                output = await tool.arun(chat, tool_input, limit=cap,  # type: ignore[union-attr]
+                                         approver=approver)
+            else:
+                run = tool.run  # type: ignore[union-attr]
+                output = await loop.run_in_executor(
+                    self._workers, lambda: run(chat, tool_input, limit=cap))
         except Exception:
             log.exception("the tool %s failed", name)
             output = error(f"{name} failed inside Cairn; try another way.")

@@ -171,6 +171,26 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("key", "status"): extra,
         ("completion",): [[], ["bogus"], ["bash", "zsh"], ["Bash"]],
         ("install-desktop",): extra,
+        # Issue 37: MCP servers — names, programs, URLs, env and headers that are not ones,
+        # unknown servers and workspaces, Claude Desktop files that are not its.
+        ("mcp", "list"): extra,
+        ("mcp", "add"): [[n, "--", "prog"] for n in ("", "a/b", "x" * 49, "\x1b[2J", "\0",
+                                                      "-", " lead", *TITLES)]
+        + [["x", "--url", u] for u in ("", "ftp://x", "http://", "https://u:p@h.io",
+                                       "http://a b", "\x1b[2J", "x" * 100_000)]
+        + [["x", "--env", e, "--", "prog"] for e in ("BAD KEY=v", "=v", "K", "K=\0")]
+        + [["x", "--url", "https://a.io", "--header", h] for h in ("K=a\r\nX: 1", "B D=v")]
+        + [["x"], ["x", "--url", "https://a.io", "--", "prog"], ["x", "--", "a\0b"],
+           ["x", "--", "x" * 100_000]],
+        ("mcp", "remove"): [[i] for i in IDS],
+        ("mcp", "import-claude-desktop"): [["--file", p] for p in PATHS if p]
+        + [["--file", f] for f in [*attach, *docs]],
+        **{("mcp", action): [[i, "--workspace", ws] for i in IDS]
+           + [["nosuch", "--workspace", i] for i in IDS] for action in ("on", "off")},
+        ("mcp", "tools"): [[i] for i in IDS],
+        **{("mcp", action): [[i, "tool", "--workspace", ws] for i in IDS]
+           + [["nosuch", "tool", "--workspace", i] for i in IDS]
+           for action in ("allow", "ask", "deny")},
     }
 
 

@@ -31,6 +31,7 @@ from app.chat.turn import (
     RoundStored,
     TextDelta,
     ThinkingDelta,
+    ToolNotice,
     ToolResult,
     Turn,
     TurnEnded,
@@ -38,6 +39,7 @@ from app.chat.turn import (
 )
 from app.errors import CairnError
 from app.store.messages import FAILED, STOPPED, Message
+from ui.chat.approval import ApprovalBar
 from ui.chat.composer import Composer
 from ui.chat.delegate import STREAMING
 from ui.chat import find
@@ -106,6 +108,9 @@ class ChatPanel(QWidget):
         layout.addWidget(self.composer)
         self.find_bar = find.install(self, self)  # find in the chat, and Ctrl+Home (issue 22)
         layout.insertWidget(1, self.find_bar)
+        # Before an MCP tool runs: the turn waits here for the person (issue 37).
+        self.approval = ApprovalBar()
+        layout.insertWidget(layout.indexOf(self.composer), self.approval)
         self._reveal: tuple[str, int, tuple[str, ...]] | None = None  # a result to go to
 
         self.chat_id: str | None = None
@@ -173,6 +178,7 @@ class ChatPanel(QWidget):
                 self._files[self.chat_id] = self.composer.attachments()  # its chips wait for it
             self.ops.chat_left(self.chat_id)  # what it taught is learned now, not when idle
         self.chat_id = chat_id
+        self.approval.show_for(chat_id)
         self._shown += 1
         self._last_id, self._oldest_id = 0, None
         self.view.has_older = False
@@ -244,6 +250,7 @@ class ChatPanel(QWidget):
             self._files[self.chat_id] = self.composer.attachments()
         self.ops.chat_left(self.chat_id)
         self.chat_id = None
+        self.approval.show_for(None)
         self._shown += 1
         self._draft_for = None
 
@@ -367,9 +374,11 @@ class ChatPanel(QWidget):
         try:
             try:
                 if editing is not None:
-                    await self.ops.edit_and_resend(chat_id, editing, text)
+                    await self.ops.edit_and_resend(chat_id, editing, text,
+                                                   approver=self.approval.ask)
                 else:
-                    await self.ops.start_turn(chat_id, text, attachments=files, web=web)
+                    await self.ops.start_turn(chat_id, text, attachments=files, web=web,
+                                              approver=self.approval.ask)
             except CairnError as refused:  # nothing was stored: the text stays to fix
                 if chat_id == self.chat_id:
                     self.composer.say(str(refused))
@@ -425,7 +434,7 @@ class ChatPanel(QWidget):
         if chat_id is None:
             return
         try:
-            await self.ops.retry(chat_id)
+            await self.ops.retry(chat_id, approver=self.approval.ask)
         except CairnError as refused:
             self.sig_error.emit(str(refused))
             return
@@ -519,6 +528,9 @@ class ChatPanel(QWidget):
                 entry.thinking += event.text
         elif isinstance(event, ToolResult):
             entry.add_tool_line(event.summary, is_error=event.is_error)
+        elif isinstance(event, ToolNotice):  # an MCP server did not start: said, not stored
+            entry.add_tool_line(event.sentence, is_error=True)
+            self.sig_error.emit(event.sentence)
         elif isinstance(event, RoundStored):
             if entry.parts and entry.parts[-1].kind == "text":
                 entry.add_text("\n\n")  # the next round's text starts a paragraph, as stored
