@@ -149,17 +149,25 @@ def _first_line(output: ToolOutput) -> str:
     return line
 
 
-def text_page(name: str, handle: BinaryIO, page: int, *, limit: int) -> ToolOutput | None:
+def text_page(name: str, handle: BinaryIO, page: int, *, limit: int,
+              size: int | None = None) -> ToolOutput | None:
     """Page *page* (from 1) of the text read from *handle*, headed with where it is and what
     to read next; None when it is not text.  Read a megabyte at a time and only the page is
-    kept, so a 20 MB file costs a megabyte or two, however often it is read."""
+    kept, so a 20 MB file costs a megabyte or two, however often it is read.  *size*: the
+    bytes the file had when it was checked; a file that another program grows past it is
+    read no further (a log appended to forever would keep the read going forever)."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     start, end = (page - 1) * PAGE_CHARS, page * PAGE_CHARS
     kept: list[str] = []
     total = 0
+    taken = 0  # bytes read
     first = True
     while True:
-        chunk = handle.read(_CHUNK)
+        chunk = handle.read(_CHUNK if size is None else min(_CHUNK, size + 1 - taken))
+        taken += len(chunk)
+        if size is not None and taken > size:
+            return error(f"Cannot read '{name}': it changed while it was being read; "
+                         "ask again.")
         if first and b"\0" in chunk[:8192]:
             return None
         first = False

@@ -325,7 +325,7 @@ class FolderReader:
                 return _error(f"Cannot read '{name}': it is {human_size(size)}, too large to "
                               "read here.")
             handle.seek(0)
-            output = text_page(name, handle, page, limit=limit)  # a page at a time
+            output = text_page(name, handle, page, limit=limit, size=size)  # a page at a time
         if output is None:
             return _error(f"Cannot read '{name}': it is not text, a PDF or an image.")
         return output.content, output.is_error
