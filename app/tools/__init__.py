@@ -187,10 +187,12 @@ def text_page(name: str, handle: BinaryIO, page: int, *, limit: int,
     head = f"[{name} — page {page} of {pages}"
     head += f"; read page {page + 1} next]" if page < pages else "]"
     body = "".join(kept)
-    if len(body.encode("utf-8")) + len(head) + 1 > limit:  # what is left of the turn's bound
-        cut = body.encode("utf-8")[: max(0, limit - len(head) - 200)].decode("utf-8", "ignore")
-        body = cut + ("\n[Cut here: this reply's tool results reached Cairn's limit of "
-                      f"{MAX_RESULT_BYTES // 1_000_000} MB.]")
+    heading = len(head.encode("utf-8")) + 1  # bytes, not characters: a name may be any script
+    if len(body.encode("utf-8")) + heading > limit:  # what is left of the turn's bound
+        note = ("\n[Cut here: this reply's tool results reached Cairn's limit of "
+                f"{MAX_RESULT_BYTES // 1_000_000} MB.]")
+        room = max(0, limit - heading - len(note.encode("utf-8")))
+        body = body.encode("utf-8")[:room].decode("utf-8", "ignore") + note
     return ToolOutput([{"type": "text", "text": f"{head}\n{body}"}], cut=len(body) != len("".join(kept)))
 
 

@@ -155,3 +155,17 @@ async def test_a_server_that_ignores_the_last_rounds_tool_choice_ends_the_turn(
     assert result.status == "stopped" and result.error == BOUND_REACHED["rounds"]
     fake.reply_text("Back.")
     assert (await online.engine.send(chat.id, "Hello?")).status == "complete"
+
+
+def test_a_page_cut_at_what_is_left_weighs_no_more_than_that_whatever_its_name():
+    """The cut counts the heading's bytes, not its characters: a long name in a script of
+    three bytes a letter must not carry a result past what the turn had left."""
+    import io
+
+    from app.tools import text_page
+
+    body = ("x" * 99 + "\n") * 200  # one page (20,000 characters)
+    for name in ("notes.md", "文" * 120 + ".md"):
+        for limit in (1_000, 5_000, 19_000, 20_050):
+            output = text_page(name, io.BytesIO(body.encode()), 1, limit=limit)
+            assert output is not None and output.size <= limit, (name, limit, output.size)
