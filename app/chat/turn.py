@@ -502,8 +502,12 @@ class TurnRun:
             stored = await storage.run(self._store_round, blocks, round_usage)
             self._publish(RoundStored(turn.id, stored.id, round_usage, stored.cost_usd,
                                       generation=turn.generation))
-            if stop_reason == "pause_turn" and round_number < MAX_TOOL_ROUNDS:
-                continue  # the server paused a long turn: sending it back lets it go on
+            if stop_reason == "pause_turn":
+                if round_number < MAX_TOOL_ROUNDS:
+                    continue  # the server paused a long turn: sending it back lets it go on
+                # Paused in the last round: the answer is not all there, and saying so is
+                # the bound's sentence, not a reply that looks complete.
+                raise _Bounded(BOUND_REACHED["rounds"])
             calls = [b for b in blocks if b.get("type") == "tool_use"]
             if stop_reason != "tool_use" or not calls:
                 return

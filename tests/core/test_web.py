@@ -309,3 +309,19 @@ async def test_a_reply_stopped_after_its_search_keeps_the_search_and_its_sources
     sent = [{k: v for k, v in b.items() if k != "cache_control"}
             for m in fake.requests[-1].body["messages"] for b in m["content"]]
     assert all(block in sent for block in kept)  # verbatim, encrypted content included
+
+
+async def test_a_turn_the_server_keeps_pausing_ends_at_the_round_bound_saying_so(
+        online, workspace, fake):
+    """pause_turn in every round, the last one too: the reply ends stopped with the bound's
+    sentence, not complete as if the paused answer were all of it; the next message works."""
+    from app.chat.turn import BOUND_REACHED, MAX_TOOL_ROUNDS
+
+    set_web_settings(online.registry, online.web, workspace.id, WebSettings(enabled=True))
+    chat = online.registry.new_chat(folder=workspace.path)
+    for _ in range(MAX_TOOL_ROUNDS + 1):
+        reply_search(fake, stop_reason="pause_turn")
+    result = await online.engine.send(chat.id, "Search on and on.")
+    assert result.status == "stopped" and result.error == BOUND_REACHED["rounds"]
+    fake.reply_text("Back.")
+    assert (await online.engine.send(chat.id, "Hello?")).status == "complete"
