@@ -325,3 +325,31 @@ async def test_a_turn_the_server_keeps_pausing_ends_at_the_round_bound_saying_so
     assert result.status == "stopped" and result.error == BOUND_REACHED["rounds"]
     fake.reply_text("Back.")
     assert (await online.engine.send(chat.id, "Hello?")).status == "complete"
+
+
+def test_the_command_lines_json_counts_every_rounds_searches_and_sources(
+        online, workspace, fake, capsys):
+    """A reply of two rounds (the server paused between two searches): --json says both
+    searches, each source once, and the cost of both rounds with both searches."""
+    import json
+
+    from app import cli
+
+    online.close()
+    docs = web_search_result("https://doc.qt.io/qtforpython-6/", "Qt for Python docs",
+                             encrypted_content="EqgfCioIARgBexample3")
+    fake.reply_web_search("PySide6 6.12", [QT, PYPI], answer=["First. "],
+                          usage={"input_tokens": 1000, "output_tokens": 10},
+                          stop_reason="pause_turn")
+    fake.reply_web_search("PySide6 6.12 docs", [QT, docs], answer=["Second."],
+                          usage={"input_tokens": 3000, "output_tokens": 20})
+    assert cli.main(["ask", "--folder", workspace.path, "--web", "--json", "What is new?"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["text"] == "First. Second."
+    assert summary["web_searches"] == 2 and summary["usage"]["web_searches"] == 2
+    assert [s["url"] for s in summary["sources"]] == [
+        "https://www.qt.io/blog/qt-for-python-6.12", "https://pypi.org/project/PySide6/",
+        "https://doc.qt.io/qtforpython-6/"]
+    assert summary["cost_usd"] == pytest.approx(
+        cost("claude-sonnet-5-5", Usage(1000, 0, 0, 10, web_searches=1))
+        + cost("claude-sonnet-5-5", Usage(3000, 0, 0, 20, web_searches=1)))
