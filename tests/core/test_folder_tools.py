@@ -456,3 +456,27 @@ def test_a_text_file_that_grows_while_it_is_read_is_read_no_further_than_it_was(
                                                    {"path": "notes/app.log"})
     assert sum(taken) <= folder_tools.MAX_TEXT_BYTES + (1 << 20)
     assert is_error and "it changed while it was being read" in content[0]["text"]
+
+
+async def test_a_folder_read_or_listing_cut_at_what_the_turn_has_left_ends_the_turn(
+        cairn, project):
+    """What is left of the turn's 4 MB cuts a folder page or listing as it cuts a workspace
+    file's: the result weighs no more than what was left, and the turn is told it was cut
+    (so it ends saying so, instead of going on with a note the model may ignore)."""
+    from app.tools import ToolChat
+
+    allow(cairn, project)
+    (Path(project.path) / "notes" / "long.md").write_text("A line of notes.\n" * 2000,
+                                                         encoding="utf-8")
+    for n in range(300):
+        (Path(project.path) / "notes" / f"entry-with-a-long-name-{n:04d}.md").write_text("x")
+    chat = ToolChat("chat", project.id, (project.id,))
+    toolbox = cairn.engine.toolbox
+    offered = toolbox.offered(chat)
+    for name, tool_input in (("readFolderFile", {"path": "notes/long.md"}),
+                             ("listFolder", {"path": "notes"})):
+        call = {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
+        output, _summary, bounded = await toolbox.call(offered, chat, call, limit=2_000)
+        assert output.size <= 2_000 and bounded, (name, output.size, bounded)
+        output, _summary, bounded = await toolbox.call(offered, chat, call, limit=4_000_000)
+        assert not bounded and output.size > 2_000, name
