@@ -59,6 +59,20 @@ def misleading(text: str, href: str) -> bool:
     return _host(shown) != _host(href)
 
 
+# What a mailto link may carry to the mail program (RFC 6068's fields people use): never
+# ``attach=`` / ``attachment=``, which Evolution, KMail and others honour by attaching that
+# file, so a link in a reply or a bundle's document could mail away the person's keys.
+_MAIL_FIELDS = ("to", "cc", "bcc", "subject", "body", "in-reply-to")
+
+
+def mail_link(target: str) -> str:
+    """*target* (a mailto link) with only its address and the fields in :data:`_MAIL_FIELDS`."""
+    address, _, query = target.partition("?")
+    kept = [part for part in query.split("&")
+            if part.split("=", 1)[0].strip().lower() in _MAIL_FIELDS]
+    return address + ("?" + "&".join(kept) if kept else "")
+
+
 def follow(href: str, parent: QWidget | None = None) -> bool:
     """Open a web link; one marked :data:`ASK` only after the person agrees.  Whether it
     was handed to the operating system."""
@@ -77,6 +91,8 @@ def follow(href: str, parent: QWidget | None = None) -> bool:
                        "Open", informative="Open it only if you trust where it goes.",
                        parent=parent):
             return False
+    if target.strip().lower().startswith("mailto:"):
+        target = mail_link(target.strip())
     return bool(QDesktopServices.openUrl(QUrl(target)))
 
 

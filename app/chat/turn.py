@@ -376,6 +376,9 @@ class _Progress:
     partial: str = ""  # text of the round in progress
     thinking: str = ""  # thinking of finished rounds
     partial_thinking: str = ""  # thinking of the round in progress
+    # The round in progress's server tool blocks (a search, its results), whole and verbatim,
+    # each with where the round's text stood when it arrived: a stop keeps them in place.
+    partial_blocks: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     calls: int = 0  # tool calls run in this turn
     result_bytes: int = 0  # what their results weigh
     usage: Usage = Usage()  # usage of finished rounds
@@ -392,6 +395,7 @@ class _Progress:
         self.partial = ""
         self.thinking += self.partial_thinking
         self.partial_thinking = ""
+        self.partial_blocks = []
         self.usage = self.usage + usage
         self.costs.append(cost)
         self.round_usage = Usage()
@@ -520,8 +524,12 @@ class TurnRun:
             stored = await storage.run(self._store_round, blocks, round_usage)
             self._publish(RoundStored(turn.id, stored.id, round_usage, stored.cost_usd,
                                       generation=turn.generation))
-            if stop_reason == "pause_turn" and round_number < MAX_TOOL_ROUNDS:
-                continue  # the server paused a long turn: sending it back lets it go on
+            if stop_reason == "pause_turn":
+                if round_number < MAX_TOOL_ROUNDS:
+                    continue  # the server paused a long turn: sending it back lets it go on
+                # Paused in the last round: the answer is not all there, and saying so is
+                # the bound's sentence, not a reply that looks complete.
+                raise _Bounded(BOUND_REACHED["rounds"])
             calls = [b for b in blocks if b.get("type") == "tool_use"]
             if stop_reason != "tool_use" or not calls:
                 return
@@ -606,6 +614,7 @@ class TurnRun:
                     raise limits.ModelError(limits.OVERLOADED_AFTER_RETRYING,
                                             kind="overloaded") from failure
             state.round_usage, state.counted = Usage(), False  # the next attempt counts anew
+            state.partial_blocks = []
             self._publish(RetryWaiting(turn.id, wait, "overloaded", generation=turn.generation))
             await stopper.step(asyncio.sleep(wait))
 
@@ -621,6 +630,7 @@ class TurnRun:
             state.partial_thinking += value
             self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
         elif kind == "server tool":
+            state.partial_blocks.append((len(state.partial), value))
             line = web_line(value)
             if line is not None:
                 self._publish(WebActivity(turn.id, line, value, generation=turn.generation))
@@ -705,9 +715,26 @@ class TurnRun:
         if state.ended:
             return None
         state.ended = True
-        state.round_usage = state.partial_usage()  # (the turn's result says the same)
+        # A search whose blocks arrived ran, and is billed, though the server's count came
+        # with a message_delta that a stop cut off (the stored message reads it so too).
+        searched = sum(1 for _at, b in state.partial_blocks
+                       if b.get("type") == "server_tool_use" and b.get("name") == "web_search")
+        usage = state.partial_usage()
+        state.round_usage = replace(usage, web_searches=max(usage.web_searches, searched)) \
+            if searched else usage  # (the turn's result says the same)
         state.counted = True
-        blocks = [{"type": "text", "text": state.partial}] if state.partial else []
+        # The text that streamed, with the round's whole server tool blocks where they came
+        # (verbatim: a stopped reply keeps its searches, its sources and their encrypted
+        # content for the next turn, which sends back each call that has its result).
+        blocks: list[dict[str, Any]] = []
+        start = 0
+        for at, block in state.partial_blocks:
+            if state.partial[start:at]:
+                blocks.append({"type": "text", "text": state.partial[start:at]})
+            blocks.append(block)
+            start = at
+        if state.partial[start:]:
+            blocks.append({"type": "text", "text": state.partial[start:]})
         if state.partial_thinking:  # unsigned: kept to show, never sent back
             blocks.insert(0, {"type": "thinking", "thinking": state.partial_thinking,
                               "signature": ""})

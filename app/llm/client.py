@@ -142,6 +142,15 @@ def client_class() -> type[anthropic.AsyncAnthropic]:
         These hook the SDK's retry policy (``_should_retry``, ``_sleep_for_retry``); the
         misbehaving-server tests run through the real SDK, so a change there shows in CI."""
 
+        async def _prepare_options(self, options: Any) -> Any:
+            # No redirect is followed (the SDK follows them): a server that answers one would
+            # send the chat on to an address the person never chose, plain http to another
+            # machine included, past the agreement that address needs (api.plain_http).
+            # Anthropic's API never redirects; a 3xx is said as the server's answer.
+            options = await super()._prepare_options(options)
+            options.follow_redirects = False
+            return options
+
         def _should_retry(self, response: Any) -> bool:
             wait = self._parse_retry_after_header(response.headers)
             if wait is not None and wait > LONGEST_RETRY_WAIT:

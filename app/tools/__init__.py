@@ -218,17 +218,25 @@ def _first_line(output: ToolOutput) -> str:
     return line
 
 
-def text_page(name: str, handle: BinaryIO, page: int, *, limit: int) -> ToolOutput | None:
+def text_page(name: str, handle: BinaryIO, page: int, *, limit: int,
+              size: int | None = None) -> ToolOutput | None:
     """Page *page* (from 1) of the text read from *handle*, headed with where it is and what
     to read next; None when it is not text.  Read a megabyte at a time and only the page is
-    kept, so a 20 MB file costs a megabyte or two, however often it is read."""
+    kept, so a 20 MB file costs a megabyte or two, however often it is read.  *size*: the
+    bytes the file had when it was checked; a file that another program grows past it is
+    read no further (a log appended to forever would keep the read going forever)."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     start, end = (page - 1) * PAGE_CHARS, page * PAGE_CHARS
     kept: list[str] = []
     total = 0
+    taken = 0  # bytes read
     first = True
     while True:
-        chunk = handle.read(_CHUNK)
+        chunk = handle.read(_CHUNK if size is None else min(_CHUNK, size + 1 - taken))
+        taken += len(chunk)
+        if size is not None and taken > size:
+            return error(f"Cannot read '{name}': it changed while it was being read; "
+                         "ask again.")
         if first and b"\0" in chunk[:8192]:
             return None
         first = False
@@ -248,10 +256,12 @@ def text_page(name: str, handle: BinaryIO, page: int, *, limit: int) -> ToolOutp
     head = f"[{name} — page {page} of {pages}"
     head += f"; read page {page + 1} next]" if page < pages else "]"
     body = "".join(kept)
-    if len(body.encode("utf-8")) + len(head) + 1 > limit:  # what is left of the turn's bound
-        cut = body.encode("utf-8")[: max(0, limit - len(head) - 200)].decode("utf-8", "ignore")
-        body = cut + ("\n[Cut here: this reply's tool results reached Cairn's limit of "
-                      f"{MAX_RESULT_BYTES // 1_000_000} MB.]")
+    heading = len(head.encode("utf-8")) + 1  # bytes, not characters: a name may be any script
+    if len(body.encode("utf-8")) + heading > limit:  # what is left of the turn's bound
+        note = ("\n[Cut here: this reply's tool results reached Cairn's limit of "
+                f"{MAX_RESULT_BYTES // 1_000_000} MB.]")
+        room = max(0, limit - heading - len(note.encode("utf-8")))
+        body = body.encode("utf-8")[:room].decode("utf-8", "ignore") + note
     return ToolOutput([{"type": "text", "text": f"{head}\n{body}"}], cut=len(body) != len("".join(kept)))
 
 

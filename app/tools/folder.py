@@ -203,6 +203,17 @@ class FolderReader:
 
     def answer(self, ws_id: str | None, name: str, tool_input: dict[str, Any], *,
                limit: int = MAX_RESULT_BYTES) -> tuple[list[dict[str, Any]], bool]:
+        output = self.output(ws_id, name, tool_input, limit=limit)
+        return output.content, output.is_error
+
+    def output(self, ws_id: str | None, name: str, tool_input: dict[str, Any], *,
+               limit: int = MAX_RESULT_BYTES) -> ToolOutput:
+        """:meth:`answer` as the toolbox takes it: whether *limit* cut it, too."""
+        found = self._answer(ws_id, name, tool_input, limit)
+        return found if isinstance(found, ToolOutput) else ToolOutput(*found)
+
+    def _answer(self, ws_id: str | None, name: str, tool_input: dict[str, Any], limit: int
+                ) -> ToolOutput | tuple[list[dict[str, Any]], bool]:
         on, allow = access(self._registry, self._folders, ws_id)
         if not on:
             return _error("Folder access is off for this project: the person has not allowed "
@@ -215,7 +226,7 @@ class FolderReader:
         if not isinstance(page, int) or isinstance(page, bool) or page < 1:
             return _error("page must be a whole number from 1.")
         if name == LIST_TOOL["name"]:
-            return self._list(root, path, page, allow)
+            return _within(self._list(root, path, page, allow), limit)
         return self._read(root, path, page, allow, limit)
 
     def _check(self, root: str, path: str, allow: tuple[str, ...]) -> Inside | str:
@@ -287,7 +298,7 @@ class FolderReader:
         return [{"type": "text", "text": "\n".join([head, *lines])}], False
 
     def _read(self, root: str, path: str, page: int, allow: tuple[str, ...], limit: int
-              ) -> tuple[list[dict[str, Any]], bool]:
+              ) -> ToolOutput | tuple[list[dict[str, Any]], bool]:
         shown_path = "/".join(p for p in path.replace("\\", "/").split("/") if p not in ("", "."))
         if not shown_path:
             return _error("readFolderFile needs a path, e.g. notes/plan.md.")
@@ -311,8 +322,7 @@ class FolderReader:
                     return _error(f"Cannot read '{name}': it is {human_size(size)}, more than "
                                   f"the model takes ({human_size(most)}).")
                 if size > limit:  # never read whole what the turn may not hold
-                    tight = too_large(name, size, limit)
-                    return tight.content, tight.is_error
+                    return too_large(name, size, limit)
                 data = head + handle.read(most + 1 - len(head))
                 if len(data) > min(most, limit):  # it grew since it was looked at
                     return _error(f"Cannot read '{name}': it changed while it was being "
@@ -325,10 +335,10 @@ class FolderReader:
                 return _error(f"Cannot read '{name}': it is {human_size(size)}, too large to "
                               "read here.")
             handle.seek(0)
-            output = text_page(name, handle, page, limit=limit)  # a page at a time
+            output = text_page(name, handle, page, limit=limit, size=size)  # a page at a time
         if output is None:
             return _error(f"Cannot read '{name}': it is not text, a PDF or an image.")
-        return output.content, output.is_error
+        return output  # (cut or not at what the turn has left: the toolbox is told)
 
 
 def _open_checked(found: Inside) -> BinaryIO | str:
@@ -362,6 +372,20 @@ def _error(text: str) -> tuple[list[dict[str, Any]], bool]:
     return [{"type": "text", "text": text}], True
 
 
+def _within(listed: tuple[list[dict[str, Any]], bool], limit: int) -> ToolOutput:
+    """A listing page cut at what the turn has left (*limit* bytes), saying where, as a text
+    page is (:func:`app.tools.text_page`)."""
+    output = ToolOutput(*listed)
+    if output.size <= limit:
+        return output
+    note = ("\n[Cut here: this reply's tool results reached Cairn's limit of "
+            f"{MAX_RESULT_BYTES // 1_000_000} MB.]")
+    text = "".join(str(b.get("text", "")) for b in output.content)
+    room = max(0, limit - len(note.encode("utf-8")))
+    kept = text.encode("utf-8")[:room].decode("utf-8", "ignore")
+    return ToolOutput([{"type": "text", "text": kept + note}], output.is_error, cut=True)
+
+
 # ----------------------------------------------------------------- the two tools
 
 
@@ -382,9 +406,8 @@ class _FolderTool:
         return self._definition if self._definition in offered else None
 
     def run(self, chat: ToolChat, tool_input: dict[str, Any], *, limit: int) -> ToolOutput:
-        content, is_error = self._reader.answer(chat.chain_ids[-1] if chat.chain_ids else None,
-                                                self.name, tool_input, limit=limit)
-        return ToolOutput(content, is_error)
+        return self._reader.output(chat.chain_ids[-1] if chat.chain_ids else None,
+                                   self.name, tool_input, limit=limit)
 
     def summary(self, tool_input: dict[str, Any], output: ToolOutput) -> str:
         return summary_line(output)

@@ -410,3 +410,73 @@ def test_the_case_probe_answers_for_this_disk(tmp_path):
     probe = tmp_path / "CaseProbe"
     probe.mkdir()
     assert inside.ignores_case(str(probe)) == (tmp_path / "caseprobe").exists()
+
+
+def test_a_text_file_that_grows_while_it_is_read_is_read_no_further_than_it_was(
+        cairn, project, monkeypatch):
+    """A log another program keeps appending to: the read stops at the size the file had when
+    it was checked (8 MB at most), instead of following it for as long as it grows."""
+    from app.tools import folder as folder_tools
+
+    allow(cairn, project)
+    log_file = Path(project.path) / "notes" / "app.log"
+    log_file.write_bytes(b"line\n" * 1000)
+    opened = folder_tools._open_checked
+    taken: list[int] = []
+
+    class Growing:
+        """The handle, with another program writing a megabyte before each read."""
+
+        def __init__(self, handle):
+            self._handle = handle
+
+        def read(self, n: int = -1) -> bytes:
+            if log_file.stat().st_size < 40_000_000:  # (bounded, so the old read ends too)
+                with open(log_file, "ab") as writer:
+                    writer.write(b"more\n" * 200_000)
+            data = self._handle.read(n)
+            taken.append(len(data))
+            return data
+
+        def __getattr__(self, name: str):
+            return getattr(self._handle, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self._handle.close()
+
+    def growing(found):
+        handle = opened(found)
+        return handle if isinstance(handle, str) else Growing(handle)
+
+    monkeypatch.setattr(folder_tools, "_open_checked", growing)
+    content, is_error = cairn.folder_reader.answer(project.id, "readFolderFile",
+                                                   {"path": "notes/app.log"})
+    assert sum(taken) <= folder_tools.MAX_TEXT_BYTES + (1 << 20)
+    assert is_error and "it changed while it was being read" in content[0]["text"]
+
+
+async def test_a_folder_read_or_listing_cut_at_what_the_turn_has_left_ends_the_turn(
+        cairn, project):
+    """What is left of the turn's 4 MB cuts a folder page or listing as it cuts a workspace
+    file's: the result weighs no more than what was left, and the turn is told it was cut
+    (so it ends saying so, instead of going on with a note the model may ignore)."""
+    from app.tools import ToolChat
+
+    allow(cairn, project)
+    (Path(project.path) / "notes" / "long.md").write_text("A line of notes.\n" * 2000,
+                                                         encoding="utf-8")
+    for n in range(300):
+        (Path(project.path) / "notes" / f"entry-with-a-long-name-{n:04d}.md").write_text("x")
+    chat = ToolChat("chat", project.id, (project.id,))
+    toolbox = cairn.engine.toolbox
+    offered = toolbox.offered(chat)
+    for name, tool_input in (("readFolderFile", {"path": "notes/long.md"}),
+                             ("listFolder", {"path": "notes"})):
+        call = {"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}
+        output, _summary, bounded = await toolbox.call(offered, chat, call, limit=2_000)
+        assert output.size <= 2_000 and bounded, (name, output.size, bounded)
+        output, _summary, bounded = await toolbox.call(offered, chat, call, limit=4_000_000)
+        assert not bounded and output.size > 2_000, name

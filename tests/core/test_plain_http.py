@@ -102,3 +102,21 @@ def test_the_command_line_warns_and_says_how_to_allow(remote, fake, capsys):
     assert code == 0 and "You allowed it" in err
     code, _out, err = run(capsys, "settings", "set", "api.base_url", "http://localhost:1")
     assert code == 0 and err == ""  # this machine's own: nothing to warn of
+
+
+async def test_a_redirect_never_carries_the_key_elsewhere(online, fake, folders):
+    """The server the person chose (here a local one: no agreement needed) answers a redirect
+    to another server, say plain http on another machine: the key is not sent there, nor is
+    the chat."""
+    from tests.fake_anthropic import FakeAnthropic
+
+    (root,) = folders("Acme")
+    chat = online.registry.new_chat(folder=root)
+    with FakeAnthropic() as elsewhere:
+        fake.reply_error_status(307, "redirect", "Moved.",
+                                headers={"Location": f"{elsewhere.base_url}/v1/messages"})
+        elsewhere.reply_text("Hello from elsewhere.")
+        result = await online.engine.send(chat.id, "Hi")
+        assert [r.api_key for r in elsewhere.requests if r.api_key] == []
+        assert elsewhere.message_requests == []
+    assert result.status == "failed" and result.error == "Anthropic refused the request: Moved."

