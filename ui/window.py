@@ -319,6 +319,7 @@ class MainWindow(QMainWindow):
         self.cairn, self.ops, self.bridge = cairn, ops, bridge
         self.sidebar = Sidebar(cairn.registry, bridge, ops)
         self.sidebar.sig_chat_selected.connect(self._chat_selected)
+        self.sidebar.sig_chat_chosen.connect(self._chat_chosen)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
         self.sidebar.sig_export.connect(self._export)
@@ -647,6 +648,14 @@ class MainWindow(QMainWindow):
     def _chat_selected(self, chat_id: str) -> None:
         chat = self.cairn.registry.chat(chat_id) if self.cairn is not None else None
         self._guarded(chat.workspace_id if chat is not None else None, chat_id, None)
+
+    def _chat_chosen(self, chat_id: str) -> None:
+        """A chat opened by a click or Enter: the keyboard goes where the person writes (as
+        in Claude Desktop and ChatGPT), so typing no longer jumps between sidebar rows and
+        Ctrl+F finds in the chat."""
+        if self.chat_panel is not None and self._chat_id == chat_id \
+                and self.center_stack.currentWidget() is self.chat_panel:
+            self.chat_panel.focus_message()
 
     def _workspace_selected(self, ws_id: str) -> None:
         self._guarded(ws_id, None, ws_id)

@@ -79,6 +79,7 @@ class Sidebar(QWidget):
     """Pinned, the workspace tree and Ungrouped (Archived on demand), filtered as you type."""
 
     sig_chat_selected = Signal(str)  # a chat id: the person opened it
+    sig_chat_chosen = Signal(str)  # a chat id: opened by a click or Enter (not arrows): type there
     sig_workspace_selected = Signal(str)  # a workspace id: the person opened it
     sig_error = Signal(str)  # a refusal, as the core's sentence
     sig_export = Signal(str)  # a workspace id: the person asked to export it
@@ -363,6 +364,8 @@ class Sidebar(QWidget):
             self.tree.setExpanded(index, not self.tree.isExpanded(index))
         elif kind in (CHAT, WORKSPACE):
             self._emit_open(kind, item_id)
+            if kind == CHAT:  # a chat chosen, not passed by with the arrows: its box is next
+                self.sig_chat_chosen.emit(item_id)
 
     def _emit_open(self, kind: str, item_id: str) -> None:
         self._open_soon.stop()
