@@ -248,14 +248,18 @@ class Operations:
     # ----------------------------------------------------------------- chats
 
     async def new_chat(self, *, folder: str | None = None, title: str = "",
-                       workspace_id: str | None = None) -> tuple[Chat, Changes]:
+                       workspace_id: str | None = None,
+                       reuse_untouched: bool = False) -> tuple[Chat, Changes]:
         """A chat in *folder* (Ungrouped when it is no workspace's); with *workspace_id*, in
-        that workspace's folder, refused in one sentence when the folder is gone."""
+        that workspace's folder, refused in one sentence when the folder is gone.  With
+        *reuse_untouched*, that list's empty "New chat" when it has one (the window's New
+        chat: see ``ChatList.new_chat``)."""
         registry = self.cairn.registry
 
         def make() -> Chat:
             where = registry.chat_folder(workspace_id) if workspace_id is not None else folder
-            return registry.new_chat(folder=where, title=title)
+            return registry.new_chat(folder=where, title=title,
+                                     reuse_untouched=reuse_untouched)
 
         return await self.run(make)
 

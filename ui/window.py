@@ -589,7 +589,8 @@ class MainWindow(QMainWindow):
         """A chat in *ws_id* (refused, said in the banner, when its folder is gone), or an
         Ungrouped one."""
         assert self.ops is not None and self.sidebar is not None
-        chat, _ = await self.ops.new_chat(workspace_id=ws_id)
+        # The list's empty "New chat", when it has one: never one more per press.
+        chat, _ = await self.ops.new_chat(workspace_id=ws_id, reuse_untouched=True)
         self.select_chat(chat.id)
         if self.chat_panel is not None:  # a new chat is for writing in
             self.chat_panel.composer.edit.setFocus()

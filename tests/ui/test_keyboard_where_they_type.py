@@ -79,3 +79,39 @@ def test_arrow_keys_keep_the_keyboard_in_the_sidebar(opened, folders):
     QTest.keyClick(tree, Qt.Key.Key_Down)  # the next row opens after a pause
     wait_for(lambda: window._chat_id not in (None, budget.id))
     assert tree.hasFocus()
+
+
+def test_ctrl_n_again_and_again_keeps_one_empty_chat(opened, folders, capsys):
+    """Issue 36, item 9: the window and ``cairn chat list`` show one empty "New chat", not
+    one per Ctrl+N."""
+    import json
+
+    from ui.main import main
+
+    window = opened.window
+    (acme,) = folders("Acme")
+    (ws, _), _ = run(opened.ops.add_workspace(acme))
+    window.select_workspace(ws.id)
+    for _ in range(3):
+        window.new_chat_action.trigger()
+        wait_for(lambda: window._chat_id is not None)
+        wait_for(lambda: not window._tasks.tasks())
+    assert [c.title for c in opened.cairn.registry.chats_of(ws.id)] == ["New chat"]
+    capsys.readouterr()
+    assert main(["chat", "list", "--json"]) == 0  # the command line, on the same data folder
+    listed = json.loads(capsys.readouterr().out)
+    chats = listed["workspaces"] if isinstance(listed, dict) else listed
+    assert [c["id"] for c in _chats_of(chats, ws.id)] == [window._chat_id]
+
+
+def _chats_of(listed, ws_id):
+    """The chats of *ws_id* in ``cairn chat list --json`` (whatever its nesting)."""
+    if isinstance(listed, dict):
+        if listed.get("workspace") == ws_id and "title" in listed and "id" in listed:
+            yield listed
+        for value in listed.values():
+            if isinstance(value, (list, dict)):
+                yield from _chats_of(value, ws_id)
+    elif isinstance(listed, list):
+        for item in listed:
+            yield from _chats_of(item, ws_id)
