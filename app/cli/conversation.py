@@ -279,7 +279,8 @@ def suggestion_text(s: dict[str, Any]) -> str:
     lines.append(f"    + {shown(s['text'])}")
     lines.append(f"  Not applied by itself: {shown(s['reason'])}")
     if s["evidence"]:
-        who = {"person": "you", "claude": "Claude"}.get(s["said_by"] or "", "the chat")
+        who = {"person": "you", "claude": "Claude"}.get(s["said_by"] or "",
+                                                      "not found in the chat's messages")
         lines.append(f"  Evidence ({who}): \"{shown(s['evidence'])}\"")
     return "\n".join(lines)
 

@@ -51,9 +51,10 @@ def heading(suggestion: Suggestion) -> str:
 
 
 def source(suggestion: Suggestion) -> str:
-    """Whose words the evidence quotes."""
-    return {"person": "you said", "claude": "Claude said"}.get(suggestion.said_by or "",
-                                                               "from the chat")
+    """Whose words the evidence quotes, only when they were found in the chat's messages:
+    a quote found nowhere is said so, never passed off as the chat's (issue 36)."""
+    return {"person": "you said", "claude": "Claude said"}.get(
+        suggestion.said_by or "", "not found in the chat's messages")
 
 
 class EditDialog(QDialog):
