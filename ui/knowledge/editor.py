@@ -239,6 +239,10 @@ class DocumentEditor(QWidget):
         self.views = QStackedWidget()
         self.views.addWidget(document_page)
         self.views.addWidget(self.history)
+        # The stack's least height would be its tallest page's (the history's): kept, it left
+        # the suggestions less than they need at the default size and Qt drew their lines
+        # over each other.  The document keeps what the strip leaves it (issue 36).
+        self.views.setMinimumHeight(self.suggestions.DOCUMENT_LEAST)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
