@@ -684,6 +684,13 @@ class Operations:
         return await loop.run_in_executor(
             self._search_thread(), lambda: self.cairn.search.in_chat(chat_id, text))
 
+    async def find_matches_in_chat(self, chat_id: str, text: str) -> list[tuple[int, int]]:
+        """The chat's messages that match *text*, oldest first, each with its number of
+        matches (``Search.in_chat_counted``)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._search_thread(), lambda: self.cairn.search.in_chat_counted(chat_id, text))
+
     async def reaching(self, chat_id: str, message_id: int, *, before: int, limit: int = 50
                        ) -> tuple[list[Message], bool]:
         """The messages a chat view reads to show *message_id* (see ``ChatStore.reaching``)."""

@@ -207,7 +207,7 @@ def test_find_in_chat_reaches_a_message_2000_rows_up_and_ctrl_home_the_first(
     bar.sig_searched.connect(lambda: with_answer.append(True))
     bar.field.setText("needle")
     wait_for(lambda: with_answer and bar.count.text() == "2 of 2")
-    assert bar.matches == [ids[1], ids[-1]]
+    assert bar.matches == [(ids[1], 0), (ids[-1], 0)]
     press(bar.field, Qt.Key.Key_Return)  # the older match: 2,000 rows up
     wait_for(lambda: bar.count.text() == "1 of 2" and panel.view.currentIndex().isValid()
              and ids[1] in panel.view.conversation.entries[
