@@ -320,6 +320,7 @@ class MainWindow(QMainWindow):
         self.sidebar = Sidebar(cairn.registry, bridge, ops)
         self.sidebar.sig_chat_selected.connect(self._chat_selected)
         self.sidebar.sig_chat_chosen.connect(self._chat_chosen)
+        self.sidebar.sig_action_done.connect(self.notice.moved_on)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
         self.sidebar.sig_export.connect(self._export)
@@ -443,7 +444,7 @@ class MainWindow(QMainWindow):
         async def check() -> None:
             problem = await ops.search_problem()
             if problem is not None:
-                self.notice.say(problem)
+                self.notice.say(problem, lasting=True)
 
         self.run_task(check())
 
@@ -666,6 +667,8 @@ class MainWindow(QMainWindow):
         would go; Cancel puts the sidebar's selection back."""
 
         def select() -> None:
+            if (self._chat_id, self._workspace_id) != (chat_id, selected_ws):
+                self.notice.moved_on()  # what was said was about what is left
             self._chat_id, self._workspace_id = chat_id, selected_ws
             self._show_selection()
 

@@ -47,7 +47,7 @@ def test_export_import_and_restore_from_the_window(opened, loop, folders, tmp_pa
     dialog.restore.click()
     wait_for(lambda: registry.workspace(ws.id) is not None)
     assert opened.cairn.knowledge.get(ws.id).text == "## Facts\n- Launch is 2027-04-15\n"
-    assert dialog.list.count() == 0
+    wait_for(lambda: dialog.list.count() == 0)  # once the restore's task has its answer
     dialog.close()
 
 
