@@ -72,8 +72,7 @@ class FindBar(QWidget):
         self.field.setAccessibleName("Find in chat")
         self.field.setPlaceholderText("Find in this chat")
         self.field.setClearButtonEnabled(True)
-        self.count = Label("")  # plain text: a refusal may carry what was typed
-        self.count.setAccessibleName("Matches")
+        self.count = Label("").named("Matches")  # plain: a refusal may carry what was typed
         self.count.setMinimumWidth(80)
         self.older = tool_button("↑", "Previous match", "Older match (Enter)")
         self.newer = tool_button("↓", "Next match", "Newer match (Shift+Enter)")

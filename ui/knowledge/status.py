@@ -46,8 +46,7 @@ class StatusLine(QWidget):
         self._again = False  # asked for while one was on its way: read again after it
         self._shown = 0  # bumped per document: an older read is dropped
 
-        self.label = Label("")
-        self.label.setAccessibleName("Knowledge status")
+        self.label = Label("").named("Knowledge status")
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setStyleSheet(QUIET)

@@ -162,18 +162,18 @@ class SuggestionCard(QFrame):
         layout.setSpacing(3)
         self.area = CardArea(self.body)
         outer.addWidget(self.area)
-        title = Label(heading(suggestion))
+        title = Label(heading(suggestion)).named("Suggestion")
         title.setStyleSheet("font-weight: 600;")
         layout.addWidget(title)
         for old in suggestion.targets:
             layout.addWidget(self._line("−", old, colours.removed, struck=True))
         layout.addWidget(self._line("+", suggestion.text, colours.added))
         self.reason = self._quiet(f"Waits for you: {suggestion.reason}")
-        self.reason.setAccessibleName("Why it waits")
+        self.reason.named("Why it waits")
         layout.addWidget(self.reason)
         if suggestion.evidence:
             self.evidence = self._quiet(f"“{suggestion.evidence}” — {source(suggestion)}")
-            self.evidence.setAccessibleName("Evidence")
+            self.evidence.named("Evidence")
             layout.addWidget(self.evidence)
         self.accept_button = self._button("Accept", "Accept suggestion",
                                           "Apply it to the document as your own edit")
@@ -197,19 +197,21 @@ class SuggestionCard(QFrame):
             button.setEnabled(not busy)
 
     @staticmethod
-    def _line(sign: str, text: str, colour: str, *, struck: bool = False) -> QLabel:
-        label = make_plain(Label())
+    def _line(sign: str, text: str, colour: str, *, struck: bool = False) -> Label:
+        label = Label()
+        make_plain(label)
         label.setText(f"{sign} {text}")
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        label.setAccessibleName("Removed" if struck else "Added")
+        label.named("Removed" if struck else "Added")
         style = f"background: {colour}; padding: 2px 4px; border-radius: 3px;"
         label.setStyleSheet(style + (" text-decoration: line-through;" if struck else ""))
         return label
 
     @staticmethod
-    def _quiet(text: str) -> QLabel:
-        label = make_plain(Label())
+    def _quiet(text: str) -> Label:
+        label = Label()
+        make_plain(label)
         label.setText(text)
         label.setWordWrap(True)
         label.setStyleSheet(QUIET)
@@ -256,8 +258,7 @@ class SuggestionsStrip(QWidget):
         self.previous.setToolTip("Previous suggestion")
         self.previous.setAutoRaise(True)
         self.previous.clicked.connect(lambda: self._step(-1))
-        self.place = Label("")
-        self.place.setAccessibleName("Suggestion number")
+        self.place = Label("").named("Suggestion number")
         self.place.setStyleSheet(QUIET)
         self.next = QToolButton()
         self.next.setText("›")
