@@ -168,11 +168,6 @@ class MainWindow(QMainWindow):
         self.import_action.triggered.connect(self._choose_bundle)
         self.removed_action = menu.addAction("Recently removed…")
         self.removed_action.triggered.connect(self._show_removed)
-        about = menu.addAction("About Cairn")  # version and licences (macOS: the app menu)
-        # (addAction(text) and a connect, not addAction(text, slot): resolving that overload
-        # sets up PySide6's Qt namespace, which the first paint does not wait for.)
-        about.triggered.connect(self._about)
-        about.setMenuRole(QAction.MenuRole.AboutRole)
         menu.addSeparator()
         quit_action = menu.addAction("Quit")
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
@@ -180,6 +175,25 @@ class MainWindow(QMainWindow):
         self._quit_action = quit_action
         for act in (self.export_action, self.import_action, self.removed_action):
             act.setEnabled(False)  # until the core is attached
+        # Where a newcomer finds what exists and its keys (issue 36): the same actions as the
+        # toolbar's, and the shortcuts list.  On macOS this is the system's menu bar.
+        chats = self.menuBar().addMenu("&Chat")
+        chats.addAction(self.new_chat_action)
+        self.find_action = chats.addAction("Find in chat")
+        self.find_action.triggered.connect(self.find_in_chat)
+        self.search_action = chats.addAction("Search…")
+        self.search_action.triggered.connect(self.open_search)
+        self.view_menu = self.menuBar().addMenu("&View")  # the knowledge panel's toggle joins
+        self.view_menu.addAction(self.board_action)
+        self.view_menu.addAction(self.settings_action)
+        help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = help_menu.addAction("Keyboard shortcuts")
+        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        about = help_menu.addAction("About Cairn")  # version and licences (macOS: app menu)
+        # (addAction(text) and a connect, not addAction(text, slot): resolving that overload
+        # sets up PySide6's Qt namespace, which the first paint does not wait for.)
+        about.triggered.connect(self._about)
+        about.setMenuRole(QAction.MenuRole.AboutRole)
 
     def _choose_bundle(self) -> None:
         if self.sharing is not None:
@@ -192,6 +206,26 @@ class MainWindow(QMainWindow):
     def _export(self, ws_id: str) -> None:
         if self.sharing is not None:
             self.sharing.export(ws_id)
+
+    def show_shortcuts(self) -> None:
+        """Help › Keyboard shortcuts (Ctrl+/): the list, beside the window."""
+        from PySide6.QtCore import Qt
+
+        from ui.shortcuts import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.shortcuts_dialog = dialog
+        dialog.open()
+
+    def find_in_chat(self) -> None:
+        """Chat › Find in chat: the open chat's find bar (no chat open: the sidebar's
+        filter, as Ctrl+F)."""
+        panel = self.chat_panel
+        if panel is not None and panel.isVisible() and panel.chat_id is not None:
+            panel.find_bar.open_bar()
+        elif self.sidebar is not None:
+            self.sidebar.focus_filter()
 
     def _about(self) -> None:
         from ui.about import show_about
@@ -303,8 +337,20 @@ class MainWindow(QMainWindow):
         self.add_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
         self.new_chat_action.setShortcut(QKeySequence("Ctrl+N"))
         self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        self.board_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
+        self.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
         shortcut("Ctrl+F", self.focus_filter)
         shortcut("Ctrl+K", self.open_search)  # Cmd+K on macOS: find anything (issue 22)
+        # The menus name the keys their window-wide actions answer (shown, not bound again).
+        self.find_action.setShortcut(QKeySequence("Ctrl+F"))
+        self.find_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.search_action.setShortcut(QKeySequence("Ctrl+K"))
+        self.search_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        # A toolbar gives its buttons no keyboard focus: Tab reaches them here (issue 36).
+        for act in self._bar.actions():
+            button = self._bar.widgetForAction(act)
+            if button is not None and not isinstance(button, QToolBar):
+                button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
     # ----------------------------------------------------------------- the core
 
@@ -415,7 +461,9 @@ class MainWindow(QMainWindow):
             bar.insertAction(self.settings_action, toggle)
             button = bar.widgetForAction(toggle)
             button.setAccessibleName("Knowledge panel")
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # reached by Tab, as the others
         self.addAction(toggle)
+        self.view_menu.insertAction(self.board_action, toggle)
         self.knowledge_action = toggle
         self.knowledge.sig_hide.connect(lambda: self.show_knowledge_panel(False))
         save = QAction(self)
