@@ -321,6 +321,11 @@ class MainWindow(QMainWindow):
             self.panel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._build_shortcuts()
         self._tint_icons()
+        from ui import focus  # the keyboard's place, plainly visible (issue 36)
+
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            focus.install(app)
         self._show_welcome()
 
     def _build_shortcuts(self) -> None:
