@@ -679,7 +679,9 @@ def test_remove_asks_what_goes_and_what_stays_then_removes(qtbot, sidebar, regis
     assert "kept for 30 days: File › Recently removed brings it back." in text
     assert f"The folder {acme['path']} and everything in it stay untouched." in text
     assert "Its 1 chat stays, under Ungrouped." in text
-    assert "Its folder Brand becomes a top-level workspace." in text
+    # Issue 36, item 15: said before, and how it comes back.
+    assert ("Its folder Brand becomes a top-level workspace, with its chats; restoring it "
+            "puts it back under it.") in text
     assert registry.workspace(acme["ws"].id) is not None  # declined: nothing happened
     answer = True
     trigger(sidebar.context_menu(sidebar.model.workspace_index(acme["ws"].id)), "Remove…")

@@ -133,7 +133,9 @@ def removal_question(ws: Workspace, *, chats: int, folders: list[str],
         if one:
             where = ("becomes a top-level workspace" if parent is None
                      else f"moves up into {parent}")
-        kept.append(f"Its folder{'' if one else 's'} {names} {where}.")
+        kept.append(f"Its folder{'' if one else 's'} {names} {where}, with "
+                    f"{'its' if one else 'their'} chats; restoring it puts "
+                    f"{'it' if one else 'them'} back under it.")
     return f"{gone}\n\n{' '.join(kept)}"
 
 
