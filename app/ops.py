@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from app.knowledge.merge import Hunk, Merged
     from app.knowledge.status import ChatKnowledge, OwnerKnowledge
     from app.records import Chat, Workspace
+    from app.sharing.chat_markdown import ChatExported
     from app.sharing.export import Exported
     from app.sharing.importing import Imported
     from app.store.files import KnowledgeFile
@@ -683,6 +684,15 @@ class Operations:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._search_thread(), lambda: self.cairn.search.in_chat(chat_id, text))
+
+    async def export_chat(self, chat_id: str, target: Path, *, replace: bool = False
+                          ) -> ChatExported:
+        """One chat as a Markdown file (``app.sharing.chat_markdown``, as ``cairn chat
+        export``)."""
+        from app.sharing.chat_markdown import export_chat
+
+        return await self.read(lambda: export_chat(
+            self.cairn.registry, self.cairn.chats, chat_id, target, replace=replace))
 
     async def find_matches_in_chat(self, chat_id: str, text: str) -> list[tuple[int, int]]:
         """The chat's messages that match *text*, oldest first, each with its number of

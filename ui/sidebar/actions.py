@@ -40,6 +40,7 @@ class SidebarActions(QObject):
     sig_select_workspace_requested = Signal(str)  # a workspace id: just added or moved
     sig_select_chat_requested = Signal(str)  # a chat id: just moved or unarchived
     sig_open_chat_requested = Signal(str)  # a chat id: just made, to be opened
+    sig_told = Signal(str)  # an operation ended well and says so ("Exported …")
 
     def __init__(self, registry: Registry, ops: Operations, dialogs_parent: QWidget) -> None:
         super().__init__(dialogs_parent)
@@ -53,6 +54,8 @@ class SidebarActions(QObject):
         self.confirm: Callable[[str, str, str], bool] = self._confirm
         self.ask_folder: Callable[[str], str | None] = self._ask_folder
         self.ask_details: Callable[[Workspace], tuple[str, str] | None] = self._ask_details
+        self.ask_markdown_file: Callable[[str, str], str | None] = self._ask_markdown_file
+        self.markdown_folder: str | None = None  # where the last chat export went
 
     # ================================================================= the menus'
 
@@ -175,6 +178,30 @@ class SidebarActions(QObject):
         elif self.confirm("Archive chat?", menus.archive_question(chat), "Archive"):
             self.archive_chat(item_id)
 
+    def export_chat(self, chat_id: str) -> None:
+        """Export chat as Markdown…: where to (the save dialog asks about an existing file,
+        and its yes is the replace), then the core's ``export_chat``."""
+        import os
+        from pathlib import Path
+
+        from ui.dialogs import workspace_folder
+
+        chat = self._registry.chat(chat_id)
+        if chat is None:
+            return
+        start = self.markdown_folder or workspace_folder(self._registry, chat.workspace_id)
+        name = "".join(c if c.isalnum() or c in " -_." else " " for c in chat.title).strip()
+        target = self.ask_markdown_file(chat.title, os.path.join(start, f"{name or 'Chat'}.md"))
+        if not target:
+            return
+        if not target.lower().endswith(".md"):
+            target += ".md"
+        self.markdown_folder = os.path.dirname(target) or None
+        self.runner.run(self._ops.export_chat(chat_id, Path(target), replace=True),
+                        lambda done: self.sig_told.emit(
+                            f"Exported “{chat.title}” to {done.path} ({done.messages} "
+                            f"message{'s' if done.messages != 1 else ''})."))
+
     # ================================================================= the drops'
 
     def add_folders(self, paths: list[str]) -> None:
@@ -209,6 +236,12 @@ class SidebarActions(QObject):
 
     def _ask_folder(self, title: str) -> str | None:
         return QFileDialog.getExistingDirectory(self._parent, title) or None
+
+    def _ask_markdown_file(self, title: str, start: str) -> str | None:
+        # The dialog asks before replacing a file: its yes is the export's replace.
+        path, _ = QFileDialog.getSaveFileName(self._parent, f"Export “{title}” as Markdown",
+                                              start, "Markdown (*.md)")
+        return path or None
 
     def _ask_details(self, ws: Workspace) -> tuple[str, str] | None:
         dialog = menus.DetailsDialog(ws, self._parent)

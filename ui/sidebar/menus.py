@@ -51,6 +51,7 @@ class Actions(Protocol):
     def archive_chat(self, chat_id: str) -> None: ...
     def unarchive_chat(self, chat_id: str) -> None: ...
     def stop_and_archive_chat(self, chat_id: str) -> None: ...
+    def export_chat(self, chat_id: str) -> None: ...
 
 
 def _add(menu: QMenu, text: str, run: Callable[[], None]) -> QAction:
@@ -100,6 +101,7 @@ def chat_menu(actions: Actions, chat: Chat, *, working: bool,
         _add(menu, "Unpin", lambda: actions.unpin_chat(chat.id))
     else:
         _add(menu, "Pin", lambda: actions.pin_chat(chat.id))
+    _add(menu, "Export chat as Markdown…", lambda: actions.export_chat(chat.id))
     menu.addSeparator()
     if working:  # archiving would be refused while a reply or a rebuild runs
         _add(menu, "Stop and archive", lambda: actions.stop_and_archive_chat(chat.id))
