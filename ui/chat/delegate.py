@@ -128,6 +128,7 @@ class MessageDelegate(QStyledItemDelegate):
             rule="#3f3f46" if dark else "#d4d4d8",
             quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
             link=palette.color(QPalette.ColorRole.Link).name(),
+            dark=dark,
         )
         self._docs.clear()
         self._doc_chars = 0

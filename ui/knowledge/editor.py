@@ -519,7 +519,7 @@ class DocumentEditor(QWidget):
         colours = Colours(code_background="#27272a" if dark else "#f4f4f5",
                           rule="#3f3f46" if dark else "#d4d4d8",
                           quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
-                          link=palette.color(QPalette.ColorRole.Link).name())
+                          link=palette.color(QPalette.ColorRole.Link).name(), dark=dark)
         text = self.text()
         rendered = render(text, colours)
         self._preview_code = rendered.code
