@@ -25,8 +25,10 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 def sentence(text: str) -> str:
     """A core sentence as the window shows it: the command line's `code` spans (``cairn key
-    set``) lose their backticks, which only a terminal reader expects."""
-    return _CODE_SPAN.sub(r"\1", text)
+    set``) lose their backticks, which only a terminal reader expects, and it starts with a
+    capital (the command line's refusals start lower-case, after "cairn: ")."""
+    text = _CODE_SPAN.sub(r"\1", text)
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
 
 
 def make_plain(label: QLabel) -> QLabel:

@@ -647,6 +647,9 @@ class MainWindow(QMainWindow):
         # The list's empty "New chat", when it has one: never one more per press.
         chat, _ = await self.ops.new_chat(workspace_id=ws_id, reuse_untouched=True)
         self.select_chat(chat.id)
+        if ws_id is None:  # never silently: where it went, and how to start one elsewhere
+            self.notice.say("This chat is in Ungrouped, outside any folder. To start a chat "
+                            "in a workspace's folder, select the workspace first.")
         if self.chat_panel is not None:  # a new chat is for writing in
             self.chat_panel.composer.edit.setFocus()
 

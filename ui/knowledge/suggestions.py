@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QMoveEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QKeyEvent, QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -79,6 +79,8 @@ class EditDialog(QDialog):
         buttons.rejected.connect(self.reject)
         self.text.textChanged.connect(
             lambda: self.ok.setEnabled(bool(self.text.toPlainText().strip())))
+        # Ctrl+Enter accepts, as a message is sent (Enter writes a line break here).
+        self.text.installEventFilter(self)
         layout = QVBoxLayout(self)
         note = Label("The entry becomes yours as you write it here.")
         note.setStyleSheet(QUIET)
@@ -86,6 +88,16 @@ class EditDialog(QDialog):
         layout.addWidget(self.text, 1)
         layout.addWidget(buttons)
         self.resize(440, 180)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.text and event.type() == QEvent.Type.KeyPress \
+                and isinstance(event, QKeyEvent) \
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) \
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            if self.ok.isEnabled():
+                self.accept()
+            return True
+        return super().eventFilter(watched, event)
 
 
 class CardArea(QScrollArea):
@@ -295,9 +307,12 @@ class SuggestionsStrip(QWidget):
     def ask_edit(self, text: str) -> str | None:
         """The person's own wording of a suggested entry; None when they cancel."""
         dialog = EditDialog(text, self)
-        if dialog.exec() != QDialog.DialogCode.Accepted:
-            return None
-        return dialog.text.toPlainText()
+        try:
+            if dialog.exec() != QDialog.DialogCode.Accepted:
+                return None
+            return dialog.text.toPlainText()
+        finally:
+            dialog.deleteLater()  # not kept alive, hidden, after each use
 
     # ----------------------------------------------------------------- public
 

@@ -229,7 +229,12 @@ class SidebarActions(QObject):
 
     def _confirm(self, title: str, text: str, action: str) -> bool:
         undone_by_unarchive = action in ("Archive", "Stop and archive")
-        return confirm(QMessageBox.Icon.Question, title, title, action, informative=text,
+        # macOS shows no window title on a question: its bold text is the title there.
+        # Elsewhere the title bar says it, and the text saying it again read twice (issue 36).
+        import sys
+
+        main, more = (title, text) if sys.platform == "darwin" else (text, "")
+        return confirm(QMessageBox.Icon.Question, title, main, action, informative=more,
                        role=QMessageBox.ButtonRole.AcceptRole if undone_by_unarchive
                        else QMessageBox.ButtonRole.DestructiveRole,
                        parent=self._parent, action_is_default=undone_by_unarchive)
@@ -261,6 +266,8 @@ class TitleDialog(QInputDialog):
         self.setTextEchoMode(QLineEdit.EchoMode.Normal)
         self.setTextValue(text)
         self.textValueChanged.connect(self._allow)
+        # Room for the title it asks for and its own ("Rename workspace", not "Renam…space").
+        self._least = max(360, self.fontMetrics().horizontalAdvance(title) + 160)
 
     def ok_button(self) -> QPushButton | None:
         buttons = self.findChild(QDialogButtonBox)  # Qt builds it when first shown
@@ -269,6 +276,8 @@ class TitleDialog(QInputDialog):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
         self._allow(self.textValue())
+        if self.width() < self._least:  # (the input dialog sizes itself as it shows)
+            self.resize(self._least, self.height())
 
     def _allow(self, value: str) -> None:
         ok = self.ok_button()

@@ -78,11 +78,14 @@ def workspace_menu(actions: Actions, ws: Workspace, parent: QWidget | None = Non
     if ws.status == MISSING_DIR:
         menu.addSeparator()
         _add(menu, "Move to folder…", lambda: actions.move_to_folder(ws.id))
-    # Issue 23: the folder one click away (each refused in one sentence when it is missing).
+    # Issue 23: the folder one click away.  A missing folder cannot be shown or opened
+    # (issue 36): only its path, which Move to folder… above helps find, is offered.
     menu.addSeparator()
-    _add(menu, REVEAL, lambda: actions.reveal_folder(ws.id))
+    if ws.status != MISSING_DIR:
+        _add(menu, REVEAL, lambda: actions.reveal_folder(ws.id))
     _add(menu, "Copy path", lambda: actions.copy_path(ws.id))
-    _add(menu, "Open in terminal", lambda: actions.open_terminal(ws.id))
+    if ws.status != MISSING_DIR:
+        _add(menu, "Open in terminal", lambda: actions.open_terminal(ws.id))
     menu.addSeparator()
     _add(menu, "Export…", lambda: actions.export_workspace(ws.id))
     _add(menu, "Remove…", lambda: actions.remove_workspace(ws.id)).setShortcut("Del")
