@@ -120,6 +120,11 @@ def _run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint
             # (escaped: a terminal would otherwise act on an escape sequence in it)
             sys.stderr.write(shown(str(reply["error"])) + "\n")
             return 1
+        if open_path:  # said, not silent: the terminal's person sees where it went
+            from app.base.paths import shown
+
+            sys.stdout.write(f"Opened {shown(open_path)} in the Cairn window already "
+                             "running.\n")
         return 0
 
     opener = FileOpenFilter()  # macOS may send a folder dropped on the Dock at launch

@@ -116,6 +116,8 @@ def test_a_later_cairn_path_hands_it_to_the_running_window(opened, loop, folders
     wait_for(loop, lambda: second.poll() is not None, timeout=60)
     assert second.returncode == 0, second.stderr.read()
     assert any(w.path == brand for w in opened.cairn.registry.top_level())
+    # Issue 36, Minor: said on the terminal, not silent.
+    assert second.stdout.read().strip() == f"Opened {brand} in the Cairn window already running."
     missing = str(tmp_path / "gone")
     third = run_second([missing], isolated)
     wait_for(loop, lambda: third.poll() is not None, timeout=60)
