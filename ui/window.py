@@ -550,7 +550,16 @@ class MainWindow(QMainWindow):
             return
         self.knowledge.setVisible(shown)
         if shown:  # folded by the splitter, or for room: open it again
+            focus = QApplication.focusWidget()
+            in_sidebar = focus is not None and self.sidebar_slot.isAncestorOf(focus)
             self.split.open_panel()
+            if self.split.sidebar_away and in_sidebar and self.chat_panel is not None \
+                    and self.chat_panel.chat_id is not None:
+                # The keyboard was in the sidebar that stepped aside: to the message box,
+                # not to the next control in the chain (the chat's title, as if to rename).
+                self.chat_panel.focus_message()
+        else:
+            self.split.panel_closed()
         self.split.folded_for_room = False  # the person's choice now
         if self.knowledge_action.isChecked() != shown:
             self.knowledge_action.setChecked(shown)
