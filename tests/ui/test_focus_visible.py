@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QToolBar
 
 from tests.ui.helpers import close_window, configure, wait_for
 from ui.app import start
+from ui.theme import apply_theme
 from ui.focus import ring_of
 
 
@@ -61,3 +62,4 @@ def test_a_focused_button_shows_a_ring(qapp, loop, isolated, fake, tmp_path, dar
         wait_for(lambda: ring_of(board) is None)  # gone with the focus
     finally:
         close_window(starter)
+        apply_theme(qapp, dark=False)  # the next tests start in the light theme, as ever

@@ -13,6 +13,7 @@ import pytest
 from tests.ui.helpers import close_window, configure, run, wait_for
 from tests.ui.test_search_box import bulk_messages
 from ui.app import start
+from ui.theme import apply_theme
 from ui.columns import CHAT_MIN
 
 TABLE = """Here is the palette:
@@ -70,3 +71,4 @@ def test_the_chat_keeps_its_room_with_the_panel_shown(qapp, loop, isolated, fake
             wait_for(lambda: not sidebar.isHidden() and window.split.sizes()[1] >= CHAT_MIN)
     finally:
         close_window(starter)
+        apply_theme(qapp, dark=False)  # the next tests start in the light theme, as ever
