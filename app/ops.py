@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from app.knowledge.merge import Hunk, Merged
     from app.knowledge.status import ChatKnowledge, OwnerKnowledge
     from app.records import Chat, WebSettings, Workspace
+    from app.sharing.chat_markdown import ChatExported
     from app.sharing.export import Exported
     from app.sharing.importing import Imported
     from app.store.files import KnowledgeFile
@@ -249,14 +250,18 @@ class Operations:
     # ----------------------------------------------------------------- chats
 
     async def new_chat(self, *, folder: str | None = None, title: str = "",
-                       workspace_id: str | None = None) -> tuple[Chat, Changes]:
+                       workspace_id: str | None = None,
+                       reuse_untouched: bool = False) -> tuple[Chat, Changes]:
         """A chat in *folder* (Ungrouped when it is no workspace's); with *workspace_id*, in
-        that workspace's folder, refused in one sentence when the folder is gone."""
+        that workspace's folder, refused in one sentence when the folder is gone.  With
+        *reuse_untouched*, that list's empty "New chat" when it has one (the window's New
+        chat: see ``ChatList.new_chat``)."""
         registry = self.cairn.registry
 
         def make() -> Chat:
             where = registry.chat_folder(workspace_id) if workspace_id is not None else folder
-            return registry.new_chat(folder=where, title=title)
+            return registry.new_chat(folder=where, title=title,
+                                     reuse_untouched=reuse_untouched)
 
         return await self.run(make)
 
@@ -737,6 +742,22 @@ class Operations:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._search_thread(), lambda: self.cairn.search.in_chat(chat_id, text))
+
+    async def export_chat(self, chat_id: str, target: Path, *, replace: bool = False
+                          ) -> ChatExported:
+        """One chat as a Markdown file (``app.sharing.chat_markdown``, as ``cairn chat
+        export``)."""
+        from app.sharing.chat_markdown import export_chat
+
+        return await self.read(lambda: export_chat(
+            self.cairn.registry, self.cairn.chats, chat_id, target, replace=replace))
+
+    async def find_matches_in_chat(self, chat_id: str, text: str) -> list[tuple[int, int]]:
+        """The chat's messages that match *text*, oldest first, each with its number of
+        matches (``Search.in_chat_counted``)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._search_thread(), lambda: self.cairn.search.in_chat_counted(chat_id, text))
 
     async def reaching(self, chat_id: str, message_id: int, *, before: int, limit: int = 50
                        ) -> tuple[list[Message], bool]:

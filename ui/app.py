@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from app.cairn import Cairn
     from app.ops import Operations
     from ui.board import Board
+    from ui.tasks import Recurring
     from ui.window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,11 @@ def _run(*, data_dir: Path | None, open_path: str | None, exit_after_first_paint
             # (escaped: a terminal would otherwise act on an escape sequence in it)
             sys.stderr.write(shown(str(reply["error"])) + "\n")
             return 1
+        if open_path:  # said, not silent: the terminal's person sees where it went
+            from app.base.paths import shown
+
+            sys.stdout.write(f"Opened {shown(open_path)} in the Cairn window already "
+                             "running.\n")
         return 0
 
     opener = FileOpenFilter()  # macOS may send a folder dropped on the Dock at launch
@@ -285,7 +291,7 @@ class Starter:
         self._timer: QTimer | None = None
         self._quitting = False
         self._after_ready_done = False
-        self._busy_catching_up = False
+        self._catching_up: Recurring | None = None  # the catch-up, once the core is there
         self._catch_ups = 0  # how many catch-ups ran (every few, the folders too)
         self._board: Board | None = None
         self._loading: asyncio.Task[Any] | None = None  # the start-up load's pages
@@ -395,27 +401,28 @@ class Starter:
 
     def _catch_up(self) -> None:
         """Another process (the command line) may have written: the registry catches up on
-        the writer thread, and its Reset reaches the sidebar through the bridge."""
-        if self._busy_catching_up or self.ops is None or self._quitting:
+        the writer thread, and its Reset reaches the sidebar through the bridge.  One run at
+        a time; one that died without ending is started again (ui.tasks.Recurring)."""
+        if self.ops is None or self._quitting:
             return
-        self._busy_catching_up = True
+        if self._catching_up is None:
+            from ui.tasks import Recurring
+
+            self._catching_up = Recurring(self.window.run_task, self._sync,
+                                          name="catch-up with other processes")
+        self._catching_up.tick()
+
+    async def _sync(self) -> None:
+        assert self.ops is not None and self.cairn is not None  # attached before ops
         self._catch_ups += 1
         folders = self._catch_ups % FOLDERS_EVERY == 0
-
-        async def sync() -> None:
-            assert self.ops is not None and self.cairn is not None  # attached before ops
-            try:
-                changed, _ = await self.ops.run(self.cairn.registry.sync)
-                if changed:  # `cairn settings set`: an open Settings dialog shows it
-                    await self.ops.run(self.cairn.settings.reload)
-                if folders:  # a folder deleted or moved (or back) shows within seconds
-                    await self.ops.check_folders()
-            finally:
-                self._busy_catching_up = False
-            if changed and self.window.chat_panel is not None:
-                self.window.chat_panel.written_elsewhere()  # `cairn ask` in the open chat
-
-        self.window.run_task(sync())
+        changed, _ = await self.ops.run(self.cairn.registry.sync)
+        if changed:  # `cairn settings set`: an open Settings dialog shows it
+            await self.ops.run(self.cairn.settings.reload)
+        if folders:  # a folder deleted or moved (or back) shows within seconds
+            await self.ops.check_folders()
+        if changed and self.window.chat_panel is not None:
+            self.window.chat_panel.written_elsewhere()  # `cairn ask` in the open chat
 
     def _request(self, request: dict[str, Any],
                  answer: Callable[[dict[str, Any]], None]) -> None:

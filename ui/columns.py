@@ -7,7 +7,10 @@ narrows, the panel gives way down to its minimum, then the sidebar down to its o
 then the panel folds itself (and, narrower still, the sidebar gives way down to its minimum
 before the chat does); it unfolds when the window is wide enough again, unless the
 person folded it themselves.  A panel the person opens in a narrow window stays open (their
-choice) until the window's width changes again.
+choice) until the window's width changes again; when the three columns cannot fit (800 px
+wide), the sidebar steps aside for it, so the chat keeps :data:`CHAT_MIN` rather than ~200 px
+in which tables broke their words (issue 36), and comes back when the panel closes or the
+window widens.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Columns(QSplitter):
         super().__init__()
         self.foldable = False
         self.folded_for_room = False
+        self.sidebar_away = False  # stepped aside for a panel the person opened, for room
 
     def _column(self, index: int) -> QWidget:
         widget = self.widget(index)
@@ -46,8 +50,26 @@ class Columns(QSplitter):
             return
         room = sum(sizes) - self.handleWidth()  # the panel's handle comes back too
         side_min = self._column(0).minimumWidth()
+        if room - PANEL_OPENS_AT - CHAT_MIN < side_min and not self._column(0).isHidden():
+            self._column(0).hide()  # no room for three: the sidebar steps aside
+            self.sidebar_away = True
+            self.setSizes([0, max(0, room + sizes[0] - PANEL_OPENS_AT), PANEL_OPENS_AT])
+            return
         sidebar = max(side_min, min(sizes[0], room - PANEL_OPENS_AT - CHAT_MIN))
         self.setSizes([sidebar, max(0, room - sidebar - PANEL_OPENS_AT), PANEL_OPENS_AT])
+
+    def panel_closed(self) -> None:
+        """The person closed the panel: a sidebar that stepped aside for it comes back."""
+        if self.sidebar_away:
+            self._bring_sidebar_back()
+
+    def _bring_sidebar_back(self) -> None:
+        self.sidebar_away = False
+        sidebar = self._column(0)
+        sizes = self.sizes()
+        width = max(sidebar.minimumWidth(), 220)
+        sidebar.show()
+        self.setSizes([width, max(0, sizes[1] - width), *sizes[2:]])
 
     def fit(self) -> None:
         """Give the chat its room (see the module's docstring)."""
@@ -56,6 +78,11 @@ class Columns(QSplitter):
         panel = self._column(2)
         sizes = self.sizes()
         room = sum(sizes)
+        if self.sidebar_away:
+            side_min = self._column(0).minimumWidth()
+            if panel.isHidden() or room - sizes[2] - CHAT_MIN >= side_min:
+                self._bring_sidebar_back()  # room again (or no panel): the sidebar returns
+            return
         if not panel.isHidden():
             if sizes[1] >= CHAT_MIN:
                 return

@@ -160,12 +160,13 @@ class SharingFlows:
         self.ask_export_options: Callable[[str], tuple[bool, bool] | None] = \
             self._ask_export_options
         self.ask_export_file: Callable[[str], str | None] = self._ask_export_file
-        self.ask_replace: Callable[[str], bool] = self._ask_replace
+        self.ask_replace: Callable[[str], Awaitable[bool]] = self._ask_replace
         self.ask_bundle: Callable[[], str | None] = self._ask_bundle
         self.ask_import_folder: Callable[[str], Awaitable[str | None]] = self._ask_import_folder
         self.ask_restore_folder: Callable[[], str | None] = self._ask_restore_folder
         self.removed_dialog: RecentlyRemoved | None = None
         self.start_folder = home()  # where the next file dialog opens (a workspace's folder)
+        self.export_folder: str | None = None  # where the last export went: the next goes there
 
     # ----------------------------------------------------------------- export
 
@@ -176,12 +177,16 @@ class SharingFlows:
         options = self.ask_export_options(ws.title)
         if options is None:
             return
-        self.start_folder = workspace_folder(self.registry, ws_id)
+        # Beside the workspace's folder (a bundle inside the folder it holds would be taken
+        # into the next export), or where the last export went.
+        self.start_folder = self.export_folder or os.path.dirname(
+            workspace_folder(self.registry, ws_id).rstrip(os.sep)) or home()
         target = self.ask_export_file(ws.title)
         if not target:
             return
         if not target.endswith(BUNDLE_SUFFIX):
             target += BUNDLE_SUFFIX
+        self.export_folder = os.path.dirname(target) or None
         self.window.run_task(self._export(ws_id, Path(target), *options))
 
     async def _export(self, ws_id: str, target: Path, with_chats: bool,
@@ -193,9 +198,11 @@ class SharingFlows:
                 ws_id, target, with_chats=with_chats, with_history=with_history)
         except CairnError as refused:
             # An existing file is never overwritten unless the person says so.
-            if not await asyncio.to_thread(target.exists) or not self.ask_replace(str(target)):
+            if not await asyncio.to_thread(target.exists):
                 self.window.notice.say(str(refused))
                 return
+            if not await self.ask_replace(str(target)):
+                return  # the person kept the file: nothing to say
             try:
                 exported, _ = await self.ops.export_workspace(
                     ws_id, target, with_chats=with_chats, with_history=with_history,
@@ -317,15 +324,24 @@ class SharingFlows:
         path, _ = QFileDialog.getSaveFileName(
             self.window, "Export workspace",
             os.path.join(self.start_folder, f"{title}{BUNDLE_SUFFIX}"),
-            f"Cairn bundles (*{BUNDLE_SUFFIX})")
+            f"Cairn bundles (*{BUNDLE_SUFFIX})",
+            # Replacing a file is asked once, by the export (the dialog cannot know the suffix
+            # the export adds): never twice.
+            options=QFileDialog.Option.DontConfirmOverwrite)
         return path or None
 
-    def _ask_replace(self, path: str) -> bool:
+    async def _ask_replace(self, path: str) -> bool:
+        """Asked inside a task: without an event loop of its own (see ``answered``).  The
+        one question about an existing file (the save dialog asks none: see
+        ``_ask_export_file``)."""
         box = message_box(QMessageBox.Icon.Question, "Replace the file?",
                           f"{path} already exists. Replace it with this export?",
                           buttons=QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                           parent=self.window)
-        return box.exec() == QMessageBox.StandardButton.Yes
+        box.setAccessibleName("Replace the file?")
+        box.setDefaultButton(QMessageBox.StandardButton.No)  # Enter keeps the file
+        await answered(box)
+        return box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
 
     def _ask_bundle(self) -> str | None:
         path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace",

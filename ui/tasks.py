@@ -88,3 +88,45 @@ class TaskRunner:
             self._say(self._failure.format(kind=type(error).__name__))
         elif then is not None:
             then(task.result())
+
+
+class Recurring:
+    """A background job a timer starts again and again (the catch-up with other processes,
+    the CAIRN.md watcher), never two runs at once.
+
+    A run that never ends would keep the job "busy" for good, and the window would stop
+    following what changes outside it: asyncio drops a task's step for good when it comes due
+    while another task runs a nested event loop (``RuntimeError: Cannot enter into task``).
+    So a run still unfinished after *patience* ticks is given up (logged, cancelled) and the
+    next tick starts afresh.  *patience* is counted in ticks, not time: a slow run on a busy
+    machine is waited for as long as the timer's interval times *patience*.
+    """
+
+    def __init__(self, run: RunTask, work: Callable[[], Coroutine[Any, Any, Any]], *,
+                 name: str, patience: int = 60) -> None:
+        self._run = run
+        self._work = work
+        self._name = name
+        self._patience = patience
+        self._task: asyncio.Task[Any] | None = None
+        self._waited = 0
+
+    # ================================================================= public
+
+    def tick(self) -> bool:
+        """Start a run unless one is under way (and still alive); whether one started."""
+        task = self._task
+        if task is not None and not task.done():
+            self._waited += 1
+            if self._waited < self._patience:
+                return False
+            log.warning("the %s has not ended in %d ticks: started again", self._name,
+                        self._waited)
+            task.cancel()
+        self._waited = 0
+        self._task = self._run(self._work())
+        return True
+
+    def busy(self) -> bool:
+        """Whether a run is under way."""
+        return self._task is not None and not self._task.done()

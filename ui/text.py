@@ -25,8 +25,10 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 def sentence(text: str) -> str:
     """A core sentence as the window shows it: the command line's `code` spans (``cairn key
-    set``) lose their backticks, which only a terminal reader expects."""
-    return _CODE_SPAN.sub(r"\1", text)
+    set``) lose their backticks, which only a terminal reader expects, and it starts with a
+    capital (the command line's refusals start lower-case, after "cairn: ")."""
+    text = _CODE_SPAN.sub(r"\1", text)
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
 
 
 def make_plain(label: QLabel) -> QLabel:
@@ -48,13 +50,25 @@ class Label(QLabel):
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._plain = False
+        self._told = False
         self.setText(text)
+
+    def named(self, name: str) -> Label:
+        """Give the label the fixed accessible *name* UI automation finds it by, and tell
+        assistive technology the text it shows too (its description follows every text): a
+        fixed name alone hides what a changing label says ("3 of 12", a status)."""
+        self.setAccessibleName(name)
+        self._told = True
+        self.setAccessibleDescription(self.text())
+        return self
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         if not self._plain and "<" in text:
             make_plain(self)
             self._plain = True
         super().setText(text)
+        if self._told:
+            self.setAccessibleDescription(text)
 
 
 def tip(text: str) -> str:

@@ -47,6 +47,7 @@ class Notice(QFrame):
         self.action = QPushButton()
         self.action.hide()
         self._do: Callable[[], object] | None = None
+        self.lasting = False  # the sentence shown stays when the person opens something else
         self.action.clicked.connect(lambda _checked=False: self._do() if self._do else None)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.action, 0, Qt.AlignmentFlag.AlignVCenter)
@@ -60,12 +61,23 @@ class Notice(QFrame):
         self._do = do
         self.action.show()
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, *, lasting: bool = False) -> None:
+        """Show *text*.  A sentence is about what the person was doing: it goes when they
+        open another chat or workspace (``moved_on``), unless *lasting* (a problem of the
+        whole window, such as a damaged search index)."""
         self.action.hide()
         text = sentence(text)
         self.label.setText(text)
+        self.label.setAccessibleName(f"Notice: {text}")  # read out, not only "Notice"
         self.label.setAccessibleDescription(text)
+        self.lasting = lasting
         self.show()
+
+    def moved_on(self) -> None:
+        """The person opened something else: a sentence about what they left goes ("the
+        folder … is missing" over an unrelated chat, "Imported …" long after)."""
+        if not self.lasting:
+            self.hide()
 
 
 class ElidedLabel(Label):

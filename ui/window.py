@@ -168,11 +168,6 @@ class MainWindow(QMainWindow):
         self.import_action.triggered.connect(self._choose_bundle)
         self.removed_action = menu.addAction("Recently removed…")
         self.removed_action.triggered.connect(self._show_removed)
-        about = menu.addAction("About Cairn")  # version and licences (macOS: the app menu)
-        # (addAction(text) and a connect, not addAction(text, slot): resolving that overload
-        # sets up PySide6's Qt namespace, which the first paint does not wait for.)
-        about.triggered.connect(self._about)
-        about.setMenuRole(QAction.MenuRole.AboutRole)
         menu.addSeparator()
         quit_action = menu.addAction("Quit")
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
@@ -180,6 +175,25 @@ class MainWindow(QMainWindow):
         self._quit_action = quit_action
         for act in (self.export_action, self.import_action, self.removed_action):
             act.setEnabled(False)  # until the core is attached
+        # Where a newcomer finds what exists and its keys (issue 36): the same actions as the
+        # toolbar's, and the shortcuts list.  On macOS this is the system's menu bar.
+        chats = self.menuBar().addMenu("&Chat")
+        chats.addAction(self.new_chat_action)
+        self.find_action = chats.addAction("Find in chat")
+        self.find_action.triggered.connect(self.find_in_chat)
+        self.search_action = chats.addAction("Search…")
+        self.search_action.triggered.connect(self.open_search)
+        self.view_menu = self.menuBar().addMenu("&View")  # the knowledge panel's toggle joins
+        self.view_menu.addAction(self.board_action)
+        self.view_menu.addAction(self.settings_action)
+        help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = help_menu.addAction("Keyboard shortcuts")
+        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        about = help_menu.addAction("About Cairn")  # version and licences (macOS: app menu)
+        # (addAction(text) and a connect, not addAction(text, slot): resolving that overload
+        # sets up PySide6's Qt namespace, which the first paint does not wait for.)
+        about.triggered.connect(self._about)
+        about.setMenuRole(QAction.MenuRole.AboutRole)
 
     def _choose_bundle(self) -> None:
         if self.sharing is not None:
@@ -192,6 +206,26 @@ class MainWindow(QMainWindow):
     def _export(self, ws_id: str) -> None:
         if self.sharing is not None:
             self.sharing.export(ws_id)
+
+    def show_shortcuts(self) -> None:
+        """Help › Keyboard shortcuts (Ctrl+/): the list, beside the window."""
+        from PySide6.QtCore import Qt
+
+        from ui.shortcuts import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.shortcuts_dialog = dialog
+        dialog.open()
+
+    def find_in_chat(self) -> None:
+        """Chat › Find in chat: the open chat's find bar (no chat open: the sidebar's
+        filter, as Ctrl+F)."""
+        panel = self.chat_panel
+        if panel is not None and panel.isVisible() and panel.chat_id is not None:
+            panel.find_bar.open_bar()
+        elif self.sidebar is not None:
+            self.sidebar.focus_filter()
 
     def _about(self) -> None:
         from ui.about import show_about
@@ -287,6 +321,11 @@ class MainWindow(QMainWindow):
             self.panel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._build_shortcuts()
         self._tint_icons()
+        from ui import focus  # the keyboard's place, plainly visible (issue 36)
+
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            focus.install(app)
         self._show_welcome()
 
     def _build_shortcuts(self) -> None:
@@ -303,8 +342,20 @@ class MainWindow(QMainWindow):
         self.add_action.setShortcut(QKeySequence("Ctrl+Shift+N"))
         self.new_chat_action.setShortcut(QKeySequence("Ctrl+N"))
         self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        self.board_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
+        self.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
         shortcut("Ctrl+F", self.focus_filter)
         shortcut("Ctrl+K", self.open_search)  # Cmd+K on macOS: find anything (issue 22)
+        # The menus name the keys their window-wide actions answer (shown, not bound again).
+        self.find_action.setShortcut(QKeySequence("Ctrl+F"))
+        self.find_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.search_action.setShortcut(QKeySequence("Ctrl+K"))
+        self.search_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        # A toolbar gives its buttons no keyboard focus: Tab reaches them here (issue 36).
+        for act in self._bar.actions():
+            button = self._bar.widgetForAction(act)
+            if button is not None and not isinstance(button, QToolBar):
+                button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
     # ----------------------------------------------------------------- the core
 
@@ -319,6 +370,9 @@ class MainWindow(QMainWindow):
         self.cairn, self.ops, self.bridge = cairn, ops, bridge
         self.sidebar = Sidebar(cairn.registry, bridge, ops)
         self.sidebar.sig_chat_selected.connect(self._chat_selected)
+        self.sidebar.sig_chat_chosen.connect(self._chat_chosen)
+        self.sidebar.sig_action_done.connect(self.notice.moved_on)
+        self.sidebar.sig_told.connect(self.notice.say)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
         self.sidebar.sig_export.connect(self._export)
@@ -417,7 +471,9 @@ class MainWindow(QMainWindow):
             bar.insertAction(self.settings_action, toggle)
             button = bar.widgetForAction(toggle)
             button.setAccessibleName("Knowledge panel")
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # reached by Tab, as the others
         self.addAction(toggle)
+        self.view_menu.insertAction(self.board_action, toggle)
         self.knowledge_action = toggle
         self.knowledge.sig_hide.connect(lambda: self.show_knowledge_panel(False))
         save = QAction(self)
@@ -446,7 +502,7 @@ class MainWindow(QMainWindow):
         async def check() -> None:
             problem = await ops.search_problem()
             if problem is not None:
-                self.notice.say(problem)
+                self.notice.say(problem, lasting=True)
 
         self.run_task(check())
 
@@ -498,7 +554,16 @@ class MainWindow(QMainWindow):
             return
         self.knowledge.setVisible(shown)
         if shown:  # folded by the splitter, or for room: open it again
+            focus = QApplication.focusWidget()
+            in_sidebar = focus is not None and self.sidebar_slot.isAncestorOf(focus)
             self.split.open_panel()
+            if self.split.sidebar_away and in_sidebar and self.chat_panel is not None \
+                    and self.chat_panel.chat_id is not None:
+                # The keyboard was in the sidebar that stepped aside: to the message box,
+                # not to the next control in the chain (the chat's title, as if to rename).
+                self.chat_panel.focus_message()
+        else:
+            self.split.panel_closed()
         self.split.folded_for_room = False  # the person's choice now
         if self.knowledge_action.isChecked() != shown:
             self.knowledge_action.setChecked(shown)
@@ -604,8 +669,12 @@ class MainWindow(QMainWindow):
         """A chat in *ws_id* (refused, said in the banner, when its folder is gone), or an
         Ungrouped one."""
         assert self.ops is not None and self.sidebar is not None
-        chat, _ = await self.ops.new_chat(workspace_id=ws_id)
+        # The list's empty "New chat", when it has one: never one more per press.
+        chat, _ = await self.ops.new_chat(workspace_id=ws_id, reuse_untouched=True)
         self.select_chat(chat.id)
+        if ws_id is None:  # never silently: where it went, and how to start one elsewhere
+            self.notice.say("This chat is in Ungrouped, outside any folder. To start a chat "
+                            "in a workspace's folder, select the workspace first.")
         if self.chat_panel is not None:  # a new chat is for writing in
             self.chat_panel.composer.edit.setFocus()
 
@@ -664,6 +733,14 @@ class MainWindow(QMainWindow):
         chat = self.cairn.registry.chat(chat_id) if self.cairn is not None else None
         self._guarded(chat.workspace_id if chat is not None else None, chat_id, None)
 
+    def _chat_chosen(self, chat_id: str) -> None:
+        """A chat opened by a click or Enter: the keyboard goes where the person writes (as
+        in Claude Desktop and ChatGPT), so typing no longer jumps between sidebar rows and
+        Ctrl+F finds in the chat."""
+        if self.chat_panel is not None and self._chat_id == chat_id \
+                and self.center_stack.currentWidget() is self.chat_panel:
+            self.chat_panel.focus_message()
+
     def _workspace_selected(self, ws_id: str) -> None:
         self._guarded(ws_id, None, ws_id)
 
@@ -672,6 +749,8 @@ class MainWindow(QMainWindow):
         would go; Cancel puts the sidebar's selection back."""
 
         def select() -> None:
+            if (self._chat_id, self._workspace_id) != (chat_id, selected_ws):
+                self.notice.moved_on()  # what was said was about what is left
             self._chat_id, self._workspace_id = chat_id, selected_ws
             self._show_selection()
 

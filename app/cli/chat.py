@@ -37,6 +37,11 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     ):
         p = json_flag(chat_cmds.add_parser(action, help=text))
         p.add_argument("id", metavar="ID")
+    p = json_flag(chat_cmds.add_parser("export", help="write one chat as a Markdown file"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("file", metavar="FILE", help="the Markdown file to write (relative to the "
+                   "current folder)")
+    p.add_argument("--replace", action="store_true", help="overwrite FILE if it exists")
     p = json_flag(chat_cmds.add_parser(
         "move", help="place a chat in its workspace's order, or move it into another workspace"))
     p.add_argument("id", metavar="ID")
@@ -120,6 +125,8 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
                           "damaged and cannot be read") from None
         out.emit(data, lambda: page)
         return 0
+    elif action == "export":
+        return _export(registry, args, out)
     elif action == "archive":
         chat = registry.archive_chat(args.id)
     elif action == "unarchive":
@@ -137,6 +144,24 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
     else:  # pragma: no cover
         raise AssertionError(action)
     out.emit(chat.to_json(), lambda: _chat_block(chat))
+    return 0
+
+
+def _export(registry: Registry, args: argparse.Namespace, out: Out) -> int:
+    """``cairn chat export ID FILE``: the same use case as the window's Export chat as
+    Markdown (``app.sharing.chat_markdown``)."""
+    from pathlib import Path
+
+    from app.sharing.chat_markdown import export_chat
+    from app.store.messages import ChatStore
+
+    if not args.file.strip():
+        raise Refused("cannot export the chat: FILE is empty; give the Markdown file to write")
+    target = Path(os.path.abspath(os.path.expanduser(args.file)))
+    done = export_chat(registry, ChatStore(registry.db), args.id, target,
+                       replace=args.replace)
+    out.emit(done.to_json(), lambda: f"Exported {done.messages} message"
+             f"{'s' if done.messages != 1 else ''} to {shown(done.path)}")
     return 0
 
 

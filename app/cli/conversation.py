@@ -336,7 +336,8 @@ def suggestion_text(s: dict[str, Any]) -> str:
               for r in s.get("removes") or []]
     lines.append(f"  Not applied by itself: {shown(s['reason'])}")
     if s["evidence"]:
-        who = {"person": "you", "claude": "Claude"}.get(s["said_by"] or "", "the chat")
+        who = {"person": "you", "claude": "Claude"}.get(s["said_by"] or "",
+                                                      "not found in the chat's messages")
         lines.append(f"  Evidence ({who}): \"{shown(s['evidence'])}\"")
     return "\n".join(lines)
 

@@ -161,6 +161,18 @@ def _chats_with_news_for(registry: Registry, rebuilder: Rebuilder, owner: str) -
     return watermarks.chats_with_news(registry.db, ids)
 
 
+def suggestions_line(count: int) -> str:
+    """What the status line says of the suggestions that wait ('' when none does): counted
+    from what waits now, so it is gone once the last one is decided.  (The last rebuild's own
+    note, "2 suggestions could not be applied: P1 says …", is the knowledge model's language,
+    and stays true after every suggestion was decided: the command line shows it.)"""
+    if not count:
+        return ""
+    if count == 1:
+        return "1 suggested change waits for you under Suggestions"
+    return f"{count} suggested changes wait for you under Suggestions"
+
+
 def document_line(source: str | None, updated_at: str | None, waiting: int,
                   now: datetime | None = None) -> str:
     """"Updated from a chat 2 min ago · 3 exchanges waiting", "Edited by you yesterday"."""

@@ -338,6 +338,22 @@ class Search:
             raise Refused(search_index.MISSING) from error
         return [r[0] for r in rows]
 
+    def in_chat_counted(self, chat_id: str, query: Query) -> list[tuple[int, int]]:
+        """The chat's matching messages, oldest first, each with how many times its words
+        occur in it (at least once): what find in the chat steps through and counts, match
+        by match, as the window highlights them (each word, any case, where it occurs)."""
+        if query.empty:
+            return []
+        expression = f'text : ({query.match()}) AND chat : "{search_index.token(chat_id)}"'
+        try:
+            rows = self._db.query("SELECT rowid, text FROM search_message WHERE search_message"
+                                  " MATCH ? ORDER BY rowid", (expression,))
+        except sqlite3.DatabaseError as error:
+            raise Refused(search_index.MISSING) from error
+        words = [w.casefold() for w in dict.fromkeys(query.words()) if w]
+        return [(r[0], max(1, sum(str(r[1]).casefold().count(w) for w in words)))
+                for r in rows]
+
 
 def _marks(items: Sequence[object]) -> str:
     return ", ".join("?" * len(items))
@@ -394,6 +410,15 @@ class Finder:
         if problem is not None:
             raise Refused(problem)
         return self.search.in_chat(chat_id, query)
+
+    def in_chat_counted(self, chat_id: str, text: str) -> list[tuple[int, int]]:
+        """The messages of the chat that match *text*, oldest first, with how many matches
+        each holds (find in the chat: "3 of 12" counts matches, not messages)."""
+        query = search_query.parse(text, archived=True)
+        problem = self.check()
+        if problem is not None:
+            raise Refused(problem)
+        return self.search.in_chat_counted(chat_id, query)
 
     def words(self, text: str) -> tuple[str, ...]:
         """The words of *text* as a query reads them (what a view highlights)."""

@@ -20,3 +20,14 @@ def test_a_blank_or_pasted_query_matches_no_title():
     titles = [("a", "Anything")]
     assert best("   ", titles) == []
     assert best("x" * 5000, titles) == []
+
+
+def test_letters_merely_scattered_through_a_title_are_no_match():
+    """Issue 36, item 6: "Bauer" found "Landsat bands: blue and red" and ranked it first."""
+    titles = [("landsat", "Landsat bands: blue and red"), ("bauer", "Call with Bauer"),
+              ("initials", "Budget and user research")]
+    assert [m.key for m in best("bauer", titles)] == ["bauer"]
+    # Initials and a word's start still match; so does one run inside a word.
+    assert [m.key for m in best("bur", titles)] == ["initials"]
+    assert [m.key for m in best("andsat", titles)] == ["landsat"]
+    assert [m.key for m in best("lbbr", titles)] == ["landsat"]

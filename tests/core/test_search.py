@@ -396,3 +396,19 @@ def test_entries_split_as_the_knowledge_parser_splits_them():
 
 def _is_item(text: str) -> bool:
     return text.lstrip()[:1] in "-*+" or text.lstrip()[:1].isdigit()
+
+
+def test_find_in_chat_counts_matches_not_messages(cairn, folders):
+    """Issue 36, item 8: "1 of 1" with six highlights was a count of messages."""
+    (root,) = folders("Counts")
+    cairn.registry.add_workspace(root)
+    chat = cairn.registry.new_chat(folder=root, title="Landsat")
+    many = cairn.chats.append(chat.id, "assistant", text(
+        "Landsat 8 and Landsat 9 image the Earth; LANDSAT data is free. The landsat archive "
+        "goes back to 1972."))
+    cairn.chats.append(chat.id, "user", text("nothing here"))
+    once = cairn.chats.append(chat.id, "user", text("Thanks for the Landsat notes"))
+    assert cairn.search.in_chat_counted(chat.id, "landsat") == [(many.id, 4), (once.id, 1)]
+    both = cairn.search.in_chat_counted(chat.id, "landsat archive")
+    assert both == [(many.id, 5)]  # each word where it occurs, as the window marks them
+    assert cairn.search.in_chat_counted(chat.id, "nothing at all zzz") == []

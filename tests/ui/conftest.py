@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import qasync
@@ -39,19 +40,34 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
 def _no_modal_loop_inside_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
     """A dialog's ``exec`` runs an event loop of its own; inside a task's step, asyncio then
     refuses every other task that comes due, and those never run again.  A question asked
-    inside a task awaits ``ui.text.answered`` instead: any ``exec`` there fails the test."""
-    from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox
+    inside a task awaits ``ui.text.answered`` instead: any ``exec`` there fails the test, and
+    so does every other way into a modal loop (Qt's static dialogs, a menu's ``exec``), which
+    bypass Python's ``exec``.  tests/ui/test_questions_in_tasks.py reads the code for the
+    questions no test answers for real."""
+    from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMenu, QMessageBox
 
-    for kind in (QDialog, QMessageBox, QFileDialog, QInputDialog):
-        real = kind.exec
-
-        def exec_(self: QDialog, real: Callable[[QDialog], int] = real) -> int:
+    def outside_tasks(real: Callable[..., Any], name: str) -> Callable[..., Any]:
+        def guarded(*args: Any, **kwargs: Any) -> Any:
             loop = asyncio.events._get_running_loop()
             task = asyncio.current_task(loop) if loop is not None else None
-            assert task is None, f"{type(self).__name__}.exec() inside the task {task!r}"
-            return real(self)
+            assert task is None, f"{name} inside the task {task!r}"
+            return real(*args, **kwargs)
 
-        monkeypatch.setattr(kind, "exec", exec_)
+        return guarded
+
+    for kind in (QDialog, QMessageBox, QFileDialog, QInputDialog, QMenu):
+        monkeypatch.setattr(kind, "exec", outside_tasks(kind.exec, f"{kind.__name__}.exec()"))
+    for kind, names in ((QFileDialog, MODAL_FILE_DIALOGS), (QInputDialog, MODAL_INPUTS),
+                        (QMessageBox, MODAL_MESSAGES)):
+        for name in names:
+            monkeypatch.setattr(kind, name, staticmethod(
+                outside_tasks(getattr(kind, name), f"{kind.__name__}.{name}()")))
+
+
+MODAL_FILE_DIALOGS = ("getOpenFileName", "getOpenFileNames", "getSaveFileName",
+                      "getExistingDirectory")
+MODAL_INPUTS = ("getText", "getMultiLineText", "getItem", "getInt", "getDouble")
+MODAL_MESSAGES = ("question", "warning", "information", "critical", "about")
 
 
 @pytest.fixture(autouse=True)

@@ -180,7 +180,7 @@ def test_a_refusal_is_shown_as_its_sentence(qtbot, board, cairn, folders):
     board.advance(acme.id)  # as if a stale click raced another change
     label = next(w for w in board.findChildren(QLabel) if w.accessibleName() == "Board message")
     qtbot.waitUntil(label.isVisible)
-    assert label.text() == f"cannot advance workspace '{acme.title}': it is already shipped"
+    assert label.text() == f"Cannot advance workspace '{acme.title}': it is already shipped"
 
 
 def test_a_change_from_another_process_shows_once_the_registry_catches_up(

@@ -277,7 +277,7 @@ def test_attach_by_dialog_by_drop_and_by_paste(opened, loop, fake, folders, tmp_
                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     opened.window.chat_panel.dropEvent(drop)  # on the composer: the chat panel takes it
     wait_for(lambda: composer.problem.text() != "")
-    assert composer.problem.text() == ("cannot attach 'tool.bin': Cairn can send text files, "
+    assert composer.problem.text() == ("Cannot attach 'tool.bin': Cairn can send text files, "
                                        "PDFs and images (PNG, JPEG, GIF, WebP)")
     assert [p.name for p in composer.files()] == ["notes.md", "brief.txt"]
     image = QImage(40, 30, QImage.Format.Format_RGB32)

@@ -79,5 +79,30 @@ def test_file_dialogs_open_in_the_workspaces_folder(opened, folders, opened_wher
     starts = dict(opened_where)
     assert starts["Attach files"] == acme
     assert starts["Add knowledge files"] == acme
-    assert Path(starts["Export workspace"]).parent == Path(acme)
+    # Beside the workspace's folder, not inside it (the next export would take the bundle in).
+    assert Path(starts["Export workspace"]).parent == Path(acme).parent
     assert starts["Import a workspace"] == acme
+
+
+def test_export_opens_where_the_last_export_went(opened, folders, tmp_path):
+    """Issue 36, Minor: the export's dialog remembers the folder of the last export."""
+    window = opened.window
+    (acme,) = folders("Acme")
+    (ws, _), _ = run(opened.ops.add_workspace(acme))
+    sharing = window.sharing
+    starts: list[str] = []
+    elsewhere = tmp_path / "exports"
+    elsewhere.mkdir()
+
+    def chosen(title: str) -> str:
+        starts.append(sharing.start_folder)
+        return str(elsewhere / title)
+
+    sharing.ask_export_options = lambda title: (False, False)
+    sharing.ask_export_file = chosen
+    sharing.export(ws.id)
+    wait_for(lambda: (elsewhere / "Acme.cairn").exists())
+    (elsewhere / "Acme.cairn").unlink()
+    sharing.export(ws.id)
+    wait_for(lambda: (elsewhere / "Acme.cairn").exists())
+    assert starts == [str(Path(acme).parent), str(elsewhere)]

@@ -28,6 +28,11 @@ def test_a_folder_deleted_while_the_window_runs_shows_missing_and_new_chat_is_re
     menu = workspace_menu(sidebar.handlers, registry.workspace(ws.id))
     assert "New chat" not in [a.text() for a in menu.actions()]
     assert "Move to folder…" in [a.text() for a in menu.actions()]
+    # Issue 36, Minor: a missing folder is neither shown nor opened in a terminal.
+    from ui.sidebar.menus import REVEAL
+
+    assert REVEAL not in [a.text() for a in menu.actions()]
+    assert "Open in terminal" not in [a.text() for a in menu.actions()]
     chats_before = registry.chat_count(None)
     said: list[str] = []
     window.notice.say = said.append

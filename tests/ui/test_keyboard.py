@@ -84,6 +84,7 @@ def test_the_transcript_shows_where_the_keyboard_is(opened, loop, fake, folders)
 def test_enter_takes_the_archive_questions_default_button(opened, folders):
     sidebar = opened.window.sidebar
     seen: list[tuple[str, bool]] = []
+    texts: list[tuple[str, str]] = []
 
     def press_enter() -> None:
         box = QApplication.activeModalWidget()
@@ -92,11 +93,14 @@ def test_enter_takes_the_archive_questions_default_button(opened, folders):
         assert isinstance(default, QPushButton)
         seen.append((default.text(), default.isVisible() and box.focusWidget() is default
                      and default.font().bold()))
+        texts.append((box.windowTitle(), box.text()))
         QTest.keyClick(box, Qt.Key.Key_Return)
 
     QTimer.singleShot(0, press_enter)
     assert sidebar.handlers.confirm("Archive chat?", "It can be unarchived.", "Archive") is True
     assert seen == [("Archive", True)]
+    # Issue 36, Minor: the title bar says the title; the text is the question, once.
+    assert texts == [("Archive chat?", "It can be unarchived.")]
     # Removing a workspace keeps Cancel as the button Enter takes.
     QTimer.singleShot(0, press_enter)
     assert sidebar.handlers.confirm("Remove “Acme” from Cairn?", "…", "Remove") is False

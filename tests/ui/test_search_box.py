@@ -207,7 +207,7 @@ def test_find_in_chat_reaches_a_message_2000_rows_up_and_ctrl_home_the_first(
     bar.sig_searched.connect(lambda: with_answer.append(True))
     bar.field.setText("needle")
     wait_for(lambda: with_answer and bar.count.text() == "2 of 2")
-    assert bar.matches == [ids[1], ids[-1]]
+    assert bar.matches == [(ids[1], 0), (ids[-1], 0)]
     press(bar.field, Qt.Key.Key_Return)  # the older match: 2,000 rows up
     wait_for(lambda: bar.count.text() == "1 of 2" and panel.view.currentIndex().isValid()
              and ids[1] in panel.view.conversation.entries[
@@ -242,3 +242,22 @@ def test_the_box_draws_results_as_plain_text(opened, folders, tmp_path):
     (hit,) = [t for t in results(opened) if t.kind == "message"]
     assert hit.title == "<b>Bold</b> title" and "<img src=x>" in hit.snippet
     assert window.grab().save(str(tmp_path / "search-box.png"))  # to look at
+
+
+def test_ctrl_k_puts_what_says_the_word_above_titles_that_only_hold_its_letters(opened,
+                                                                               folders):
+    """Issue 36, item 6: "Bauer" ranked a chat about Landsat first (b·a…u…e…r) and
+    pre-selected it over the messages that say Bauer."""
+    (acme,) = folders("Acme")
+    make_chat(opened, acme, "Landsat bands: blue and red")
+    quote = make_chat(opened, acme, "Renovation quote")
+    (said,) = bulk_messages(opened, quote, ["Bauer GmbH sent the quote for the roof"])
+    window = opened.window
+    window.open_search()
+    type_search(opened, "Bauer")
+    found = results(opened)
+    assert found and (found[0].kind, found[0].message) == ("message", said)
+    assert all(getattr(r, "title", "") != "Landsat bands: blue and red" for r in found)
+    box = window.search_box
+    current = box.results.currentItem()
+    assert current is not None and current.data(ResultRole).message == said  # Enter opens it

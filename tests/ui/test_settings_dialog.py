@@ -293,8 +293,8 @@ def test_a_refusal_is_shown_as_its_sentence(qtbot, open_dialog, online):
     dialog = open_dialog()
     named(dialog, QComboBox, "Chat model").setEditText("   ")
     click(qtbot, dialog, "Save")
-    qtbot.waitUntil(lambda: message(dialog).startswith("cannot change setting"))
-    assert message(dialog) == "cannot change setting 'Chat model': a model name cannot be empty"
+    qtbot.waitUntil(lambda: message(dialog).startswith("Cannot change setting"))
+    assert message(dialog) == "Cannot change setting 'Chat model': a model name cannot be empty"
     assert online.settings.get("model.chat") == "claude-sonnet-5-5"
 
 

@@ -64,7 +64,7 @@ def test_the_file_menu_and_the_workspaces_menu_offer_sharing(opened, loop, folde
     file_menu = window.menuBar().actions()[0].menu()
     assert [a.text() for a in file_menu.actions() if a.text()] == [
         "Add workspace", "Export workspace…", "Import workspace…", "Recently removed…",
-        "About Cairn", "Quit"]
+        "Quit"]
     window.export_selected()  # nothing selected: it says what to do
     assert window.notice.label.text() == "Select a workspace (or one of its chats) to export it."
     window.select_workspace(ws.id)

@@ -627,7 +627,7 @@ def test_pin_unpin_archive_and_unarchive_from_the_menu(qtbot, sidebar, registry,
     sidebar.select_chat(chat_id)
     settle(qtbot, sidebar)
     menu = sidebar.context_menu(sidebar.tree.currentIndex())
-    assert action_texts(menu) == ["Rename…", "Pin", "Archive"]
+    assert action_texts(menu) == ["Rename…", "Pin", "Export chat as Markdown…", "Archive"]
     trigger(menu, "Pin")
     settle(qtbot, sidebar)
     assert sidebar.model.chats_in(PINNED) == [chat_id]
@@ -679,7 +679,9 @@ def test_remove_asks_what_goes_and_what_stays_then_removes(qtbot, sidebar, regis
     assert "kept for 30 days: File › Recently removed brings it back." in text
     assert f"The folder {acme['path']} and everything in it stay untouched." in text
     assert "Its 1 chat stays, under Ungrouped." in text
-    assert "Its folder Brand becomes a top-level workspace." in text
+    # Issue 36, item 15: said before, and how it comes back.
+    assert ("Its folder Brand becomes a top-level workspace, with its chats; restoring it "
+            "puts it back under it.") in text
     assert registry.workspace(acme["ws"].id) is not None  # declined: nothing happened
     answer = True
     trigger(sidebar.context_menu(sidebar.model.workspace_index(acme["ws"].id)), "Remove…")
@@ -694,8 +696,9 @@ def test_the_removal_question_of_a_folder_names_where_its_folders_go(acme):
     from ui.sidebar.menus import removal_question
 
     text = removal_question(acme["folder"], chats=0, folders=["Logo", "Copy"], parent="Acme Inc")
-    assert "Its folders Logo, Copy move up into Acme Inc." in text
-    assert "chat" not in text.split("\n\n")[1]
+    assert ("Its folders Logo, Copy move up into Acme Inc, with their chats; restoring it puts "
+            "them back under it.") in text
+    assert "Ungrouped" not in text  # no chat of its own: nothing said of chats moving there
 
 
 def test_new_chat_description_status_and_move_to_folder(qtbot, sidebar, registry, acme, folders):
@@ -1161,3 +1164,26 @@ def test_a_board_cards_subtitle_is_elided_in_the_middle(qapp):
                 status="idea", missing=True, path="/x/Brand")
     line = detail_line(card, metrics, metrics.horizontalAdvance("⚠ Folder missing · in Acme"))
     assert line.startswith("⚠ Folder") and line.endswith("2027") and "…" in line
+
+
+def test_export_chat_as_markdown_from_its_menu(qtbot, sidebar, registry, acme, tmp_path):
+    """Issue 36, item 17 (its export half): a chat's menu writes it as Markdown."""
+    settle(qtbot, sidebar)
+    told: list[str] = []
+    sidebar.sig_told.connect(told.append)
+    starts: list[str] = []
+    target = tmp_path / "launch"
+
+    def chosen(title: str, start: str) -> str:
+        starts.append(start)
+        return str(target)  # ".md" is added
+
+    sidebar.handlers.ask_markdown_file = chosen
+    chat_id = acme["chat"].id
+    sidebar.select_chat(chat_id)
+    settle(qtbot, sidebar)
+    trigger(sidebar.context_menu(sidebar.tree.currentIndex()), "Export chat as Markdown…")
+    qtbot.waitUntil(lambda: bool(told))
+    assert (tmp_path / "launch.md").read_text(encoding="utf-8").startswith("# ")
+    assert told[0].startswith("Exported “") and str(tmp_path / "launch.md") in told[0]
+    assert starts and starts[0].endswith(".md")

@@ -142,3 +142,35 @@ def test_hostile_suggestion_text_is_shown_as_text(opened, tmp_path):
     assert labels and all(w.textFormat().name == "PlainText" for w in labels)
     assert named(strip, QLabel, "Why it waits").textFormat().name == "PlainText"
     assert "— Claude said" in named(strip, QLabel, "Evidence").text()
+
+
+def test_a_quote_found_in_no_message_is_said_so(opened, tmp_path):
+    """Issue 36, item 4: words found in no message are never labelled as the chat's."""
+    ws_id = with_document(opened, tmp_path, PREFERENCES)
+    strip = strip_of(opened, ws_id)
+    suggest(opened, ws_id, Proposed(
+        ws_id, "add", "Facts", (), "Budget is 40,000 EUR", "The evidence does not occur in "
+        "the new exchanges.", "the budget is forty thousand", None))
+    wait_for(lambda: len(strip.shown) == 1 and strip.card(strip.shown[0].id) is not None)
+    evidence = strip.card(strip.shown[0].id).evidence.text()
+    assert evidence == "“the budget is forty thousand” — not found in the chat's messages"
+    assert "from the chat" not in evidence
+
+
+def test_the_status_line_counts_what_waits_now_in_plain_words(opened, tmp_path):
+    """Issue 36, item 7: the status line says how many suggestions wait (not the knowledge
+    model's "P1 says …"), and nothing of them once each was decided."""
+    ws_id = with_document(opened, tmp_path, PREFERENCES)
+    strip = strip_of(opened, ws_id)
+    line = show(opened, ws_id).editor.status_line.label
+    cairn = opened.ops.cairn
+    chat = cairn.registry.new_chat(title="Style talk")
+    note = "1 suggestion could not be applied: P1 says 4; quote where the exchanges say it."
+    assert cairn.knowledge.save_rebuild([], chat_id=chat.id, covered=0, notes={ws_id: note},
+                                        suggestions=[merge(ws_id)])
+    wait_for(lambda: len(strip.shown) == 1)
+    wait_for(lambda: "1 suggested change waits for you under Suggestions" in line.text())
+    assert "P1" not in line.text() and "could not be applied" not in line.text()
+    click(strip.card(strip.shown[0].id), "Dismiss suggestion")
+    wait_for(lambda: not strip.shown)
+    wait_for(lambda: line.text() == "Edited by you just now")

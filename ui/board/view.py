@@ -439,9 +439,11 @@ class Board(QWidget):
         self.refresh()  # the bridge's event will come too; this just avoids waiting for it
         self.select(ws_id)
 
-    def _say(self, sentence: str) -> None:
-        self._message.setText(sentence)
-        self._message.setVisible(bool(sentence))
+    def _say(self, text: str) -> None:
+        from ui.text import sentence  # as the window says it: a capital, no backticks
+
+        self._message.setText(sentence(text))
+        self._message.setVisible(bool(text))
 
     # ----------------------------------------------------------------- Qt overrides
 

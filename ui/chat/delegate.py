@@ -67,6 +67,7 @@ BUBBLE_PAD = 12  # inside the person's bubble
 STREAMING = "streaming"
 THUMB_URL = "cairn-thumb:"  # a sent image's thumbnail, as a document's resource
 FOUND = "#ffe066"  # the background of a word found (find in the chat, a search result)
+CURRENT = "#ff9632"  # the match find in the chat is on: stronger, so Enter shows where it went
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -114,6 +115,7 @@ class MessageDelegate(QStyledItemDelegate):
         self.hovered_row = -1
         self.editing_row = -1
         self._highlight: tuple[str, ...] = ()
+        self._current: tuple[str, int] | None = None  # (entry key, n): the match find is on
         self.colours = Colours()
         self.palette_changed()
 
@@ -128,6 +130,7 @@ class MessageDelegate(QStyledItemDelegate):
             rule="#3f3f46" if dark else "#d4d4d8",
             quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
             link=palette.color(QPalette.ColorRole.Link).name(),
+            dark=dark,
         )
         self._docs.clear()
         self._doc_chars = 0
@@ -196,14 +199,24 @@ class MessageDelegate(QStyledItemDelegate):
             sight = QRectF(self._widget.viewport().rect()) if hasattr(self._widget, "viewport") \
                 else QRectF(option.rect)
             sight.translate(-QPointF(option.rect.topLeft()))
+            current = self._current[1] if self._current is not None \
+                and self._current[0] == entry.key else None
+            before = 0  # matches in the entry's earlier documents (which one is current)
             for block in layout.blocks:
                 height = block.doc.size().height()
-                if block.y > sight.bottom() or block.y + height < sight.top():
+                hidden = block.y > sight.bottom() or block.y + height < sight.top()
+                if hidden and current is None:
+                    continue
+                found = self._cursors(block.doc) if self._highlight else []
+                first, before = before, before + len(found)
+                if hidden:
                     continue
                 painter.save()
                 painter.translate(QPointF(block.x, block.y))
                 context.clip = sight.translated(-block.x, -block.y)
-                context.selections = self._found(block.doc)  # find and search: marked
+                # Find and search: marked, the current match stronger.
+                context.selections = self._marks(
+                    found, None if current is None else current - first)
                 block.doc.documentLayout().draw(painter, context)
                 painter.restore()
         rule = QColor(self.colours.rule)
@@ -216,18 +229,54 @@ class MessageDelegate(QStyledItemDelegate):
         """Mark *words* wherever they appear (find in the chat, a search result); () none."""
         self._highlight = tuple(w for w in words if w)
 
-    def _found(self, doc: QTextDocument) -> list[QAbstractTextDocumentLayout.Selection]:
-        marks: list[QAbstractTextDocumentLayout.Selection] = []
+    def set_current(self, key: str | None, n: int = 0) -> None:
+        """The match find in the chat is on: the *n*-th mark of the entry *key* (None: no
+        match is current)."""
+        self._current = (key, n) if key is not None else None
+
+    def _cursors(self, doc: QTextDocument) -> list[QTextCursor]:
+        """Where the highlighted words are in *doc*, in reading order (each word, any case;
+        at most 200)."""
+        found: list[QTextCursor] = []
         for word in self._highlight:
             cursor = doc.find(word)
-            while not cursor.isNull() and len(marks) < 200:
-                mark = QAbstractTextDocumentLayout.Selection()
-                mark.cursor = cursor
-                mark.format.setBackground(QColor(FOUND))
-                mark.format.setForeground(QColor("#1f1f1f"))
-                marks.append(mark)
+            while not cursor.isNull() and len(found) < 200:
+                found.append(cursor)
                 cursor = doc.find(word, cursor)
+        found.sort(key=lambda c: (c.selectionStart(), c.selectionEnd()))
+        return found
+
+    def _marks(self, found: list[QTextCursor], current: int | None
+               ) -> list[QAbstractTextDocumentLayout.Selection]:
+        marks: list[QAbstractTextDocumentLayout.Selection] = []
+        for n, cursor in enumerate(found):
+            mark = QAbstractTextDocumentLayout.Selection()
+            mark.cursor = cursor
+            mark.format.setBackground(QColor(CURRENT if n == current else FOUND))
+            mark.format.setForeground(QColor("#1f1f1f"))
+            marks.append(mark)
         return marks
+
+    def match_count(self, entry: Entry, width: int) -> int:
+        """How many marks the entry shows (as laid out at *width*)."""
+        return sum(len(self._cursors(b.doc)) for b in self.layout(entry, width).blocks)
+
+    def match_rect(self, entry: Entry, width: int, n: int) -> QRectF | None:
+        """Where the entry's *n*-th mark is, in the row's coordinates (None: it has fewer)."""
+        at = 0
+        for block in self.layout(entry, width).blocks:
+            found = self._cursors(block.doc)
+            if n < at + len(found):
+                cursor = found[n - at]
+                text_block = cursor.block()
+                offset = cursor.selectionStart() - text_block.position()
+                line = text_block.layout().lineForTextPosition(offset)
+                top = block.doc.documentLayout().blockBoundingRect(text_block).top()
+                rect = line.rect() if line.isValid() else QRectF(0, 0, 1, 1)
+                return QRectF(block.x + rect.x(), block.y + top + rect.y(), rect.width(),
+                              rect.height())
+            at += len(found)
+        return None
 
     def _rechecked(self) -> None:
         waiting, self._recheck = self._recheck, {}

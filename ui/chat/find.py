@@ -72,8 +72,7 @@ class FindBar(QWidget):
         self.field.setAccessibleName("Find in chat")
         self.field.setPlaceholderText("Find in this chat")
         self.field.setClearButtonEnabled(True)
-        self.count = Label("")  # plain text: a refusal may carry what was typed
-        self.count.setAccessibleName("Matches")
+        self.count = Label("").named("Matches")  # plain: a refusal may carry what was typed
         self.count.setMinimumWidth(80)
         self.older = tool_button("↑", "Previous match", "Older match (Enter)")
         self.newer = tool_button("↓", "Next match", "Newer match (Shift+Enter)")
@@ -86,9 +85,12 @@ class FindBar(QWidget):
         layout.addWidget(self.older)
         layout.addWidget(self.newer)
         layout.addWidget(self.close_button)
-        self.matches: list[int] = []
+        # Every match: (message id, which of its matches), oldest first; "3 of 12" counts
+        # these, not messages (one message may hold many).
+        self.matches: list[tuple[int, int]] = []
         self.current = -1
         self.words: tuple[str, ...] = ()
+        self._counts: dict[int, int] = {}  # message id -> its matches, as the core counted
         self._asked = 0  # answers to older questions are dropped
         self._chat: str | None = None
         self.home: QShortcut | None = None
@@ -111,6 +113,7 @@ class FindBar(QWidget):
         self.hide()
         self.matches, self.current, self.words = [], -1, ()
         self.panel.view.messages.highlight(())
+        self.panel.view.messages.set_current(None)
         self.panel.view.viewport().update()
         self.panel.view.setFocus()
 
@@ -129,6 +132,7 @@ class FindBar(QWidget):
             self.matches, self.current = [], -1
             self.count.setText("")
             self.panel.view.messages.highlight(())
+            self.panel.view.messages.set_current(None)
             self.panel.view.viewport().update()
             return
         self.panel.run_task(self._ask(chat_id, text, asked))
@@ -136,14 +140,17 @@ class FindBar(QWidget):
     async def _ask(self, chat_id: str, text: str, asked: int) -> None:
         ops = self.panel.ops
         try:
-            found = await ops.find_in_chat(chat_id, text)
+            counted = await ops.find_matches_in_chat(chat_id, text)
             refusal = None
         except CairnError as error:
-            found, refusal = [], str(error)
+            counted, refusal = [], str(error)
         if asked != self._asked or chat_id != self.panel.chat_id:
             return  # stale: the person typed on, or left the chat
         self.words = ops.words(text)
+        self._counts = dict(counted)
+        found = [(message_id, n) for message_id, count in counted for n in range(count)]
         self.matches = found
+        self.panel.view.messages.set_current(None)
         self.panel.view.messages.highlight(self.words)
         self.panel.view.viewport().update()
         if refusal is not None:
@@ -166,9 +173,34 @@ class FindBar(QWidget):
 
     async def _show(self) -> None:
         self.count.setText(f"{self.current + 1} of {len(self.matches)}")
-        message_id = self.matches[self.current]
+        message_id, n = self.matches[self.current]
         if await go_to(self.panel, message_id, self.words):
+            self._on_match(message_id, n)
             self.sig_moved.emit(message_id)
+
+    def _on_match(self, message_id: int, n: int) -> None:
+        """Mark the match as current and bring it to the middle: a long message's matches
+        are far apart within its row."""
+        view = self.panel.view
+        row = next((r for r in range(view.conversation.rowCount())
+                    if message_id in view.conversation.entries[r].message_ids), None)
+        if row is None:
+            return
+        entry = view.conversation.entries[row]
+        # An entry may show several messages (a reply and its tool calls): its marks are
+        # counted over all of them, the earlier messages' first.
+        before = sum(self._counts.get(m, 0) for m in entry.message_ids if m < message_id)
+        delegate = view.messages
+        width = view.viewport().width()
+        at = min(before + n, max(delegate.match_count(entry, width) - 1, 0))
+        delegate.set_current(entry.key, at)
+        rect = delegate.match_rect(entry, width, at)
+        if rect is not None:
+            top = view.visualRect(view.conversation.index(row, 0)).top()
+            middle = top + rect.center().y()
+            bar = view.verticalScrollBar()
+            bar.setValue(bar.value() + int(middle - view.viewport().height() / 2))
+        view.viewport().update()
 
 
 

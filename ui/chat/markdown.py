@@ -42,6 +42,7 @@ class Colours:
     rule: str = "#d4d4d8"
     quiet: str = "#71717a"
     link: str = "#2563eb"
+    dark: bool = False  # code blocks' syntax colours follow (ui/chat/syntax.py)
 
 
 @dataclass(slots=True)
@@ -256,6 +257,9 @@ def _code(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str,
     env["code"].append(code)
     c = _colours(env)
     label = html.escape(language) if language else "code"
+    from ui.chat.syntax import coloured  # (small; Pygments itself only for a named language)
+
+    body = coloured(code, language, dark=c.dark) if language else None
     return (
         f'<table width="100%" cellspacing="0" cellpadding="8" bgcolor="{c.code_background}"'
         ' style="margin-top: 6px; margin-bottom: 6px;">'
@@ -264,7 +268,7 @@ def _code(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str,
         f' font-size: small; text-decoration: none;">'
         f'{"Copied" if env.get("copied") == index else "Copy"}</a></td></tr>'
         f'<tr><td colspan="2"><pre style="font-family: monospace; white-space: pre-wrap;">'
-        f"{html.escape(code)}</pre></td></tr></table>\n")
+        f"{body if body is not None else html.escape(code)}</pre></td></tr></table>\n")
 
 
 def _code_inline(self: Any, tokens: list[Token], idx: int, options: Any,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
@@ -238,6 +238,13 @@ class ChatPanel(QWidget):
 
     def set_oldest_id(self, message_id: int) -> None:
         self._oldest_id = message_id
+
+    def focus_message(self) -> None:
+        """The caret into the message box (the conversation, when the chat takes no message:
+        archived)."""
+        edit = self.composer.edit
+        target = edit if edit.isEnabled() and not edit.isReadOnly() else self.view
+        target.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def leave(self) -> None:
         """No chat is shown (a workspace is): the draft saved, the chat's rebuild started,

@@ -243,6 +243,10 @@ class DocumentEditor(QWidget):
         self.views = QStackedWidget()
         self.views.addWidget(document_page)
         self.views.addWidget(self.history)
+        # The stack's least height would be its tallest page's (the history's): kept, it left
+        # the suggestions less than they need at the default size and Qt drew their lines
+        # over each other.  The document keeps what the strip leaves it (issue 36).
+        self.views.setMinimumHeight(self.suggestions.DOCUMENT_LEAST)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -531,7 +535,7 @@ class DocumentEditor(QWidget):
                 colours = Colours(code_background="#27272a" if dark else "#f4f4f5",
                                   rule="#3f3f46" if dark else "#d4d4d8",
                                   quiet=palette.color(QPalette.ColorRole.PlaceholderText).name(),
-                                  link=palette.color(QPalette.ColorRole.Link).name())
+                                  link=palette.color(QPalette.ColorRole.Link).name(), dark=dark)
                 built = await asyncio.to_thread(build, self.text(), colours,
                                                 self.preview.font(), self.thread())
                 if not shiboken6.isValid(self):

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from app.errors import CairnError
 from ui.knowledge.diffview import DiffColours, side_by_side_html
 from ui.knowledge.file_notices import FileNotices
+from ui.tasks import Recurring
 from ui.text import Label, answered, message_box
 
 if TYPE_CHECKING:
@@ -105,7 +106,8 @@ class FolderSwitches(QWidget):
         layout.addWidget(self.allow_button)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         bridge.sig_knowledge_saved.connect(self._saved)
-        self._watching = False
+        # One look at a time; one that died without ending is started again.
+        self._looking = Recurring(self.run_task, self._tick, name="CAIRN.md watcher")
         self.watcher = QTimer(self)
         self.watcher.setInterval(WATCH_MS)
         self.watcher.timeout.connect(self._watch)
@@ -276,15 +278,12 @@ class FolderSwitches(QWidget):
     def _watch(self) -> None:
         import asyncio  # (not at the top: the window paints before asyncio is loaded)
 
-        if self._watching:
-            return
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # the window's loop has ended (a quit): nothing to watch for
             self.watcher.stop()
             return
-        self._watching = True
-        self.run_task(self._tick())
+        self._looking.tick()
 
     async def _tick(self) -> None:
         try:
@@ -292,8 +291,6 @@ class FolderSwitches(QWidget):
         except Exception:  # noqa: BLE001 - a busy database: the next tick looks again
             log.debug("the CAIRN.md watcher could not look this time", exc_info=True)
             return
-        finally:
-            self._watching = False
         if self.owner is not None and self.owner in checked:
             self.run_task(self._load(self.owner))
 

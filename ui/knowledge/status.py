@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import CairnError
-from app.knowledge.status import document_line
+from app.knowledge.status import document_line, suggestions_line
 from app.store.knowledge import PERSONAL, Document
 from ui.text import Label, sentence
 
@@ -43,10 +43,10 @@ class StatusLine(QWidget):
         self.note = ""  # a sentence that stays first until the editor clears it
         self.running: set[str] = set()  # chats whose rebuild is running for this document
         self.pending = False  # a read of the status is on its way
+        self._again = False  # asked for while one was on its way: read again after it
         self._shown = 0  # bumped per document: an older read is dropped
 
-        self.label = Label("")
-        self.label.setAccessibleName("Knowledge status")
+        self.label = Label("").named("Knowledge status")
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setStyleSheet(QUIET)
@@ -80,7 +80,7 @@ class StatusLine(QWidget):
             bridge.sig_rebuild_started.connect(self._rebuild_started)
             bridge.sig_work_ended.connect(self._work_ended)
             for signal in (bridge.sig_rebuild_applied, bridge.sig_rebuild_failed,
-                           bridge.sig_rebuild_queued):
+                           bridge.sig_rebuild_queued, bridge.sig_suggestions_changed):
                 signal.connect(lambda _e: self.refresh())
 
     # ----------------------------------------------------------------- public
@@ -114,10 +114,13 @@ class StatusLine(QWidget):
 
     def refresh(self) -> None:
         """Read the state again (only while shown: a closed window reads nothing)."""
-        if self.owner is not None and not self.pending and self.isVisible() \
-                and self._timer.isActive():
-            self.pending = True
-            self.run_task(self._read(self.owner, self._shown))
+        if self.owner is None or not self.isVisible() or not self._timer.isActive():
+            return
+        if self.pending:  # a read is on its way, perhaps from before this change: once more
+            self._again = True
+            return
+        self.pending = True
+        self.run_task(self._read(self.owner, self._shown))
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -132,6 +135,9 @@ class StatusLine(QWidget):
             return
         finally:
             self.pending = False
+            if self._again:  # asked again while reading: what was read may be behind
+                self._again = False
+                self.refresh()
         document = self.document
         if shown != self._shown or document is None:
             return
@@ -143,8 +149,9 @@ class StatusLine(QWidget):
         failing = bool(state.failure) and not self.running
         if failing:  # (a core sentence: the command line's `code` shown as plain words)
             line = sentence(f"{state.failure}") + (f" · {line}" if line else "")
-        elif state.unapplied and not self.running:
-            line = f"{line} · {state.unapplied}" if line else state.unapplied
+        elif state.suggestions and not self.running:
+            waiting = suggestions_line(len(state.suggestions))
+            line = f"{line} · {waiting}" if line else waiting
         elif not line and not document.version:
             line = "Not saved yet: chats fill it in as you talk, or write it yourself."
         self.label.setText(line)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QMoveEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -23,6 +24,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -51,9 +54,10 @@ def heading(suggestion: Suggestion) -> str:
 
 
 def source(suggestion: Suggestion) -> str:
-    """Whose words the evidence quotes."""
-    return {"person": "you said", "claude": "Claude said"}.get(suggestion.said_by or "",
-                                                               "from the chat")
+    """Whose words the evidence quotes, only when they were found in the chat's messages:
+    a quote found nowhere is said so, never passed off as the chat's (issue 36)."""
+    return {"person": "you said", "claude": "Claude said"}.get(
+        suggestion.said_by or "", "not found in the chat's messages")
 
 
 class EditDialog(QDialog):
@@ -75,6 +79,8 @@ class EditDialog(QDialog):
         buttons.rejected.connect(self.reject)
         self.text.textChanged.connect(
             lambda: self.ok.setEnabled(bool(self.text.toPlainText().strip())))
+        # Ctrl+Enter accepts, as a message is sent (Enter writes a line break here).
+        self.text.installEventFilter(self)
         layout = QVBoxLayout(self)
         note = Label("The entry becomes yours as you write it here.")
         note.setStyleSheet(QUIET)
@@ -82,6 +88,66 @@ class EditDialog(QDialog):
         layout.addWidget(self.text, 1)
         layout.addWidget(buttons)
         self.resize(440, 180)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.text and event.type() == QEvent.Type.KeyPress \
+                and isinstance(event, QKeyEvent) \
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) \
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            if self.ok.isEnabled():
+                self.accept()
+            return True
+        return super().eventFilter(watched, event)
+
+
+class CardArea(QScrollArea):
+    """A card's words, as tall as they need when wrapped, up to the room the strip has;
+    beyond that they scroll (the buttons stay below, in sight).  A layout gives a box of
+    wrapped labels only what the widgets beside it leave (the document, the folder
+    switches): at the default size the card's lines were clipped and drawn over each other
+    (issue 36)."""
+
+    LEAST = 60  # px: the heading and a line, however short the window
+
+    def __init__(self, inner: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("suggestion-area")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.setWidget(inner)
+        self.viewport().setAutoFillBackground(False)  # the card's own background shows
+        inner.setAutoFillBackground(False)
+        inner.installEventFilter(self)
+        self.most = 10_000  # px the words may take (set by the strip from its room)
+
+    def set_most(self, most: int) -> None:
+        self.most = max(self.LEAST, most)
+        self.fit()
+
+    def fit(self) -> None:
+        """Take the height the words need at this width (or the most allowed)."""
+        inner = self.widget()
+        layout = inner.layout() if inner is not None else None
+        if layout is None:
+            return
+        width = self.viewport().width()
+        needed = layout.heightForWidth(width) if layout.hasHeightForWidth() \
+            else layout.sizeHint().height()
+        height = min(max(needed, 0), self.most)
+        if height != self.height():
+            self.setFixedHeight(height)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.widget() and event.type() in (QEvent.Type.LayoutRequest,
+                                                         QEvent.Type.Resize):
+            self.fit()
+        return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.fit()
 
 
 class SuggestionCard(QFrame):
@@ -97,21 +163,29 @@ class SuggestionCard(QFrame):
         self.setAccessibleName(f"Suggestion: {heading(suggestion)}")
         self.setStyleSheet("#suggestion-card { border: 1px solid palette(mid);"
                            " border-radius: 6px; }")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(8, 6, 8, 6)
+        outer.setSpacing(4)
+        # The words scroll when the window is short; the buttons always show below them.
+        self.body = QWidget()
+        self.body.setObjectName("suggestion-body")
+        layout = QVBoxLayout(self.body)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(3)
-        title = Label(heading(suggestion))
+        self.area = CardArea(self.body)
+        outer.addWidget(self.area)
+        title = Label(heading(suggestion)).named("Suggestion")
         title.setStyleSheet("font-weight: 600;")
         layout.addWidget(title)
         for old in suggestion.targets:
             layout.addWidget(self._line("−", old, colours.removed, struck=True))
         layout.addWidget(self._line("+", suggestion.text, colours.added))
         self.reason = self._quiet(f"Waits for you: {suggestion.reason}")
-        self.reason.setAccessibleName("Why it waits")
+        self.reason.named("Why it waits")
         layout.addWidget(self.reason)
         if suggestion.evidence:
             self.evidence = self._quiet(f"“{suggestion.evidence}” — {source(suggestion)}")
-            self.evidence.setAccessibleName("Evidence")
+            self.evidence.named("Evidence")
             layout.addWidget(self.evidence)
         self.accept_button = self._button("Accept", "Accept suggestion",
                                           "Apply it to the document as your own edit")
@@ -128,26 +202,28 @@ class SuggestionCard(QFrame):
         row.addWidget(self.edit_button)
         row.addWidget(self.dismiss_button)
         row.addStretch(1)
-        layout.addLayout(row)
+        outer.addLayout(row)
 
     def set_busy(self, busy: bool) -> None:
         for button in (self.accept_button, self.edit_button, self.dismiss_button):
             button.setEnabled(not busy)
 
     @staticmethod
-    def _line(sign: str, text: str, colour: str, *, struck: bool = False) -> QLabel:
-        label = make_plain(Label())
+    def _line(sign: str, text: str, colour: str, *, struck: bool = False) -> Label:
+        label = Label()
+        make_plain(label)
         label.setText(f"{sign} {text}")
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        label.setAccessibleName("Removed" if struck else "Added")
+        label.named("Removed" if struck else "Added")
         style = f"background: {colour}; padding: 2px 4px; border-radius: 3px;"
         label.setStyleSheet(style + (" text-decoration: line-through;" if struck else ""))
         return label
 
     @staticmethod
-    def _quiet(text: str) -> QLabel:
-        label = make_plain(Label())
+    def _quiet(text: str) -> Label:
+        label = Label()
+        make_plain(label)
         label.setText(text)
         label.setWordWrap(True)
         label.setStyleSheet(QUIET)
@@ -194,8 +270,7 @@ class SuggestionsStrip(QWidget):
         self.previous.setToolTip("Previous suggestion")
         self.previous.setAutoRaise(True)
         self.previous.clicked.connect(lambda: self._step(-1))
-        self.place = Label("")
-        self.place.setAccessibleName("Suggestion number")
+        self.place = Label("").named("Suggestion number")
         self.place.setStyleSheet(QUIET)
         self.next = QToolButton()
         self.next.setText("›")
@@ -221,6 +296,7 @@ class SuggestionsStrip(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.cards)
         self.hide()
+        self._watched: QWidget | None = None  # the widget whose height is the strip's room
         if bridge is not None:
             bridge.sig_suggestions_changed.connect(self._changed)
             bridge.sig_rebuild_applied.connect(lambda e: self._changed_for(e.owners))
@@ -231,9 +307,12 @@ class SuggestionsStrip(QWidget):
     def ask_edit(self, text: str) -> str | None:
         """The person's own wording of a suggested entry; None when they cancel."""
         dialog = EditDialog(text, self)
-        if dialog.exec() != QDialog.DialogCode.Accepted:
-            return None
-        return dialog.text.toPlainText()
+        try:
+            if dialog.exec() != QDialog.DialogCode.Accepted:
+                return None
+            return dialog.text.toPlainText()
+        finally:
+            dialog.deleteLater()  # not kept alive, hidden, after each use
 
     # ----------------------------------------------------------------- public
 
@@ -252,6 +331,49 @@ class SuggestionsStrip(QWidget):
             if child.suggestion.id == suggestion_id and not child.isHidden():
                 return child
         return None
+
+    # ----------------------------------------------------------------- the room it has
+
+    # What the document below keeps, however many words a card has: a card's words scroll
+    # before the document goes out of sight.
+    DOCUMENT_LEAST = 120
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        parent = self.parentWidget()
+        if parent is not self._watched:
+            if self._watched is not None:
+                self._watched.removeEventFilter(self)
+            self._watched = parent
+            if parent is not None:
+                parent.installEventFilter(self)
+        self._fit_card()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self._watched and event.type() == QEvent.Type.Resize:
+            self._fit_card()
+        return super().eventFilter(watched, event)
+
+    def _fit_card(self) -> None:
+        """The card's words may take from the strip's top down to what the document keeps,
+        less the strip's heading and the card's buttons and margins."""
+        parent = self.parentWidget()
+        card = next((c for c in self.cards.findChildren(SuggestionCard) if not c.isHidden()),
+                    None)
+        around, own, inner = parent.layout() if parent else None, self.layout(), card.layout() \
+            if card else None
+        if parent is None or card is None or around is None or own is None or inner is None:
+            return
+        room = parent.height() - self.y() - around.spacing() - self.DOCUMENT_LEAST
+        head = self.toggle.sizeHint().height() + own.spacing()
+        margins = inner.contentsMargins()
+        chrome = margins.top() + margins.bottom() + inner.spacing() \
+            + card.accept_button.sizeHint().height() + 2 * card.frameWidth() + 2
+        card.area.set_most(room - head - chrome)
+
+    def moveEvent(self, event: QMoveEvent) -> None:  # noqa: N802 - Qt's name
+        super().moveEvent(event)
+        self._fit_card()  # the status line above grew or shrank: the room did too
 
     # ----------------------------------------------------------------- private
 
@@ -298,6 +420,7 @@ class SuggestionsStrip(QWidget):
         card.sig_dismiss.connect(lambda n: self.run_task(self._dismiss(n)))
         self.cards_layout.addWidget(card)
         card.show()  # (a layout shows a child added to a visible parent only later)
+        self._fit_card()
 
     def _step(self, by: int) -> None:
         if self.shown:

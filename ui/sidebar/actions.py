@@ -42,6 +42,7 @@ class SidebarActions(QObject):
     sig_select_chat_requested = Signal(str)  # a chat id: just moved or unarchived
     sig_open_chat_requested = Signal(str)  # a chat id: just made, to be opened
     sig_web_changed = Signal(str)  # a workspace id: its web search settings were stored
+    sig_told = Signal(str)  # an operation ended well and says so ("Exported …")
 
     def __init__(self, registry: Registry, ops: Operations, dialogs_parent: QWidget) -> None:
         super().__init__(dialogs_parent)
@@ -56,6 +57,8 @@ class SidebarActions(QObject):
         self.ask_folder: Callable[[str], str | None] = self._ask_folder
         self.ask_details: Callable[[Workspace], tuple[str, str] | None] = self._ask_details
         self.web_dialog: QDialog | None = None  # the web search settings last opened
+        self.ask_markdown_file: Callable[[str, str], str | None] = self._ask_markdown_file
+        self.markdown_folder: str | None = None  # where the last chat export went
 
     # ================================================================= the menus'
 
@@ -195,6 +198,30 @@ class SidebarActions(QObject):
         elif self.confirm("Archive chat?", menus.archive_question(chat), "Archive"):
             self.archive_chat(item_id)
 
+    def export_chat(self, chat_id: str) -> None:
+        """Export chat as Markdown…: where to (the save dialog asks about an existing file,
+        and its yes is the replace), then the core's ``export_chat``."""
+        import os
+        from pathlib import Path
+
+        from ui.dialogs import workspace_folder
+
+        chat = self._registry.chat(chat_id)
+        if chat is None:
+            return
+        start = self.markdown_folder or workspace_folder(self._registry, chat.workspace_id)
+        name = "".join(c if c.isalnum() or c in " -_." else " " for c in chat.title).strip()
+        target = self.ask_markdown_file(chat.title, os.path.join(start, f"{name or 'Chat'}.md"))
+        if not target:
+            return
+        if not target.lower().endswith(".md"):
+            target += ".md"
+        self.markdown_folder = os.path.dirname(target) or None
+        self.runner.run(self._ops.export_chat(chat_id, Path(target), replace=True),
+                        lambda done: self.sig_told.emit(
+                            f"Exported “{chat.title}” to {done.path} ({done.messages} "
+                            f"message{'s' if done.messages != 1 else ''})."))
+
     # ================================================================= the drops'
 
     def add_folders(self, paths: list[str]) -> None:
@@ -222,13 +249,24 @@ class SidebarActions(QObject):
 
     def _confirm(self, title: str, text: str, action: str) -> bool:
         undone_by_unarchive = action in ("Archive", "Stop and archive")
-        return confirm(QMessageBox.Icon.Question, title, title, action, informative=text,
+        # macOS shows no window title on a question: its bold text is the title there.
+        # Elsewhere the title bar says it, and the text saying it again read twice (issue 36).
+        import sys
+
+        main, more = (title, text) if sys.platform == "darwin" else (text, "")
+        return confirm(QMessageBox.Icon.Question, title, main, action, informative=more,
                        role=QMessageBox.ButtonRole.AcceptRole if undone_by_unarchive
                        else QMessageBox.ButtonRole.DestructiveRole,
                        parent=self._parent, action_is_default=undone_by_unarchive)
 
     def _ask_folder(self, title: str) -> str | None:
         return QFileDialog.getExistingDirectory(self._parent, title) or None
+
+    def _ask_markdown_file(self, title: str, start: str) -> str | None:
+        # The dialog asks before replacing a file: its yes is the export's replace.
+        path, _ = QFileDialog.getSaveFileName(self._parent, f"Export “{title}” as Markdown",
+                                              start, "Markdown (*.md)")
+        return path or None
 
     def _ask_details(self, ws: Workspace) -> tuple[str, str] | None:
         dialog = menus.DetailsDialog(ws, self._parent)
@@ -248,6 +286,8 @@ class TitleDialog(QInputDialog):
         self.setTextEchoMode(QLineEdit.EchoMode.Normal)
         self.setTextValue(text)
         self.textValueChanged.connect(self._allow)
+        # Room for the title it asks for and its own ("Rename workspace", not "Renam…space").
+        self._least = max(360, self.fontMetrics().horizontalAdvance(title) + 160)
 
     def ok_button(self) -> QPushButton | None:
         buttons = self.findChild(QDialogButtonBox)  # Qt builds it when first shown
@@ -256,6 +296,8 @@ class TitleDialog(QInputDialog):
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
         self._allow(self.textValue())
+        if self.width() < self._least:  # (the input dialog sizes itself as it shows)
+            self.resize(self._least, self.height())
 
     def _allow(self, value: str) -> None:
         ok = self.ok_button()

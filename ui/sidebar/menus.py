@@ -52,6 +52,7 @@ class Actions(Protocol):
     def archive_chat(self, chat_id: str) -> None: ...
     def unarchive_chat(self, chat_id: str) -> None: ...
     def stop_and_archive_chat(self, chat_id: str) -> None: ...
+    def export_chat(self, chat_id: str) -> None: ...
 
 
 def _add(menu: QMenu, text: str, run: Callable[[], None]) -> QAction:
@@ -79,11 +80,14 @@ def workspace_menu(actions: Actions, ws: Workspace, parent: QWidget | None = Non
     if ws.status == MISSING_DIR:
         menu.addSeparator()
         _add(menu, "Move to folder…", lambda: actions.move_to_folder(ws.id))
-    # Issue 23: the folder one click away (each refused in one sentence when it is missing).
+    # Issue 23: the folder one click away.  A missing folder cannot be shown or opened
+    # (issue 36): only its path, which Move to folder… above helps find, is offered.
     menu.addSeparator()
-    _add(menu, REVEAL, lambda: actions.reveal_folder(ws.id))
+    if ws.status != MISSING_DIR:
+        _add(menu, REVEAL, lambda: actions.reveal_folder(ws.id))
     _add(menu, "Copy path", lambda: actions.copy_path(ws.id))
-    _add(menu, "Open in terminal", lambda: actions.open_terminal(ws.id))
+    if ws.status != MISSING_DIR:
+        _add(menu, "Open in terminal", lambda: actions.open_terminal(ws.id))
     menu.addSeparator()
     _add(menu, "Export…", lambda: actions.export_workspace(ws.id))
     _add(menu, "Remove…", lambda: actions.remove_workspace(ws.id)).setShortcut("Del")
@@ -102,6 +106,7 @@ def chat_menu(actions: Actions, chat: Chat, *, working: bool,
         _add(menu, "Unpin", lambda: actions.unpin_chat(chat.id))
     else:
         _add(menu, "Pin", lambda: actions.pin_chat(chat.id))
+    _add(menu, "Export chat as Markdown…", lambda: actions.export_chat(chat.id))
     menu.addSeparator()
     if working:  # archiving would be refused while a reply or a rebuild runs
         _add(menu, "Stop and archive", lambda: actions.stop_and_archive_chat(chat.id))
@@ -135,7 +140,9 @@ def removal_question(ws: Workspace, *, chats: int, folders: list[str],
         if one:
             where = ("becomes a top-level workspace" if parent is None
                      else f"moves up into {parent}")
-        kept.append(f"Its folder{'' if one else 's'} {names} {where}.")
+        kept.append(f"Its folder{'' if one else 's'} {names} {where}, with "
+                    f"{'its' if one else 'their'} chats; restoring it puts "
+                    f"{'it' if one else 'them'} back under it.")
     return f"{gone}\n\n{' '.join(kept)}"
 
 

@@ -79,6 +79,9 @@ class Sidebar(QWidget):
     """Pinned, the workspace tree and Ungrouped (Archived on demand), filtered as you type."""
 
     sig_chat_selected = Signal(str)  # a chat id: the person opened it
+    sig_told = Signal(str)  # an operation ended well and says so ("Exported …")
+    sig_action_done = Signal()  # an action succeeded (a folder added, moved…): older words go
+    sig_chat_chosen = Signal(str)  # a chat id: opened by a click or Enter (not arrows): type there
     sig_workspace_selected = Signal(str)  # a workspace id: the person opened it
     sig_error = Signal(str)  # a refusal, as the core's sentence
     sig_export = Signal(str)  # a workspace id: the person asked to export it
@@ -109,6 +112,10 @@ class Sidebar(QWidget):
         self.handlers.sig_select_workspace_requested.connect(
             lambda ws_id: self.open_item(WORKSPACE, ws_id))
         self.handlers.sig_select_chat_requested.connect(lambda c: self.open_item(CHAT, c))
+        self.handlers.sig_told.connect(self.sig_told)
+        for done in (self.handlers.sig_select_workspace_requested,
+                     self.handlers.sig_select_chat_requested):
+            done.connect(lambda _id: self.sig_action_done.emit())
         self.handlers.sig_open_chat_requested.connect(self._opened_new_chat)
 
         self.model = SidebarModel(registry, bridge, self)
@@ -363,6 +370,8 @@ class Sidebar(QWidget):
             self.tree.setExpanded(index, not self.tree.isExpanded(index))
         elif kind in (CHAT, WORKSPACE):
             self._emit_open(kind, item_id)
+            if kind == CHAT:  # a chat chosen, not passed by with the arrows: its box is next
+                self.sig_chat_chosen.emit(item_id)
 
     def _emit_open(self, kind: str, item_id: str) -> None:
         self._open_soon.stop()

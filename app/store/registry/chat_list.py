@@ -167,12 +167,17 @@ class ChatList(RegistryState):
 
     # ----------------------------------------------------------------- changing
 
-    def new_chat(self, *, folder: str | None = None, title: str = "") -> Chat:
+    def new_chat(self, *, folder: str | None = None, title: str = "",
+                 reuse_untouched: bool = False) -> Chat:
         """Record a chat in *folder* (kept as given); it joins the workspace of that folder.
 
         The folder must resolve to a directory whose canonical path is a registered
         workspace's; anything else (none, missing, a file, no workspace) stays Ungrouped.
         (A chat for a given workspace asks ``Registry.chat_folder`` for its folder first.)
+
+        With *reuse_untouched* and no title, a chat of that list nothing was done in (see
+        ``_untouched``) is given instead, moved to the top: the window's New chat, pressed
+        again and again, keeps one empty "New chat", not one per press (issue 36).
         """
         clean = one_line(title)  # NFC, one line, no control or bidi character, capped
         if title.strip() and not visible(clean):
@@ -181,22 +186,53 @@ class ChatList(RegistryState):
         with self._changing() as events:
             with self._writing() as conn:
                 home = self._existing(resolved) if resolved is not None else None  # exact match
-                now = utc_now()
-                chat = Chat(
-                    id=new_id("ch"),
-                    title=clean or DEFAULT_CHAT_TITLE,
-                    folder=folder,
-                    workspace_id=home.id if home else None,
-                    created_at=now,
-                    updated_at=now,
-                )
-                self._insert_chat(conn, chat)
+                again = self._untouched(conn, home, folder) \
+                    if reuse_untouched and not clean else None
+                if again is None:
+                    now = utc_now()
+                    chat = Chat(
+                        id=new_id("ch"),
+                        title=clean or DEFAULT_CHAT_TITLE,
+                        folder=folder,
+                        workspace_id=home.id if home else None,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                    self._insert_chat(conn, chat)
+            if again is not None:  # (Ungrouped is newest first already: no place to move to)
+                if home is not None and self._visible[home.id].row_of(again.id) != 0:
+                    return self.move_chat(again.id, index=0)
+                return again
             self._chats[chat.id] = chat
             self._seq[chat.id] = self._next_seq()
             if home is not None:
                 self._members[home.id].insert(0, chat.id)
             events.append(ChatAdded(chat.id, chat.workspace_id, self._show(chat), chat))
         return chat
+
+    # How many of a list's newest chats are looked at for an untouched one: the one New chat
+    # left is near the top; a deeper look would read more rows for nothing.
+    UNTOUCHED_LOOK = 20
+
+    def _untouched(self, conn: sqlite3.Connection, home: Workspace | None,
+                   folder: str | None) -> Chat | None:
+        """The newest of *home*'s visible chats (Ungrouped's in *folder* when None) that
+        nothing was done in: the default title, not pinned, no message, no draft."""
+        rows = self._visible[home.id] if home is not None else self._ungrouped
+        candidates = []
+        for row in range(min(len(rows), self.UNTOUCHED_LOOK)):
+            chat = self._chats[rows.at(row)]
+            if chat.title == DEFAULT_CHAT_TITLE and not chat.pinned and not chat.archived \
+                    and (home is not None or chat.folder == folder):
+                candidates.append(chat)
+        if not candidates:
+            return None
+        marks = ",".join("?" * len(candidates))
+        empty = {row[0] for row in conn.execute(
+            f"SELECT id FROM chat WHERE id IN ({marks}) AND coalesce(draft, '') = '' "  # noqa: S608
+            "AND NOT EXISTS (SELECT 1 FROM message WHERE message.chat_id = chat.id)",
+            [c.id for c in candidates])}
+        return next((c for c in candidates if c.id in empty), None)
 
     @staticmethod
     def _insert_chat(conn: sqlite3.Connection, chat: Chat) -> None:
