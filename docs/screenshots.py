@@ -191,6 +191,15 @@ async def settle(seconds: float) -> None:
         await asyncio.sleep(0.05)
 
 
+async def open_chat(window, chat_id: str) -> None:
+    """Select the chat and wait until it is open with its saved draft: text set before that
+    is kept after the draft (a person's typing is never lost), so it would show twice."""
+    window.select_chat(chat_id)
+    deadline = time.monotonic() + 10
+    while window.chat_panel._draft_for != chat_id and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
 def main() -> None:
     import keyring
 
@@ -226,7 +235,7 @@ def main() -> None:
             brand = next(w for w in reg.children(acme.id) if w.title == "Brand")
             window.sidebar.set_expanded_ids([acme.id, brand.id])
             launch = next(c for c in reg.chats_of(brand.id) if c.title == "Launch copy")
-            window.select_chat(launch.id)
+            await open_chat(window, launch.id)
             window.chat_panel.composer.set_text("Now a shorter version for the social posts")
             window.split.setSizes([260, 570, 350])
             box = window.knowledge.owner_box  # the project's document beside the folder chat
@@ -240,12 +249,12 @@ def main() -> None:
             website = next(w for w in reg.children(acme.id) if w.title == "Website")
             release = next(c for c in reg.chats_of(website.id) if c.title == "PySide6 release")
             window.sidebar.set_expanded_ids([acme.id, website.id])
-            window.select_chat(release.id)
+            await open_chat(window, release.id)
             window.chat_panel.composer.set_text("")
             await settle(1.5)
             window.grab().save(str(OUT / f"web-{scheme}.png"))
             window.sidebar.set_expanded_ids([acme.id, brand.id])
-            window.select_chat(launch.id)
+            await open_chat(window, launch.id)
             window.chat_panel.composer.set_text("Now a shorter version for the social posts")
             # The knowledge panel on the project's document, then its history's diff.
             window.select_workspace(acme.id)
@@ -267,7 +276,7 @@ def main() -> None:
             panel.editor.show_document()
             # A narrow window: the chat keeps its room, the knowledge panel folds itself.
             geometry = window.size()
-            window.select_chat(launch.id)
+            await open_chat(window, launch.id)
             window.resize(860, 640)
             await settle(1.5)
             window.grab().save(str(OUT / f"window-narrow-{scheme}.png"))
