@@ -230,7 +230,8 @@ def _known(batch: _Batch, text: str, where: str) -> None:
 def _core(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """*text*'s words without its negations, values and symbols (sorted), and those (sorted):
     two texts with the same first and other second say opposite things."""
-    core, marks = [], []
+    core: list[str] = []
+    marks: list[str] = []
     for t in ac.toks(text):
         if t.free:
             continue

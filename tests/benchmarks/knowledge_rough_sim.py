@@ -171,6 +171,7 @@ class World:
         self.still_refused: Counter[str] = Counter()
         self.unrecorded: set[int] = set()  # facts whose add was still refused (said so)
         self.ops = 0
+        self.applied = 0  # ops that applied by themselves (first answer or corrected)
         self.corrective_rounds = 0
         self.sizes: list[tuple[int, dict[str, int]]] = []
         self.chat = KEYS[1]
@@ -358,7 +359,8 @@ class World:
             outcome = self._validate(resubmitted(answer, first, again), said)
             moot_again = [r.op for r in outcome.refused if r.moot]
             final_refused += [r for r in sent_back
-                              if not addressed(r, again, moot=moot_again)]
+                              if not addressed(r, again, moot=moot_again,
+                                               layers=self._layers())]
         final_refused += [r for r in outcome.refused if not r.moot]
         for refusal in final_refused:
             if not refusal.moot:
@@ -371,6 +373,7 @@ class World:
         self.adversary_applied += [op.rough for op in ops if id(op.rough) in adversarial
                                    and id(op.rough) not in applied_ops
                                    and not any(r.op is op.rough for r in final_refused)]
+        self.applied += len(outcome.applied)
         for key, text in outcome.texts.items():
             doc = "project" if key == "project" else self.chat
             self.docs[doc] = text
@@ -455,14 +458,15 @@ def main() -> int:
     names = list(MODELS) if MODEL == "all" else [MODEL]
     results = [simulate(MODELS[name]) for name in names]
     if len(names) > 1:
-        print("\n| model | suggestions a person faces per 100 exchanges | facts lost without "
-              "a suggestion |\n| --- | --- | --- |")
-        for name, (_ok, per_100, lost) in zip(names, results, strict=True):
-            print(f"| {name} | {per_100:.1f} | {lost} |")
-    return 0 if all(ok for ok, _, _ in results) else 1
+        print("\n| model | ops proposed | applied by themselves | kept as suggestions | "
+              "suggestions per 100 exchanges | facts lost without a suggestion |\n"
+              "| --- | --- | --- | --- | --- | --- |")
+        for name, (_ok, per_100, lost, ops, applied, kept) in zip(names, results, strict=True):
+            print(f"| {name} | {ops:,} | {applied:,} | {kept:,} | {per_100:.1f} | {lost} |")
+    return 0 if all(ok for ok, *_ in results) else 1
 
 
-def simulate(model: Model) -> tuple[bool, float, int]:
+def simulate(model: Model) -> tuple[bool, float, int, int, int, int]:
     print(f"\n## {model.name} model, {EXCHANGES:,} exchanges\n")
     world = World(model)
     for n in range(EXCHANGES):
@@ -471,6 +475,7 @@ def simulate(model: Model) -> tuple[bool, float, int]:
     asked, answered, largest = world.context()
     subs = sum(len(re.findall(r"checked by phone", d)) for d in world.docs.values())
     rows = [("exchanges", f"{EXCHANGES:,}"), ("ops proposed", f"{world.ops:,}"),
+            ("ops applied by themselves", f"{world.applied:,}"),
             ("corrective rounds", f"{world.corrective_rounds:,}")]
     rows += [(f"refused at first: {reason}", f"{count}")
              for reason, count in world.first_refused.most_common()]
@@ -508,7 +513,8 @@ def simulate(model: Model) -> tuple[bool, float, int]:
     for op in world.adversary_applied[:5]:
         print("applied by itself:", op)
     print("\nok" if ok else "\nMISSED")
-    return ok, 100 * len(world.suggestions) / EXCHANGES, len(world.silently)
+    return (ok, 100 * len(world.suggestions) / EXCHANGES, len(world.silently), world.ops,
+            world.applied, len(world.suggestions))
 
 
 if __name__ == "__main__":
