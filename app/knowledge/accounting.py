@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from functools import cache
+from functools import cache, lru_cache
 
 from app.knowledge import tokens as tk
 from app.knowledge import words as wd
@@ -269,16 +269,23 @@ def _region(found: Quote, *, glued: bool = True) -> list[tuple[int, int]]:
 
 def _breaks(text: str, pattern: re.Pattern[str]) -> list[int]:
     """Offsets where *pattern* breaks *text*, not inside a value ("2.5", "1,000", a URL)."""
-    values = [(w.start, w.end) for w in wd.words(text) if w.kind == "value"]
+    values = _values(text)
     return [m.start() for m in pattern.finditer(text)
             if not any(a <= m.start() < b for a, b in values)]
 
 
-def clauses(text: str) -> list[Clause]:
+@lru_cache(maxsize=64)
+def _values(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple((w.start, w.end) for w in wd.words(text) if w.kind == "value")
+
+
+@lru_cache(maxsize=64)
+def clauses(text: str) -> tuple[Clause, ...]:
     """The clauses of a message: its sentences, split at commas where the piece after the
     comma names something of its own ("…payroll, invoices still go to Dana")."""
     found: list[Clause] = []
     edges = [-1, *_breaks(text, _SENTENCE_BREAK), len(text)]
+    commas = _breaks(text, _CLAUSE_BREAK)
     for a, b in zip(edges, edges[1:]):
         start, end = a + 1, b
         if not text[start:end].strip():
@@ -288,7 +295,7 @@ def clauses(text: str) -> list[Clause]:
         while stop < len(text) and _SENTENCE_BREAK.match(text[stop]):
             stop += 1
         sentence = text[start:stop]
-        cuts = [c for c in _breaks(text, _CLAUSE_BREAK) if start <= c < end]
+        cuts = [c for c in commas if start <= c < end]
         pieces: list[tuple[int, int]] = []
         at = start
         for cut in [*cuts, end]:
@@ -300,7 +307,7 @@ def clauses(text: str) -> list[Clause]:
                 pieces.append(piece)
             at = cut + 1
         found += [Clause(text[p:q], sentence, p, q) for p, q in pieces]
-    return found
+    return tuple(found)
 
 
 def _quoted_back(text: str, region: list[tuple[int, int]]) -> bool:

@@ -72,13 +72,14 @@ def _proposal(refusal: Refusal, parsed: dict[str, tuple[Layer, doc.Parsed]],
     evidence = op.get("evidence") if isinstance(op.get("evidence"), str) else ""
     said_by = _speaker(heard, evidence) if evidence else None
     if kind == "add" and refusal.question:
-        # An answer to an open question: proposed as the question's replacement, in the
-        # section the answer goes to (Proposed.section), the question its target.
+        # An answer to an open question: an add to the section the answer goes to
+        # (Proposed.section) whose target is the question it replaces (Proposed.targets),
+        # so accepting it can remove the question.
         place = _locate(parsed, refusal.question)
         if place is not None:
-            layer, document = parsed[place[0]]
+            _, document = parsed[place[0]]
             question = _head_text(document, document.entries[place[1]])
-            return Proposed(owners[place[0]], "update", refusal.section, (question,), text,
+            return Proposed(owners[place[0]], "add", refusal.section, (question,), text,
                             refusal.reason, evidence or "", said_by)
     if kind == "add":
         target, section = op.get("target"), op.get("section")

@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from app.knowledge import accounting as ac
 from app.knowledge import document as doc
@@ -227,6 +228,7 @@ def _known(batch: _Batch, text: str, where: str) -> None:
         batch.cores.setdefault(core, []).append((where, marks))
 
 
+@lru_cache(maxsize=8192)  # every entry of every document, at every rebuild
 def _core(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """*text*'s words without its negations, values and symbols (sorted), and those (sorted):
     two texts with the same first and other second say opposite things."""

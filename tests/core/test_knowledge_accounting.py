@@ -232,8 +232,9 @@ def test_an_answer_to_an_open_question_is_proposed_in_its_place():
     layer = Layer("project", "P", document)
     (kept,) = suggestions.proposals(outcome.refused, layers=[layer], owners={"project": "ws"},
                                     heard=hear(said))
+    # an add to the answer's section, naming the question it replaces as its target
     assert (kept.kind, kept.section, kept.targets, kept.text) == (
-        "update", "Facts", ("Is the venue booked?",), "The venue is booked")
+        "add", "Facts", ("Is the venue booked?",), "The venue is booked")
     assert kept.said_by == PERSON
 
 
