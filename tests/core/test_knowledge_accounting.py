@@ -343,3 +343,27 @@ async def test_a_chat_outside_any_workspace_reports_only_what_it_keeps(
     report = await online.rebuilder.rebuild(chat.id)
     assert report.suggested == 0 and report.unapplied is None
     assert "no project document" in report.refused[0].reason
+
+
+async def test_an_answer_and_a_question_through_the_rebuild_wait_for_the_person(
+        online, fake, workspace):
+    document = ("## Facts\n- Launch on 2027-04-03\n\n## Open questions\n"
+                "- Is the venue booked?\n")
+    online.knowledge.save(workspace.id, document, source="user")
+    chat = online.registry.new_chat(folder=workspace.path)
+    await talk(online, fake, chat.id, "The venue is booked, I signed this morning. Is the "
+               "launch on 2027-05-10 now?",
+               reply="Good news about the venue. No, the launch stays on 2027-04-03 as "
+                     "planned; nothing moved.")
+    fake.reply_json("update_knowledge", {"ops": [
+        add("The venue is booked", "The venue is booked"),  # answers P2: not a duplicate
+        update("P1", "Launch on 2027-05-10", "the launch on 2027-05-10")]})  # a question
+    fake.reply_json("update_knowledge", {"ops": []})
+    report = await online.rebuilder.rebuild(chat.id)
+    assert online.knowledge.get(workspace.id).text == document
+    assert report.suggested == 2
+    kept = {s.text: s for s in online.knowledge.suggestions([workspace.id])}
+    answer = kept["The venue is booked"]
+    assert (answer.kind, answer.section, answer.targets) == (
+        "add", "Facts", ("Is the venue booked?",))
+    assert kept["Launch on 2027-05-10"].kind == "update"
