@@ -12,10 +12,13 @@ Decisions beyond what the README says (README, "Knowledge that maintains itself"
   blocks under it (nothing under an entry is lost); an entry that does not open with a
   paragraph is replaced whole. An update of an open question may name another section: it
   moves there (only an entry without sub-items; else a merge).
-- a ``merge`` rewrites the leading paragraphs into one line and carries the sub-items and
-  blocks of every merged entry under it; it carries the latest ``(updated …)`` mark of the
-  merged entries, so merging never makes facts look newer. Entries that do not open with a
-  paragraph cannot be merged.
+- a ``merge`` rewrites the leading paragraphs into one line; it applies by itself only as a
+  punctuation join of entries without sub-items (:mod:`accounting`), and each entry's
+  ``(updated …)`` mark stays right after its own words, so merging never makes another
+  fact look updated. Entries that do not open with a paragraph cannot be merged.
+- after the checks of :mod:`meaning`, every add, update and merge must be accounted for
+  token by token (:mod:`accounting`); an add that answers an open question or says the
+  opposite of an entry is refused with that entry's label, for the person to decide.
 - only ops that pass their checks claim their refs and use an add's place: a refused op
   does not block a later one. (One refused at the final re-parse has already used them.)
 - an op text may start with list markers, which are stripped; a label is never stripped (an
