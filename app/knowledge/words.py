@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.knowledge import tokens as tk
 
@@ -227,4 +228,9 @@ def replaceable(gone: Word, new: Word) -> bool:
 
 def keys(text: str) -> list[str]:
     """The keys of *text*'s content words as a quote reads them."""
-    return [w.key for w in words(text, quoted=True) if w.kind != "stop"]
+    return list(_keys(text))
+
+
+@lru_cache(maxsize=32_768)  # every entry of every document is read at every rebuild
+def _keys(text: str) -> tuple[str, ...]:
+    return tuple(w.key for w in words(text, quoted=True) if w.kind != "stop")
