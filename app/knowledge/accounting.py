@@ -323,7 +323,9 @@ def _said_problem(found: Quote, new: str) -> tuple[list[Clause], str]:
     if not text or not region:
         return [], "The evidence cannot be placed in the exchanges, so the person decides."
     held = [c for c in clauses(text) if any(c.start < q and p < c.end for p, q in region)]
-    if _quoted_back(text, _region(found, glued=False)):
+    # the person repeating words in quotation marks (Claude's, a page's); Claude's own
+    # quotation marks are its formatting
+    if found.role != CLAUDE and _quoted_back(text, _region(found, glued=False)):
         return held, ("The evidence is words quoted back in quotation marks, not a statement "
                       "of the person's, so the person decides.")
     kept_neg, kept_hedge = negations(new), hedges(new)
