@@ -67,9 +67,13 @@ class Tok:
 
 
 def text_of(text: str) -> str:
-    """*text* as every compare here reads it: normalised, plain, Cairn's marks and list
-    markers blanked."""
-    return tk._content(wd.plain(text))
+    """*text* as every compare here reads it: normalised, plain, typographic quotation marks
+    as spaces (framing: a URL must not take one in), Cairn's marks and list markers
+    blanked."""
+    return tk._content(wd.plain(text).translate(_CURLY))
+
+
+_CURLY = str.maketrans(dict.fromkeys("“”„‟«»", " "))
 
 
 def toks(text: str) -> list[Tok]:
