@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 from app.chat.context import KNOWLEDGE_BUDGET, fit_knowledge  # noqa: E402
 from app.knowledge.corrections import addressed, resubmitted  # noqa: E402
 from app.knowledge.document import entries, head, parse  # noqa: E402
-from app.knowledge.meaning import hear  # noqa: E402
+from app.knowledge.meaning import CLAUDE, PERSON, Said, hear  # noqa: E402
 from app.knowledge.suggestions import proposals  # noqa: E402
 from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops  # noqa: E402
 from app.store.suggestions import Proposed  # noqa: E402
@@ -189,7 +189,8 @@ class World:
         depot = f"D{rng.randint(1, 30)}"
         kinds = rng.sample(["date", "person", "amount", "link", "rule"], rng.randint(2, 3))
         new: list[Fact] = []
-        said = [f"Can you sort out shipment {sid}?", "Claude: Done."]
+        asked = [f"Can you sort out shipment {sid}?"]  # the person's message
+        said = ["Done."]  # Claude's reply
         for kind in kinds:
             value = new_value(rng, kind, sid)
             text = fact_text(kind, sid, value, depot)
@@ -199,14 +200,17 @@ class World:
         change = self._change(rng)
         if change is not None:
             fact, value = change
-            said.append(f"Change: for {fact.shipment} it is now {value}, not {fact.value}.")
+            asked.append(f"Change: for {fact.shipment} it is now {value}, not {fact.value}.")
         ops = [self._add(fact) for fact in new]
         if change is not None:
             ops.append(self._update(*change))
         ops += self._merges()
         if self.model.adversary and rng.random() < self.model.adversary:
             ops += self._adversary(rng)
-        self._run("\n".join(said), ops, new, change)
+        # Who said what, as the rebuild hears it (issue 33: only the person's statement changes
+        # an entry, and Claude's quotation marks are its formatting)
+        self._run([Said(PERSON, "\n".join(asked)), Said(CLAUDE, "\n".join(said))], ops, new,
+                  change)
         if n % 40 == 39:
             self._hand_edit()
         if n % 100 == 99:
@@ -336,11 +340,11 @@ class World:
         return [Layer("project", "P", self.docs["project"]),
                 Layer("folder", "F", self.docs[self.chat])]
 
-    def _validate(self, answer: dict, said: str) -> Outcome:
+    def _validate(self, answer: dict, said: list[Said]) -> Outcome:
         return apply_ops(answer, layers=self._layers(), exchanges=said, today=TODAY,
                          qualifying_exchanges=1)
 
-    def _run(self, said: str, ops: list[Op], new: list[Fact],
+    def _run(self, said: list[Said], ops: list[Op], new: list[Fact],
              change: tuple[Fact, str] | None) -> None:
         self.ops += len(ops)
         answer = {"ops": [op.rough for op in ops]}
