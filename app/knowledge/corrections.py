@@ -11,8 +11,11 @@ applied: …"), kept in the status of the documents it concerned, and the waterm
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 
+from app.knowledge import accounting as ac
+from app.knowledge import document as doc
 from app.knowledge.document import canonical_section, normalise
 from app.knowledge import tokens as tk
 from app.knowledge.meaning import encodable
@@ -46,15 +49,50 @@ def resubmitted(first: object, outcome: Outcome, again: object) -> dict[str, lis
     return {"ops": kept + (more if isinstance(more, list) else [])}
 
 
-def addressed(refusal: Refusal, again: object, *, moot: Sequence[object] = ()) -> bool:
+def addressed(refusal: Refusal, again: object, *, moot: Sequence[object] = (),
+              layers: Sequence[Layer] = ()) -> bool:
     """Whether the second answer holds an op for what *refusal* tried (the same kind of op
     on the same entries or section, or an add of the same text, wherever it now goes) that
     is not one of the *moot* ops (refused as saying nothing new: repeating the unchanged
-    entry answers nothing); if not, the first refusal still stands."""
+    entry answers nothing) and, for an update or a merge, carries the tokens the refused
+    op would have brought into the entries of *layers* (another update of the same entry
+    answers nothing: the refused date change would vanish); if not, the first refusal
+    still stands."""
     more = again.get("ops") if isinstance(again, dict) else None
     idle = {id(op) for op in moot}
-    return any(_answers(op, refusal.op) and id(op) not in idle
+    wanted = _brought(refusal.op, layers)
+    return any(_answers(op, refusal.op) and id(op) not in idle and _carries(op, wanted)
                for op in more or [] if isinstance(op, dict))
+
+
+def _brought(op: object, layers: Sequence[Layer]) -> Counter[str]:
+    """The tokens an update or merge would bring into its entries (none for an add)."""
+    if not isinstance(op, dict) or op.get("op") not in ("update", "merge") \
+            or not isinstance(op.get("text"), str):
+        return Counter()
+    refs = [op.get("ref")] if op.get("op") == "update" else op.get("refs")
+    old = " ".join(_entry_text(ref, layers) for ref in refs or [] if isinstance(ref, str))
+    return (Counter(t.key for t in ac.toks(op["text"]) if not t.free)
+            - Counter(t.key for t in ac.toks(old) if not t.free))
+
+
+def _entry_text(ref: str, layers: Sequence[Layer]) -> str:
+    ref = ref.strip()
+    for layer in layers:
+        if ref[:1] == layer.prefix and ref[1:].isdigit():
+            found = doc.entries(layer.text)
+            if 1 <= int(ref[1:]) <= len(found):
+                return found[int(ref[1:]) - 1].text
+    return ""
+
+
+def _carries(op: dict, wanted: Counter[str]) -> bool:
+    text = op.get("text")
+    if not wanted:
+        return True
+    if not isinstance(text, str):
+        return False
+    return not wanted - Counter(t.key for t in ac.toks(text) if not t.free)
 
 
 def _answers(op: dict, refused: object) -> bool:

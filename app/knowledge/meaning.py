@@ -63,6 +63,7 @@ class Heard:
     role: str
     words: tuple[Word, ...]
     keys: tuple[str, ...]
+    text: str = ""  # the message as its words were read (plain): where their offsets point
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +107,9 @@ def hear(exchanges: str | Sequence[Said]) -> tuple[Heard, ...]:
     said = [Said("", exchanges)] if isinstance(exchanges, str) else list(exchanges)
     heard = []
     for message in said:
-        found = tuple(wd.words(message.text, quoted=True))
-        heard.append(Heard(message.role, found, tuple(w.key for w in found)))
+        text = wd.plain(message.text)
+        found = tuple(wd.words(text, quoted=True))
+        heard.append(Heard(message.role, found, tuple(w.key for w in found), text))
     return tuple(heard)
 
 

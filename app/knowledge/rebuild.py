@@ -49,7 +49,7 @@ from app.knowledge.prompt import (  # noqa: F401 - OPS_SCHEMA, length_guidance r
 from app.knowledge.prompt import (
     message as prompt_message,
 )
-from app.knowledge.suggestions import proposals
+from app.knowledge.suggestions import proposals, suggestible
 from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops
 from app.llm.catalog import Catalog
 from app.store import watermarks
@@ -357,16 +357,20 @@ class Rebuilder:
                 moot_again = [r.op for r in outcome.refused if r.moot]
                 outcome = Outcome(outcome.texts, outcome.applied, [
                     *[r for r in first.refused if r.moot],
-                    *[r for r in sent_back if not addressed(r, again, moot=moot_again)],
+                    *[r for r in sent_back
+                      if not addressed(r, again, moot=moot_again, layers=layers)],
                     *outcome.refused])
         if stopper.stopped:  # stopped while validating: nothing of it is saved
             report.status = "stopped"
             return report
         report.applied, report.refused = list(outcome.applied), list(outcome.refused)
-        report.unapplied = unapplied(report.refused)
+        # Said as suggestions only what is kept as one (an op naming nothing shown is only
+        # listed among the refusals: no suggestion waits for it).
+        waiting = await asyncio.to_thread(suggestible, report.refused, layers=layers)
+        report.unapplied = unapplied(waiting)
         changes = [Change(owners[key], new_text, versions[key])
                    for key, new_text in outcome.texts.items()]
-        notes = {owner: unapplied(refusals_of(report.refused, key, layers))
+        notes = {owner: unapplied(refusals_of(waiting, key, layers))
                  for key, owner in owners.items()}
         # What was not applied and not moot waits for the person, with whose words it quotes.
         # (off the loop: hearing long exchanges word by word takes a while)

@@ -47,6 +47,15 @@ def proposals(refused: Sequence[Refusal], *, layers: Sequence[Layer], owners: di
     return found
 
 
+def suggestible(refused: Sequence[Refusal], *, layers: Sequence[Layer]) -> list[Refusal]:
+    """The refusals :func:`proposals` keeps as suggestions: only these are reported as
+    "suggestions that could not be applied" (one that names no entry shown, or whose text
+    cannot be one entry, is refused but nothing waits for the person)."""
+    parsed = {layer.key: (layer, doc.parse(layer.text)) for layer in layers}
+    owners = {layer.key: layer.key for layer in layers}
+    return [r for r in refused if not r.moot and _proposal(r, parsed, owners, ()) is not None]
+
+
 def _proposal(refusal: Refusal, parsed: dict[str, tuple[Layer, doc.Parsed]],
               owners: dict[str, str], heard: Sequence[Heard]) -> Proposed | None:
     op = refusal.op
@@ -63,6 +72,16 @@ def _proposal(refusal: Refusal, parsed: dict[str, tuple[Layer, doc.Parsed]],
         return None  # an op never adds structure, not even as a suggestion
     evidence = op.get("evidence") if isinstance(op.get("evidence"), str) else ""
     said_by = _speaker(heard, evidence) if evidence else None
+    if kind == "add" and refusal.question:
+        # An answer to an open question: an add to the section the answer goes to
+        # (Proposed.section) that removes the question it answers (Proposed.removes), so
+        # accepting it moves the fact out of Open questions.
+        place = _locate(parsed, refusal.question)
+        if place is not None:
+            _, document = parsed[place[0]]
+            question = placing.place_of(document, document.entries[place[1]])
+            return Proposed(owners[place[0]], "add", refusal.section, (), text,
+                            refusal.reason, evidence or "", said_by, removes=(question,))
     if kind == "add":
         target, section = op.get("target"), op.get("section")
         if target not in TARGETS or not isinstance(section, str):

@@ -12,10 +12,13 @@ Decisions beyond what the README says (README, "Knowledge that maintains itself"
   blocks under it (nothing under an entry is lost); an entry that does not open with a
   paragraph is replaced whole. An update of an open question may name another section: it
   moves there (only an entry without sub-items; else a merge).
-- a ``merge`` rewrites the leading paragraphs into one line and carries the sub-items and
-  blocks of every merged entry under it; it carries the latest ``(updated …)`` mark of the
-  merged entries, so merging never makes facts look newer. Entries that do not open with a
-  paragraph cannot be merged.
+- a ``merge`` rewrites the leading paragraphs into one line; it applies by itself only as a
+  punctuation join of entries without sub-items (:mod:`accounting`), and each entry's
+  ``(updated …)`` mark stays right after its own words, so merging never makes another
+  fact look updated. Entries that do not open with a paragraph cannot be merged.
+- after the checks of :mod:`meaning`, every add, update and merge must be accounted for
+  token by token (:mod:`accounting`); an add that answers an open question or says the
+  opposite of an entry is refused with that entry's label, for the person to decide.
 - only ops that pass their checks claim their refs and use an add's place: a refused op
   does not block a later one. (One refused at the final re-parse has already used them.)
 - an op text may start with list markers, which are stripped; a label is never stripped (an
@@ -32,7 +35,9 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from app.knowledge import accounting as ac
 from app.knowledge import document as doc
 from app.knowledge import tokens as tk
 from app.knowledge import words as wd
@@ -74,6 +79,12 @@ class Layer:
 class Refusal:
     op: object
     reason: str  # one sentence
+    # An add that answers an open question: the question's label (e.g. "P4") and the
+    # section the answer goes to; accepting it replaces the question there.
+    question: str | None = None
+    section: str | None = None
+    # An add that says the opposite of an entry: that entry's label (it waits beside it).
+    beside: str | None = None
 
     @property
     def moot(self) -> bool:
@@ -129,6 +140,14 @@ class _Batch:
     # person decides.
     near: dict[tuple[str, ...], str] = field(default_factory=dict)
     bags: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # Where each known text is -> its symbols and negations ("✅" is not "❌"): the same
+    # words with other ones are no duplicate but the opposite.
+    markers: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    # An entry's words without its negations, values and symbols -> (where, those): an add
+    # with the same words and other ones says the opposite.
+    cores: dict[tuple[str, ...], list[tuple[str, tuple[str, ...]]]] = field(
+        default_factory=dict)
+    questions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # label -> its words
     claimed: set[str] = field(default_factory=set)
     adds: int = 0
 
@@ -153,7 +172,9 @@ def apply_ops(tool_input: object, *, layers: Sequence[Layer], exchanges: str | S
                                                   "in this update, so it was dropped.")))
             continue
         checked = _check(batch, op, position)
-        if isinstance(checked, str):
+        if isinstance(checked, Refusal):
+            refused.append((position, checked))
+        elif isinstance(checked, str):
             refused.append((position, Refusal(op, checked)))
         else:
             changes.append(checked)
@@ -193,6 +214,9 @@ def _remember(batch: _Batch, parsed: Parsed, entry: Entry, where: str) -> None:
     head = "".join(parsed.lines[entry.start:entry.head_end]) or entry.text
     for text in (entry.text, head):
         _known(batch, text, where)
+    if where[:1] in "PFU" and where[1:].isdigit() and (
+            _section(entry) == doc.SECTIONS[5] or "?" in ac.text_of(head)):
+        batch.questions[where] = _core(head)[0]
 
 
 def _known(batch: _Batch, text: str, where: str) -> None:
@@ -201,21 +225,70 @@ def _known(batch: _Batch, text: str, where: str) -> None:
     if found:
         batch.near.setdefault(found, where)
         batch.bags.setdefault(tuple(sorted(found)), where)
+    core, marks = _core(text)
+    batch.markers.setdefault(where, []).append(marks)
+    if core:
+        batch.cores.setdefault(core, []).append((where, marks))
+
+
+@lru_cache(maxsize=8192)  # every entry of every document, at every rebuild
+def _core(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """*text*'s words without its negations, values and symbols (sorted), and those (sorted):
+    two texts with the same first and other second say opposite things."""
+    core: list[str] = []
+    marks: list[str] = []
+    for t in ac.toks(text):
+        if t.free:
+            continue
+        (marks if t.kind in _STATED or _MONEY.search(t.key) else core).append(t.key)
+    return tuple(sorted(core)), tuple(sorted(marks))
+
+
+# What an entry states of its subject (a negation, a symbol, a date, a sum …); other values
+# (a number, an identifier: "Room 4", "S12") name the subject itself.
+_STATED = frozenset(("negation", "symbol", "value:date", "value:time", "value:percent",
+                     "value:url", "value:email"))
+_MONEY = re.compile(r"[$€£¥₹₩₽¢₺₪₫฿]")
 
 
 def _duplicate(batch: _Batch, text: str) -> str:
     """Why *text* adds nothing new, or says the same words as an entry in another order
-    ('' when neither)."""
+    ('' when neither).  The same words with other symbols or negations are no duplicate."""
+    marks = _core(text)[1]
     key = doc.normalise(text)
-    if key in batch.seen:
+    if key in batch.seen and marks in batch.markers.get(batch.seen[key], [marks]):
         return f"It duplicates {batch.seen[key]}, so it was dropped."
     found = tuple(wd.keys(text))
-    if found in batch.near:
+    if found in batch.near and marks in batch.markers.get(batch.near[found], [marks]):
         return f"It duplicates {batch.near[found]} in other words, so it was dropped."
     if tuple(sorted(found)) in batch.bags:
         return (f"It has the same words as {batch.bags[tuple(sorted(found))]} in another "
                 "order: the same fact or its reverse, so the person decides.")
     return ""
+
+
+def _answer_or_opposite(batch: _Batch, text: str, section: str
+                        ) -> tuple[str, dict[str, str]]:
+    """Why an add waits for the person because of an entry it concerns, and what the
+    refusal carries ('' and nothing when it concerns none): an answer to an open question
+    (never a duplicate of it), or the opposite of an entry (the same words, another
+    negation, value or symbol)."""
+    core, marks = _core(text)
+    if section != doc.SECTIONS[5] and "?" not in marks:
+        words = set(core)
+        for label, asked in batch.questions.items():
+            wanted = {w for w in asked if w not in wd.QUESTIONS}
+            if wanted and wanted <= words:
+                return (f"It answers the open question {label}: proposed as {section}, with "
+                        "the question's removal, for the person to accept."
+                        ), {"question": label, "section": section}
+    for where, other in batch.cores.get(core, []):
+        if other != marks and where[:1] in "PFU" and where[1:].isdigit():
+            shown = sorted(set(other) ^ set(marks))
+            return (f"It says the opposite of {where} (the same words, but "
+                    f"{ac.listing(shown)}), so it waits beside it for the person."
+                    ), {"beside": where}
+    return "", {}
 
 
 def _less_specific(ops: Sequence[object]) -> set[int]:
@@ -234,7 +307,7 @@ def _less_specific(ops: Sequence[object]) -> set[int]:
 # =============================================================================== checking
 
 
-def _check(batch: _Batch, op: object, position: int) -> _Change | str:
+def _check(batch: _Batch, op: object, position: int) -> _Change | Refusal | str:
     if not isinstance(op, dict):
         return "An op must be an object."
     kind = op.get("op")
@@ -249,7 +322,7 @@ def _check(batch: _Batch, op: object, position: int) -> _Change | str:
     return 'The "op" field must be "add", "update" or "merge".'
 
 
-def _check_add(batch: _Batch, op: dict, position: int) -> _Change | str:
+def _check_add(batch: _Batch, op: dict, position: int) -> _Change | Refusal | str:
     fields = _strings(op, "target", "section", "text", "evidence")
     if fields is None:
         return "An add needs target, section, text and evidence, each a string."
@@ -271,9 +344,16 @@ def _check_add(batch: _Batch, op: dict, position: int) -> _Change | str:
     found = quote(batch.heard, evidence, values_of(text))
     if isinstance(found, str):
         return found
+    # before duplicates: an answer is never a duplicate of its question, nor "✅" of "❌"
+    concern, carried = _answer_or_opposite(batch, text, section)
+    if concern:
+        return Refusal(op, concern, **carried)
     duplicate = _duplicate(batch, text)
     if duplicate:
         return duplicate
+    problem = ac.add_problem(text, found)
+    if problem:
+        return problem
     if batch.adds >= batch.add_cap:  # checked last: an invalid add takes no one's place
         return (f"No more than {ADDS_PER_EXCHANGE} adds per qualifying exchange "
                 f"({batch.add_cap} here).")
@@ -308,10 +388,13 @@ def _check_update(batch: _Batch, op: dict, position: int) -> _Change | str:
     problem = update_problem(label, old, text, quoted)
     if problem:
         return problem
-    if doc.normalise(text) == doc.normalise(old):
+    if doc.normalise(text) == doc.normalise(old) and _core(text) == _core(old):
         return f"The new text of {label} says the same as the entry, so nothing changes."
     marked = f"{text} (updated {batch.today})"
     moved, problem = _moved_to(op, entry, label)
+    if problem:
+        return problem
+    problem = ac.update_problem(label, old, text, quoted)
     if problem:
         return problem
     batch.claimed.add(label)
@@ -375,8 +458,17 @@ def _check_merge(batch: _Batch, op: dict, position: int) -> _Change | str:
     problem = merge_problem(heads, text)
     if problem:
         return problem
-    dates = [m[1] for _, _, e in resolved for m in _MARK_DATE.finditer(e.text)]
-    final = f"{text} (updated {max(dates)})" if dates else text
+    nested = [label for label, _, e in resolved if e.head_end != e.end]
+    if nested:
+        return (f"{ac.listing(nested)} has sub-items, so the merge waits for the person: "
+                "under one merged entry, whose sub-item is whose would be lost.")
+    join = ac.merge_join([h for _, h in heads], text)
+    if isinstance(join, str):
+        return join
+    # Each entry keeps its own "(updated …)" mark, after its own words: another fact must
+    # not look updated that day.
+    marks = [max((m[0] for m in _MARK_DATE.finditer(h)), default="") for _, h in heads]
+    final = ac.marked_merge(text, join, marks)
     batch.claimed.update(labels)
     _known(batch, text, "the merged " + "+".join(labels))
     # The merged entry takes the first ref's place (all are in one section); an answered

@@ -25,7 +25,9 @@ a fact the entry states).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.knowledge import tokens as tk
 
@@ -105,8 +107,38 @@ class Word:
         return self.kind in ("value", "name", "word", "unit")
 
 
+# Letters of other scripts that look like Latin ones: inside a Latin word, a disguise.
+_LOOK_ALIKE = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j",
+    "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "А": "A", "В": "B", "Е": "E",
+    "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T", "Х": "X", "І": "I",
+    "Ј": "J", "Ѕ": "S", "ο": "o", "α": "a", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ρ": "p",
+    "τ": "t", "υ": "u", "χ": "x", "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I",
+    "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+})
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"))
+_MIXED = re.compile(r"[^\W\d_]+")
+
+
+def normalise(text: str) -> str:
+    """*text* as every compare reads it: NFKC, zero-width characters dropped, and letters of
+    other scripts that look like Latin ones folded inside a word that has Latin letters
+    ("nоt" with a Cyrillic о is "not"); a word wholly in another script stays as it is."""
+    text = unicodedata.normalize("NFKC", text.translate(_ZERO_WIDTH))
+    if text.isascii():
+        return text
+
+    def fold(match: re.Match[str]) -> str:
+        word = match[0]
+        if word.isascii() or not any("a" <= c.lower() <= "z" for c in word):
+            return word
+        return word.translate(_LOOK_ALIKE)
+
+    return _MIXED.sub(fold, text)
+
+
 def plain(text: str) -> str:
-    return text.translate(_PLAIN)
+    return normalise(text).translate(_PLAIN)
 
 
 def loose(text: str) -> str:
@@ -196,4 +228,9 @@ def replaceable(gone: Word, new: Word) -> bool:
 
 def keys(text: str) -> list[str]:
     """The keys of *text*'s content words as a quote reads them."""
-    return [w.key for w in words(text, quoted=True) if w.kind != "stop"]
+    return list(_keys(text))
+
+
+@lru_cache(maxsize=32_768)  # every entry of every document is read at every rebuild
+def _keys(text: str) -> tuple[str, ...]:
+    return tuple(w.key for w in words(text, quoted=True) if w.kind != "stop")

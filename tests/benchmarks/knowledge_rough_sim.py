@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 from app.chat.context import KNOWLEDGE_BUDGET, fit_knowledge  # noqa: E402
 from app.knowledge.corrections import addressed, resubmitted  # noqa: E402
 from app.knowledge.document import entries, head, parse  # noqa: E402
-from app.knowledge.meaning import hear  # noqa: E402
+from app.knowledge.meaning import CLAUDE, PERSON, Said, hear  # noqa: E402
 from app.knowledge.suggestions import proposals  # noqa: E402
 from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops  # noqa: E402
 from app.store.suggestions import Proposed  # noqa: E402
@@ -171,6 +171,7 @@ class World:
         self.still_refused: Counter[str] = Counter()
         self.unrecorded: set[int] = set()  # facts whose add was still refused (said so)
         self.ops = 0
+        self.applied = 0  # ops that applied by themselves (first answer or corrected)
         self.corrective_rounds = 0
         self.sizes: list[tuple[int, dict[str, int]]] = []
         self.chat = KEYS[1]
@@ -188,7 +189,8 @@ class World:
         depot = f"D{rng.randint(1, 30)}"
         kinds = rng.sample(["date", "person", "amount", "link", "rule"], rng.randint(2, 3))
         new: list[Fact] = []
-        said = [f"Can you sort out shipment {sid}?", "Claude: Done."]
+        asked = [f"Can you sort out shipment {sid}?"]  # the person's message
+        said = ["Done."]  # Claude's reply
         for kind in kinds:
             value = new_value(rng, kind, sid)
             text = fact_text(kind, sid, value, depot)
@@ -198,14 +200,17 @@ class World:
         change = self._change(rng)
         if change is not None:
             fact, value = change
-            said.append(f"Change: for {fact.shipment} it is now {value}, not {fact.value}.")
+            asked.append(f"Change: for {fact.shipment} it is now {value}, not {fact.value}.")
         ops = [self._add(fact) for fact in new]
         if change is not None:
             ops.append(self._update(*change))
         ops += self._merges()
         if self.model.adversary and rng.random() < self.model.adversary:
             ops += self._adversary(rng)
-        self._run("\n".join(said), ops, new, change)
+        # Who said what, as the rebuild hears it (issue 33: only the person's statement changes
+        # an entry, and Claude's quotation marks are its formatting)
+        self._run([Said(PERSON, "\n".join(asked)), Said(CLAUDE, "\n".join(said))], ops, new,
+                  change)
         if n % 40 == 39:
             self._hand_edit()
         if n % 100 == 99:
@@ -335,11 +340,11 @@ class World:
         return [Layer("project", "P", self.docs["project"]),
                 Layer("folder", "F", self.docs[self.chat])]
 
-    def _validate(self, answer: dict, said: str) -> Outcome:
+    def _validate(self, answer: dict, said: list[Said]) -> Outcome:
         return apply_ops(answer, layers=self._layers(), exchanges=said, today=TODAY,
                          qualifying_exchanges=1)
 
-    def _run(self, said: str, ops: list[Op], new: list[Fact],
+    def _run(self, said: list[Said], ops: list[Op], new: list[Fact],
              change: tuple[Fact, str] | None) -> None:
         self.ops += len(ops)
         answer = {"ops": [op.rough for op in ops]}
@@ -358,7 +363,8 @@ class World:
             outcome = self._validate(resubmitted(answer, first, again), said)
             moot_again = [r.op for r in outcome.refused if r.moot]
             final_refused += [r for r in sent_back
-                              if not addressed(r, again, moot=moot_again)]
+                              if not addressed(r, again, moot=moot_again,
+                                               layers=self._layers())]
         final_refused += [r for r in outcome.refused if not r.moot]
         for refusal in final_refused:
             if not refusal.moot:
@@ -371,6 +377,7 @@ class World:
         self.adversary_applied += [op.rough for op in ops if id(op.rough) in adversarial
                                    and id(op.rough) not in applied_ops
                                    and not any(r.op is op.rough for r in final_refused)]
+        self.applied += len(outcome.applied)
         for key, text in outcome.texts.items():
             doc = "project" if key == "project" else self.chat
             self.docs[doc] = text
@@ -455,14 +462,15 @@ def main() -> int:
     names = list(MODELS) if MODEL == "all" else [MODEL]
     results = [simulate(MODELS[name]) for name in names]
     if len(names) > 1:
-        print("\n| model | suggestions a person faces per 100 exchanges | facts lost without "
-              "a suggestion |\n| --- | --- | --- |")
-        for name, (_ok, per_100, lost) in zip(names, results, strict=True):
-            print(f"| {name} | {per_100:.1f} | {lost} |")
-    return 0 if all(ok for ok, _, _ in results) else 1
+        print("\n| model | ops proposed | applied by themselves | kept as suggestions | "
+              "suggestions per 100 exchanges | facts lost without a suggestion |\n"
+              "| --- | --- | --- | --- | --- | --- |")
+        for name, (_ok, per_100, lost, ops, applied, kept) in zip(names, results, strict=True):
+            print(f"| {name} | {ops:,} | {applied:,} | {kept:,} | {per_100:.1f} | {lost} |")
+    return 0 if all(ok for ok, *_ in results) else 1
 
 
-def simulate(model: Model) -> tuple[bool, float, int]:
+def simulate(model: Model) -> tuple[bool, float, int, int, int, int]:
     print(f"\n## {model.name} model, {EXCHANGES:,} exchanges\n")
     world = World(model)
     for n in range(EXCHANGES):
@@ -471,6 +479,7 @@ def simulate(model: Model) -> tuple[bool, float, int]:
     asked, answered, largest = world.context()
     subs = sum(len(re.findall(r"checked by phone", d)) for d in world.docs.values())
     rows = [("exchanges", f"{EXCHANGES:,}"), ("ops proposed", f"{world.ops:,}"),
+            ("ops applied by themselves", f"{world.applied:,}"),
             ("corrective rounds", f"{world.corrective_rounds:,}")]
     rows += [(f"refused at first: {reason}", f"{count}")
              for reason, count in world.first_refused.most_common()]
@@ -508,7 +517,8 @@ def simulate(model: Model) -> tuple[bool, float, int]:
     for op in world.adversary_applied[:5]:
         print("applied by itself:", op)
     print("\nok" if ok else "\nMISSED")
-    return ok, 100 * len(world.suggestions) / EXCHANGES, len(world.silently)
+    return (ok, 100 * len(world.suggestions) / EXCHANGES, len(world.silently), world.ops,
+            world.applied, len(world.suggestions))
 
 
 if __name__ == "__main__":

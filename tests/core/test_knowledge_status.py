@@ -42,7 +42,7 @@ async def test_the_chat_line_says_learned_only_once_a_chat_changed_the_knowledge
     fake.reply_text("And the second launch is 2027-09-01, as the board decided in its meeting today, which is final.")
     assert (await online.engine.send(chat_id, "And the second?")).status == "complete"
     fake.reply_json("update_knowledge", {"ops": [add_op("Second launch 2027-09-01",
-                                                        "2027-09-01")]})
+                                                        "the second launch is 2027-09-01")]})
     report = await online.rebuilder.rebuild(chat_id)
     assert report.status == "applied", report.error
     state = chat_knowledge(online.registry, online.rebuilder, chat)

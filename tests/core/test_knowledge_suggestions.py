@@ -73,7 +73,7 @@ async def test_a_later_clean_rebuild_never_erases_a_suggestion(cairn, fake, work
     await talk(cairn, fake, other.id, "We also chose Hetzner for hosting, decided today.",
                "Noted: hosting is on Hetzner, as decided today. I will keep that in mind from now on.")
     report = await rebuild(cairn, fake, other.id, [{
-        "op": "add", "target": "project", "section": "Decisions", "text": "Hosting on Hetzner",
+        "op": "add", "target": "project", "section": "Decisions", "text": "Chose Hetzner for hosting",
         "evidence": "We also chose Hetzner for hosting"}])
     assert report.status == "applied" and report.refused == []
     status = owner_knowledge(cairn.registry, cairn.rebuilder, workspace.id)

@@ -154,7 +154,7 @@ async def test_a_model_without_capability_data_gets_the_forced_tool(cairn, fake,
     fake.add_legacy_model("local-model")
     cairn.settings.set("model.knowledge", "local-model")
     chat_id = await talk(cairn, fake, workspace)
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     report = await cairn.rebuilder.rebuild(chat_id)
     assert report.status == "applied", report.error
     body = fake.message_requests[-1].body
@@ -179,7 +179,7 @@ async def test_a_refused_shape_is_tried_the_other_way_once_and_remembered(cairn,
     cairn.settings.set("model.knowledge", "claude-haiku-4-5")
     fake.refuse_structured.add("claude-haiku-4-5")  # says it can, then refuses
     chat_id = await talk(cairn, fake, workspace)
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     report = await cairn.rebuilder.rebuild(chat_id)
     assert report.status == "applied", report.error
     structured, forced = fake.message_requests[-2:]

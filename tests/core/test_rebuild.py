@@ -185,7 +185,7 @@ async def test_every_fault_leaves_documents_and_watermark_alone(cairn, fake, pro
     assert watermark(cairn, chat.id) == mark
     assert status_of(cairn, project.id)["last_error"] == report.error
     # The next trigger tries again, from the same place, and succeeds.
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     again = await cairn.rebuilder.rebuild(chat.id)
     assert again.status == "applied" and "- Launch 2027-04-15" in cairn.knowledge.get(project.id).text
     assert status_of(cairn, project.id)["last_error"] is None
@@ -222,7 +222,7 @@ async def test_a_tool_call_cut_off_at_the_token_limit_is_a_failure(cairn, fake, 
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
     fake.reply_message([{"type": "tool_use", "name": "update_knowledge",
-                         "input": {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]}}],
+                         "input": {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]}}],
                        stop_reason="max_tokens")
     report = await cairn.rebuilder.rebuild(chat.id)
     assert report.status == "failed" and "cut off" in report.error
@@ -251,12 +251,12 @@ async def test_personal_memory_takes_what_is_about_the_person(cairn, fake):
     chat = cairn.registry.new_chat()
     await talk(cairn, fake, chat.id, "I prefer answers in British English, please.",
                reply="Noted: from now on I will answer in British English, with short, plain paragraphs.")
-    fake.reply_json("update_knowledge", {"ops": [add_op(
-        "Prefers British English", "I prefer answers in British English",
+    fake.reply_json("update_knowledge", {"ops": [add_op(  # (issue 33: the person's own words)
+        "Prefer answers in British English", "I prefer answers in British English",
         section="Working style & preferences", target="personal")]})
     report = await cairn.rebuilder.rebuild(chat.id)
     assert report.status == "applied"
-    assert "- Prefers British English" in cairn.knowledge.get("personal").text
+    assert "- Prefer answers in British English" in cairn.knowledge.get("personal").text
 
 
 async def test_a_hand_edit_during_a_rebuild_wins_and_the_rebuild_runs_again(cairn, fake, project):
@@ -264,8 +264,8 @@ async def test_a_hand_edit_during_a_rebuild_wins_and_the_rebuild_runs_again(cair
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
     gate, entered, _calls = hold_knowledge_calls(cairn)
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     reports = []
     cairn.scheduler.listeners.append(reports.append)
     task = cairn.scheduler.run_now(chat.id)
@@ -302,7 +302,7 @@ async def test_the_idle_timer_runs_the_rebuild_after_a_turn(cairn, fake, project
     cairn.scheduler.listeners.append(lambda report: done.set())
     chat = cairn.registry.new_chat(folder=project.path)
     fake.reply_text(LONG)
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     await cairn.engine.send(chat.id, "When?")
     await asyncio.wait_for(done.wait(), timeout=10)
     assert "- Launch 2027-04-15" in cairn.knowledge.get(project.id).text
@@ -367,7 +367,7 @@ async def test_leaving_the_chat_runs_the_waiting_rebuild_at_once(cairn, fake, pr
     chat = cairn.registry.new_chat(folder=project.path)
     scheduler = cairn.scheduler
     await talk(cairn, fake, chat.id, "When?")
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     done = asyncio.Event()
     scheduler.listeners.append(lambda report: done.set())
     scheduler.chat_left(chat.id)
@@ -401,7 +401,7 @@ async def test_a_short_turn_after_a_long_one_keeps_the_rebuild_waiting(cairn, fa
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When do we launch?")
     await talk(cairn, fake, chat.id, "thanks", reply="You're welcome!")  # does not qualify
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "2027-04-15")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     done = asyncio.Event()
     scheduler.listeners.append(lambda report: done.set())
     scheduler.chat_left(chat.id)  # only acts when a rebuild is waiting for the chat
