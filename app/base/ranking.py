@@ -1,7 +1,7 @@
 """Relevance by SQLite's FTS5 bm25, over texts held in memory (nothing is stored).
 
 The context uses it to pick the knowledge entries most relevant to a message when a document
-is too large to inject whole (README, "What Claude sees").  It lives here, beside the database, so that SQL
+is too large to inject whole (docs/user-guide.md, "What Claude sees").  It lives here, beside the database, so that SQL
 stays in the base and store packages.
 """
 

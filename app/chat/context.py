@@ -1,7 +1,7 @@
 """What reaches the model: the system prompt blocks, byte-for-byte deterministic.
 
-Order (README, "What Claude sees"): Cairn's own instructions; personal memory when the Memory switch is on;
-the workspace context block (the verbatim block; README, "What Claude sees") for a chat in a workspace.
+Order (docs/user-guide.md, "What Claude sees"): Cairn's own instructions; personal memory when the Memory switch is on;
+the workspace context block (the verbatim block; docs/user-guide.md, "What Claude sees") for a chat in a workspace.
 Nothing here reads a clock, so the same inputs give the same bytes and prompt caching works.
 """
 

@@ -1,5 +1,5 @@
 """Whether an op keeps the meaning of what it changes, and whether its evidence grounds it
-(README, "Knowledge that maintains itself"): the rules the validator applies beyond structure.
+(docs/knowledge.md): the rules the validator applies beyond structure.
 
 The safety rule: a change is judged by what leaves the entry, word by word (:mod:`words`).
 

@@ -1,4 +1,4 @@
-"""What the knowledge model reads, and the shape its answer must take (README, "Knowledge that maintains itself").
+"""What the knowledge model reads, and the shape its answer must take (docs/knowledge.md).
 
 The system prompt is the stable part — the instructions, the same for every rebuild with the
 Memory switch in the same position — so that it can be cached; everything that changes (the

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (README, "Knowledge that maintains itself")
+QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (docs/knowledge.md)
 CHUNK_EXCHANGES = 6  # a backlog goes to the model in chunks of this many, oldest first
 CHUNK_CHARS = 24_000
 SUPERSEDED_RUNS = 2  # a hand edit landed meanwhile: once more on top of it, then queued

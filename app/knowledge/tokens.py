@@ -1,4 +1,4 @@
-"""The values an entry must never lose, and what else carries its meaning (README, "Knowledge that maintains itself").
+"""The values an entry must never lose, and what else carries its meaning (docs/knowledge.md).
 
 A *hard token* is a value a person would be hurt to see change silently: a number, a date or
 time, an amount with its currency, a percentage, a URL or bare domain, an e-mail address, a

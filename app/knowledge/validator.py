@@ -1,4 +1,4 @@
-"""Validate and apply the knowledge model's ``update_knowledge`` operations (README, "Knowledge that maintains itself").
+"""Validate and apply the knowledge model's ``update_knowledge`` operations (docs/knowledge.md).
 
 Pure: no I/O, no clock. The model never re-types a document; it names entries by label and
 code makes every change, so whatever no valid op names is carried forward byte for byte.
@@ -7,7 +7,7 @@ evidence rules are in :mod:`meaning`), then each changed document is re-parsed a
 with what the applied ops should have produced — its entries, and every block outside them
 byte for byte; an op whose edit would disturb anything else is refused rather than applied.
 
-Decisions beyond what the README says (README, "Knowledge that maintains itself"):
+Decisions beyond what docs/knowledge.md says:
 - an ``update`` replaces the entry's leading paragraph and keeps its sub-items and any later
   blocks under it (nothing under an entry is lost); an entry that does not open with a
   paragraph is replaced whole. An update of an open question may name another section: it

@@ -1,5 +1,5 @@
 """A text as a sequence of words, each of a kind: how a change is judged by what leaves an
-entry, word by word (README, "Knowledge that maintains itself").
+entry, word by word (docs/knowledge.md).
 
 The words are the tokens of :func:`tokens.spans` (word boundaries, any script; a URL, a date,
 an amount … is one token; scripts written without spaces go a character at a time), each

@@ -1,6 +1,6 @@
 """Which blobs a record still uses, and dropping those none does.
 
-A blob is deleted only when no record uses it (README, "Where your data lives").  Records that use a blob: a
+A blob is deleted only when no record uses it (docs/user-guide.md, "Where your data lives").  Records that use a blob: a
 knowledge file (of a workspace on the list or recently removed), a message that carries it
 as an attachment (its content names the SHA-256), and an import under way (its in-progress
 marker lists the blobs it is writing before any of them lands).  The check and the deletion

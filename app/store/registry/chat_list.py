@@ -38,7 +38,7 @@ DEFAULT_CHAT_TITLE = "New chat"
 
 
 def _missing_chat(verb: str, chat_id: str) -> Refused:
-    if verb == "archive":  # the registry's exact sentence (README, "The command line")
+    if verb == "archive":  # the registry's exact sentence (docs/user-guide.md, "The command line")
         return Refused(
             f"cannot archive session '{chat_id}': "
             "live sessions and session persistence hold no such session"
