@@ -9,10 +9,12 @@ under the reply (:func:`sources`), the searches' count for the cost (:func:`sear
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from app.records import WebSettings
 from app.store.web import WebStore, checked
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from app.store.messages import Message
     from app.store.registry.registry import Registry
 
+TITLE_CHARS = 160  # a page's title is cut here: it came from the web
+_SPACES = re.compile(r"\s+")
 _SEARCH_ERRORS = {
     "max_uses_exceeded": "the searches allowed for one reply were used up",
     "too_many_requests": "the search service was busy",
@@ -46,17 +50,56 @@ _FETCH_ERRORS = {
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """A page a reply's searches found (or fetched), shown under the reply."""
+    """A page a reply drew on: its address and its title, as plain text (both came from the
+    web: :func:`clean` and :func:`safe_url` made them so)."""
 
     url: str
     title: str
 
     @property
     def domain(self) -> str:
-        return urlsplit(self.url).hostname or self.url
+        return domain_of(self.url)
+
+    @property
+    def openable(self) -> bool:
+        """Only web pages are ever handed to the browser."""
+        return urlsplit(self.url).scheme.lower() in ("http", "https")
 
     def to_json(self) -> dict[str, str]:
         return {"url": self.url, "title": self.title}
+
+
+def clean(text: Any, limit: int = TITLE_CHARS) -> str:
+    """Text from the web as one plain line: no control, format (direction-changing, zero
+    width) or private-use characters, runs of spaces as one, at most *limit* characters."""
+    if not isinstance(text, str):
+        return ""
+    kept = "".join(" " if c in "\t\n\r" else c for c in text
+                   if c in "\t\n\r" or unicodedata.category(c) not in ("Cc", "Cf", "Co", "Cs"))
+    line = _SPACES.sub(" ", kept).strip()
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def safe_url(url: str) -> str:
+    """*url* with every character that could hide what it is (spaces, control and
+    direction-changing characters) percent-encoded: the address shown is the one opened."""
+    url = url.strip()
+    if all(c.isprintable() and not c.isspace() for c in url) and not any(
+            unicodedata.category(c) in ("Cf", "Co") for c in url):
+        return url
+    return "".join(quote(c, safe="") if not c.isprintable() or c.isspace()
+                   or unicodedata.category(c) in ("Cf", "Co") else c for c in url)
+
+
+def domain_of(url: str) -> str:
+    """The site *url* is on, as an address bar shows it (punycode stays punycode: a look-alike
+    name does not pass for another), without ``www.``."""
+    try:
+        host = urlsplit(url.strip()).hostname or ""
+    except ValueError:
+        return ""
+    host = host.rstrip(".")
+    return host[4:] if host.startswith("www.") else host
 
 
 # ----------------------------------------------------------------- the settings (use cases)
@@ -129,26 +172,40 @@ def web_line(block: dict[str, Any]) -> str | None:
 
 
 def sources(messages: Iterable[Message | Sequence[dict[str, Any]]]) -> list[Source]:
-    """The pages a reply's searches found and its fetches read, each once, in order."""
+    """What a reply lists under it, each address once: the pages its text cites, in the
+    order first cited (their numbers are the marks the window shows), then the other pages
+    its searches found and its fetches read, in order.  The window and ``cairn ask`` both
+    list these."""
+    cited: dict[str, Source] = {}
     found: dict[str, Source] = {}
+
+    def keep(into: dict[str, Source], url: object, title: object) -> None:
+        if isinstance(url, str) and (url := safe_url(url)) and url not in into:
+            into[url] = Source(url, clean(title) or domain_of(url) or url)
+
     for message in messages:
         content = message if isinstance(message, Sequence) else message.content
         for block in content:
             if not isinstance(block, dict):
                 continue
             results = block.get("content")
-            if block.get("type") == "web_search_tool_result" and isinstance(results, list):
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("citations"), list):
+                for c in block["citations"]:
+                    if isinstance(c, dict) and c.get("type") == "web_search_result_location":
+                        keep(cited, c.get("url"), c.get("title"))
+            elif kind == "web_search_tool_result" and isinstance(results, list):
                 for r in results:
-                    if isinstance(r, dict) and isinstance(r.get("url"), str):
-                        found.setdefault(r["url"], Source(r["url"], str(r.get("title") or r["url"])))
-            elif block.get("type") == "web_fetch_tool_result" and isinstance(results, dict) \
+                    if isinstance(r, dict):
+                        keep(found, r.get("url"), r.get("title"))
+            elif kind == "web_fetch_tool_result" and isinstance(results, dict) \
                     and results.get("type") == "web_fetch_result":
-                url = str(results.get("url", ""))
                 inner = results.get("content")
                 document: dict[str, Any] = inner if isinstance(inner, dict) else {}
-                if url:
-                    found.setdefault(url, Source(url, str(document.get("title") or url)))
-    return list(found.values())
+                keep(found, results.get("url"), document.get("title"))
+    # A cited page is listed with the title its search gave it, when it has one.
+    listed = [found.get(url, source) for url, source in cited.items()]
+    return listed + [s for url, s in found.items() if url not in cited]
 
 
 def searches(messages: Iterable[Message]) -> int:

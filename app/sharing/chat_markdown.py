@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.base.paths import shown
 from app.errors import Refused, os_reason
+from app.sharing.export import checked_target
 from app.store.messages import ChatStore, Message
 
 if TYPE_CHECKING:
@@ -58,15 +58,9 @@ def export_chat(registry: Registry, chats: ChatStore, chat_id: str, target: Path
     """Write *chat_id* as Markdown to *target* (refused in one sentence: a folder, a file
     already there without *replace*, a folder that does not exist)."""
     text, count = chat_markdown(registry, chats, chat_id)
-    refuse = f"cannot export to '{shown(str(target))}'"
+    refuse = checked_target(target, replace=replace)
     data = text.encode("utf-8")
     try:
-        if target.is_dir():
-            raise Refused(f"{refuse}: it is a folder")
-        if not replace and os.path.lexists(target):
-            raise Refused(f"{refuse}: a file is already there")
-        if not target.parent.is_dir():
-            raise Refused(f"{refuse}: its folder does not exist")
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
                                     suffix=".partial")
         try:

@@ -53,15 +53,10 @@ class Exported:
 # ===================================================================== export
 
 
-def export_workspace(registry: Registry, ws_id: str, target: Path, *, with_chats: bool = False,
-                     with_history: bool = False, replace: bool = False) -> Exported:
-    """Write *ws_id* and its folders to the bundle *target*.
-
-    Its knowledge documents (current version, and their history with *with_history*), its
-    files, and with *with_chats* its chats with their messages.  Never the API key, settings,
-    personal memory or an absolute path.  An existing *target* is refused unless *replace*.
-    """
-    ws = registry.get_workspace(ws_id, verb="export")
+def checked_target(target: Path, *, replace: bool) -> str:
+    """How a refusal about *target* begins; refused at once when *target* is a folder, a file
+    already there (unless *replace*), or in a folder that does not exist.  Every export (a
+    bundle, a chat as Markdown) checks its file so before it writes anything."""
     refuse = f"cannot export to '{shown(str(target))}'"
     try:
         if target.is_dir():
@@ -72,6 +67,19 @@ def export_workspace(registry: Registry, ws_id: str, target: Path, *, with_chats
             raise Refused(f"{refuse}: its folder does not exist")
     except (OSError, ValueError) as error:
         raise Refused(f"{refuse}: {os_reason(error)}") from None
+    return refuse
+
+
+def export_workspace(registry: Registry, ws_id: str, target: Path, *, with_chats: bool = False,
+                     with_history: bool = False, replace: bool = False) -> Exported:
+    """Write *ws_id* and its folders to the bundle *target*.
+
+    Its knowledge documents (current version, and their history with *with_history*), its
+    files, and with *with_chats* its chats with their messages.  Never the API key, settings,
+    personal memory or an absolute path.  An existing *target* is refused unless *replace*.
+    """
+    ws = registry.get_workspace(ws_id, verb="export")
+    refuse = checked_target(target, replace=replace)
     tree = _descendants(registry, ws)
     folders = [(w, _relative(ws, w)) for w in tree]
     for w, rel in folders:

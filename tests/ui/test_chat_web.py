@@ -19,7 +19,8 @@ from ui.chat.entries import REPLY, Entry, build
 from ui.chat.markdown import render
 from ui.chat.model import ConversationModel
 from ui.chat.view import ConversationView, source_of
-from ui.chat.web import MARK_CLOSE, MARK_OPEN, SOURCE, clean, domain_of, safe_url
+from app.chat.web import clean, domain_of, safe_url
+from ui.chat.web import MARK_CLOSE, MARK_OPEN, SOURCE
 from ui.links import open_found
 
 
@@ -55,6 +56,15 @@ def test_a_web_reply_has_a_line_per_search_and_read_and_its_sources_numbered():
     assert text.startswith("Here is what the release notes say. " + CLAIM
                            + f"{MARK_OPEN}1{MARK_CLOSE}" + WHEELS
                            + f"{MARK_OPEN}2{MARK_CLOSE}{MARK_OPEN}1{MARK_CLOSE}\n\n")
+
+
+def test_the_window_and_the_command_line_list_the_same_sources_in_the_same_order():
+    """One use case (app.chat.web.sources): ``cairn ask`` lists what the window shows, and
+    the numbers the window's marks carry are the command line's order too."""
+    from app.chat.web import sources
+
+    _, reply = web_entries()
+    assert sources([web_reply()]) == reply.sources
 
 
 def test_copy_and_assistive_technology_get_the_marks_and_the_sources_as_text():

@@ -16,39 +16,19 @@ get ``[1]``.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
 
-from app.chat.web import web_line
+from app.chat.web import Source, clean, domain_of, safe_url, web_line
 
 # (Not U+E000/U+E001: search marks its matches with those, app/store/search_index.py.)
 MARK_OPEN, MARK_CLOSE = "\ue010", "\ue011"
 SOURCE = "cairn:source/"  # a source's link: cairn:source/<its index in the entry's sources>
-TITLE_CHARS = 160  # a page's title is cut here: it came from the web
 QUERY_CHARS = 200
 
 _MARK = re.compile(f"{MARK_OPEN}(\\d+){MARK_CLOSE}")
 _MARKS = re.compile(f"[{MARK_OPEN}{MARK_CLOSE}]")
 _SPACES = re.compile(r"\s+")
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """A page a reply drew on: its address and its title, as plain text."""
-
-    url: str
-    title: str
-
-    @property
-    def domain(self) -> str:
-        return domain_of(self.url)
-
-    @property
-    def openable(self) -> bool:
-        """Only web pages are ever handed to the browser."""
-        return urlsplit(self.url).scheme.lower() in ("http", "https")
-
 
 @dataclass(slots=True)
 class WebState:
@@ -80,39 +60,6 @@ class WebState:
         url = safe_url(url)
         if url and not any(s.url == url for s in self.found):
             self.found.append(Source(url, clean(title) or domain_of(url)))
-
-
-def clean(text: Any, limit: int = TITLE_CHARS) -> str:
-    """Text from the web as one plain line: no control, format (direction-changing, zero
-    width) or private-use characters, runs of spaces as one, at most *limit* characters."""
-    if not isinstance(text, str):
-        return ""
-    kept = "".join(" " if c in "\t\n\r" else c for c in text
-                   if c in "\t\n\r" or unicodedata.category(c) not in ("Cc", "Cf", "Co", "Cs"))
-    line = _SPACES.sub(" ", kept).strip()
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
-def safe_url(url: str) -> str:
-    """*url* with every character that could hide what it is (spaces, control and
-    direction-changing characters) percent-encoded: the address shown is the one opened."""
-    url = url.strip()
-    if all(c.isprintable() and not c.isspace() for c in url) and not any(
-            unicodedata.category(c) in ("Cf", "Co") for c in url):
-        return url
-    return "".join(quote(c, safe="") if not c.isprintable() or c.isspace()
-                   or unicodedata.category(c) in ("Cf", "Co") else c for c in url)
-
-
-def domain_of(url: str) -> str:
-    """The site *url* is on, as an address bar shows it (punycode stays punycode: a look-alike
-    name does not pass for another), without ``www.``."""
-    try:
-        host = urlsplit(url.strip()).hostname or ""
-    except ValueError:
-        return ""
-    host = host.rstrip(".")
-    return host[4:] if host.startswith("www.") else host
 
 
 def without_marks(text: str) -> str:
