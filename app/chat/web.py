@@ -4,7 +4,8 @@ offers them, shows their blocks and stores them verbatim).
 Off until the person turns it on for a workspace (``set_web_settings``) or for one message
 (``web=True`` on send).  A workspace without settings of its own takes its nearest parent's.
 What a turn shows of them: a quiet line per search or fetch (:func:`web_line`), the sources
-under the reply (:func:`sources`), the searches' count for the cost (:func:`searches`).
+under the reply (:func:`sources`); the searches' count for the cost is the server's own
+(``usage.server_tool_use``).
 """
 
 from __future__ import annotations
@@ -206,9 +207,3 @@ def sources(messages: Iterable[Message | Sequence[dict[str, Any]]]) -> list[Sour
     # A cited page is listed with the title its search gave it, when it has one.
     listed = [found.get(url, source) for url, source in cited.items()]
     return listed + [s for url, s in found.items() if url not in cited]
-
-
-def searches(messages: Iterable[Message]) -> int:
-    """How many web searches the messages of a reply made (what they are billed by)."""
-    return sum(1 for m in messages for b in m.content if b.get("type") == "server_tool_use"
-               and b.get("name") == "web_search")
