@@ -135,6 +135,11 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("chat", "list"): extra,
         **{("chat", action): [[i] for i in IDS]
            for action in ("show", "archive", "unarchive", "pin", "unpin")},
+        # A chat as Markdown: unknown ids, and files that are folders, already there, in a
+        # folder that does not exist, or no name at all.
+        ("chat", "export"): [[i, str(Path(h["root"]).parent / "chat.md")] for i in IDS]
+        + [[chat, p] for p in ("", "/nonexistent/dir/chat.md", str(h["root"]), "\0",
+                               "x" * 100_000, docs[0])],
         ("chat", "move"): [[i, "--to", "1"] for i in IDS] + [[chat, "--to", n] for n in NUMBERS]
         + [[chat, "--to", "0"], [chat, "--to", "2"]],
         ("ask",): [["--chat", i, "Hello"] for i in IDS]
