@@ -15,9 +15,12 @@ The SDK is imported here only, and this module only when a server is about to be
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 import re
+import signal
+import sys
 from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -36,6 +39,7 @@ STOP_SECONDS = 3.0  # every server stopped at quit within this, together
 # The SDK waits 2 s after closing stdin and 2 s after SIGTERM; at quit that is too long for
 # three seconds in all, so each wait is 1 s here (0.5 s of flushing before them).
 _SDK_GRACE = 1.0
+_AFTER_KILL = 0.5  # what a stop waits for the owner task once its server was killed
 LOG_BYTES = 1_000_000  # a server's log is rotated at its start past this
 LOG_KEPT = 3  # NAME.log.1 … NAME.log.3
 MAX_TOOLS = 500  # tools one server may offer (pages of its listing, at most)
@@ -65,11 +69,45 @@ class ServerProblem(Exception):
     """A server crashed, hung or could not start: ``str()`` is the one sentence to show."""
 
 
+# The server processes the owner task running now has spawned (each owner sets its own list:
+# a task's context is its own), so that a stop past its time can kill what the SDK's own
+# shutdown, cancelled with the owner, never reached.
+_SPAWNED: contextvars.ContextVar[list[Any]] = contextvars.ContextVar("cairn_mcp_spawned")
+
+
 def _configure_sdk() -> None:
     import mcp.client.stdio as stdio
 
     stdio.PROCESS_TERMINATION_TIMEOUT = _SDK_GRACE  # type: ignore[misc]
     stdio.FORCE_KILL_TIMEOUT = _SDK_GRACE  # type: ignore[misc]
+    spawn = stdio._create_platform_compatible_process
+    if getattr(spawn, "cairn_records", False):
+        return
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        found = _SPAWNED.get(None)
+        if found is not None:
+            found.append(process)
+        return process
+
+    recorded.cairn_records = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = recorded  # type: ignore[assignment]
+
+
+def _kill(processes: list[Any]) -> None:
+    """Kill each process still running, with its whole group (the SDK starts a stdio server
+    in a session of its own, so its pid is its group's)."""
+    for process in processes:
+        if getattr(process, "returncode", 0) is not None:
+            continue
+        try:
+            if sys.platform == "win32":  # pragma: no cover - the job object ends the tree
+                process.kill()
+            else:
+                os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            continue  # gone already, or not ours to signal
 
 
 def log_file(name: str, folder: Path | None = None) -> Path:
@@ -107,6 +145,7 @@ class ServerOwner:
         self._ready: asyncio.Future[list[ServerTool]] | None = None
         self._stop: asyncio.Event | None = None
         self._client: Any = None
+        self._processes: list[Any] = []  # what this server's owner task spawned
         self.tools: list[ServerTool] = []
         self.starts = 0  # how often it was started (tests; the log)
 
@@ -178,9 +217,12 @@ class ServerOwner:
         else:
             stop.set()
         done, _ = await asyncio.wait({task}, timeout=STOP_SECONDS)
-        if not done:
-            task.cancel()
-            await asyncio.wait({task}, timeout=STOP_SECONDS)
+        if not done:  # past its time (a slow machine, a server that ignores the signals)
+            _kill(self._processes)
+            task.cancel()  # its shielded shutdown may still poll: the process is gone already
+            await asyncio.wait({task}, timeout=_AFTER_KILL if self._processes else STOP_SECONDS)
+        _kill(self._processes)  # whatever the SDK's shutdown left running
+        self._processes = [p for p in self._processes if p.returncode is None]
         if ready is not None and ready.done() and not ready.cancelled():
             ready.exception()  # seen: whoever waited for the start heard it already
 
@@ -188,6 +230,7 @@ class ServerOwner:
         """The owner task: enter the session, list the tools, wait for the stop, leave."""
         config = self.config
         errlog: IO[bytes] | None = None
+        _SPAWNED.set(self._processes)  # (this task's own context)
         try:
             async with AsyncExitStack() as stack:
                 from mcp import Client

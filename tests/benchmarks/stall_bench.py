@@ -264,7 +264,7 @@ def fact(n: int) -> tuple[str, str, dict[str, Any]]:
     question = f"What did supplier {n} promise?"
     answer = f"{said}, as agreed with Dana in today's call; the contract follows next week."
     op = {"op": "add", "target": "project", "section": "Facts",
-          "text": f"Supplier {n} delivers on {day} for {1000 + n:,} EUR", "evidence": said}
+          "text": said, "evidence": said}  # in the quote's own words (docs/knowledge.md)
     return question, answer, op
 
 

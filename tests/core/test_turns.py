@@ -295,27 +295,27 @@ async def test_edit_and_resend_sends_the_edited_history_and_keeps_the_rest(
     assert watermark(cairn, chat.id) == before[-1].id
     first = before[0]
     fake.reply_text("For April: " + LONG)
-    turn = await cairn.engine.edit_and_resend(chat.id, first.id, "When do we launch in April?")
+    turn = await cairn.engine.edit_and_resend(chat.id, first.id, "We launch in April now.")
     result = await turn.result()
     assert result.status == "complete"
     sent = fake.message_requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user"]
-    assert sent[0]["content"][0]["text"] == "When do we launch in April?"
+    assert sent[0]["content"][0]["text"] == "We launch in April now."
     edited, reply = cairn.chats.messages(chat.id)
-    assert (edited.text, reply.text) == ("When do we launch in April?", "For April: " + LONG)
+    assert (edited.text, reply.text) == ("We launch in April now.", "For April: " + LONG)
     assert result.message_ids == (edited.id, reply.id)
     kept = [m for m in cairn.chats.messages(chat.id, superseded=True) if m.superseded_by]
     assert [m.id for m in kept] == [m.id for m in before]  # nothing lost
     assert {m.superseded_by for m in kept} == {edited.id}
     # The rebuild learns the new exchange only: never what the edit replaced.
     pending = cairn.rebuilder.pending(chat.id)
-    assert [(e.user, e.reply) for e in pending] == [("When do we launch in April?", reply.text)]
+    assert [(e.user, e.reply) for e in pending] == [("We launch in April now.", reply.text)]
     assert owner_knowledge(cairn.registry, cairn.rebuilder, workspace.id).waiting == 1
-    fake.reply_json("update_knowledge", {"ops": [add_op("Launch in April", "launch in April")]})
+    fake.reply_json("update_knowledge", {"ops": [add_op("We launch in April", "We launch in April")]})
     report = await cairn.rebuilder.rebuild(chat.id)
     assert report.status == "applied"
     prompt = fake.message_requests[-1].body["messages"][0]["content"]
-    assert "When do we launch in April?" in prompt and "And the colour?" not in prompt
+    assert "We launch in April now." in prompt and "And the colour?" not in prompt
     assert "About 'When do we launch?'" not in prompt
     assert watermark(cairn, chat.id) == reply.id and cairn.rebuilder.pending(chat.id) == []
 

@@ -76,6 +76,20 @@ async def test_three_servers_leave_no_process_after_stop_even_a_stubborn_one(ser
     assert children() - before == set()
 
 
+async def test_a_stop_past_its_time_still_kills_the_server(servers, monkeypatch):
+    """On a slow machine the SDK's own shutdown (stdin closed, SIGTERM, SIGKILL) may not end
+    within the stop's time; the owner task is then cancelled, and Cairn kills the server's
+    group itself: nothing is left running (here the time is made shorter than the SDK's)."""
+    from app.tools import mcp_client
+
+    monkeypatch.setattr(mcp_client, "STOP_SECONDS", 0.2)
+    before = children()
+    await servers.tools(ours("stubborn", "--ignore-term"))
+    assert len(children() - before) == 1
+    await servers.stop_all()
+    assert children() - before == set()
+
+
 def test_close_at_quit_stops_them_too(tmp_path):
     import asyncio
 

@@ -519,6 +519,10 @@ class DocumentEditor(QWidget):
         """Show the text as it is now in the preview: built on a worker thread
         (:mod:`ui.knowledge.preview`), one build at a time, the newest text winning."""
         self._preview_wanted += 1
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the window's loop has ended (a quit): nothing to show it in
+            return
         if not self._preview_building:
             self._preview_building = True
             self.run_task(self._build_preview())
