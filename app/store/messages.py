@@ -177,6 +177,13 @@ class ChatStore:
         rest = self.messages(chat_id, after=message_id, before=before)
         return head + rest, len(head) >= limit
 
+    def tree(self, chat_id: str) -> list[Message]:
+        """Every message of the chat, every branch, oldest first (parents before their
+        replies); each with its parent (versions are counted on path reads only)."""
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? ORDER BY id",
+                              (chat_id,))
+        return [_message(r) for r in rows]
+
     def message(self, chat_id: str, message_id: int) -> Message | None:
         """One message of the chat, on any branch; None when the chat holds no such id."""
         rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND id = ?",
