@@ -134,10 +134,11 @@ class ChatStore:
         *before* keeps messages with a smaller id, *after* those with a larger one; *limit*
         keeps the newest *limit* of those.  A long chat opens with ``messages(chat, limit=50)``
         and scrolls back with ``messages(chat, before=<oldest id shown>, limit=50)``; an empty
-        page is the start.  When *before* is a message of the chat, the page is the path
-        above it (the path it is on, so a view paging what it shows never mixes branches);
-        a page walks up from there by parent, so it costs the same anywhere in any chat.
-        *leaf*: the path ending there instead of the chat's current leaf (a running turn's).
+        page is the start.  Ids grow along a path, so *before* and *after* cut the path as
+        they cut a chat before branches; a page walks up from the leaf by primary key (a
+        page near the end costs the same in any chat; one far back walks the ids above it,
+        a few milliseconds at 5,000).  *leaf*: the path ending there instead of the chat's
+        current leaf (a running turn's, a search hit's branch).
         """
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative: {limit}")
@@ -410,23 +411,16 @@ def _path(conn: sqlite3.Connection, chat_id: str, *, before: int | None, after: 
     if limit == 0:
         return []
     start: int | None = leaf
-    if before is not None:
-        rows = conn.execute("SELECT parent_id FROM message WHERE chat_id = ? AND id = ?",
-                            (chat_id, before)).fetchall()
-        if rows:  # the path above a message of the chat
-            if rows[0][0] is None:
-                return []
-            start = rows[0][0]
-        else:  # any number: the shown path's messages below it
-            first = conn.execute(
-                "WITH RECURSIVE up(id) AS (SELECT coalesce(?, (SELECT leaf_id FROM chat"
-                " WHERE id = ?)) UNION ALL SELECT m.parent_id FROM message AS m JOIN up"
-                " ON m.id = up.id WHERE m.parent_id IS NOT NULL AND up.id >= ?)"
-                " SELECT max(id) FROM up WHERE id < ?",
-                (start, chat_id, before, before)).fetchall()
-            if first[0][0] is None:
-                return []
-            start = first[0][0]
+    if before is not None:  # the newest message of the path below *before*, walking up to it
+        first = conn.execute(
+            "WITH RECURSIVE up(id) AS (SELECT coalesce(?, (SELECT leaf_id FROM chat"
+            " WHERE id = ?)) UNION ALL SELECT m.parent_id FROM message AS m JOIN up"
+            " ON m.id = up.id WHERE m.parent_id IS NOT NULL AND up.id >= ?)"
+            " SELECT max(id) FROM up WHERE id < ?",
+            (start, chat_id, before, before)).fetchall()
+        if first[0][0] is None:
+            return []
+        start = first[0][0]
     # One walk up by primary key from *start* (None: the chat's leaf), *limit* steps at most
     # and never below *after*.
     rows = conn.execute(
