@@ -361,7 +361,7 @@ class Search:
 # The ids of a chat's shown path (issue 38): a walk up from its leaf by primary key.
 _ON_PATH = ("WITH RECURSIVE up(id) AS (SELECT leaf_id FROM chat WHERE id = ? UNION ALL"
             " SELECT m.parent_id FROM message AS m JOIN up ON m.id = up.id"
-            " WHERE m.parent_id IS NOT NULL) ")
+            " WHERE m.parent_id < m.id) ")
 
 
 def _marks(items: Sequence[object]) -> str:
