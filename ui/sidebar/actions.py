@@ -173,6 +173,21 @@ class SidebarActions(QObject):
     def stop_and_archive_chat(self, chat_id: str) -> None:
         self.runner.run(self._ops.stop_and_archive_chat(chat_id))
 
+    def delete_chat(self, chat_id: str) -> None:
+        """Delete chat…: asked first (Enter keeps the chat), then the core's ``remove_chat``
+        (a reply running in it is stopped: the question said so)."""
+        chat = self._registry.chat(chat_id)
+        if chat is None:
+            return
+        working = bool(self._registry.live.kinds(chat_id))
+        if not self.confirm("Delete chat?", menus.delete_question(chat, working=working),
+                            "Delete"):
+            return
+        self.runner.run(self._ops.remove_chat(chat_id, stop=working),
+                        lambda _done: self.sig_told.emit(
+                            f"Deleted “{chat.title}”. File › Recently removed brings it back "
+                            "within 30 days."))
+
     # ================================================================= the keys'
 
     def rename(self, kind: str, item_id: str) -> None:

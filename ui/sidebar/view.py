@@ -158,6 +158,7 @@ class Sidebar(QWidget):
         self.tree.sig_open_requested.connect(self._enter)
         self.tree.sig_rename_requested.connect(self._rename)
         self.tree.sig_delete_requested.connect(self._delete)
+        self.tree.sig_delete_chat_requested.connect(self._delete_chat)
         self.tree.sig_menu_requested.connect(self._pop_menu)
         self.tree.sig_current_moved.connect(self._current_moved)
         self._open_soon = QTimer(self, singleShot=True, interval=OPEN_DELAY_MS)
@@ -490,6 +491,10 @@ class Sidebar(QWidget):
 
     def _delete(self, index: QModelIndex) -> None:
         self.handlers.delete(index.data(KIND_ROLE), str(index.data(ID_ROLE)))
+
+    def _delete_chat(self, index: QModelIndex) -> None:
+        if index.data(KIND_ROLE) == CHAT:
+            self.handlers.delete_chat(str(index.data(ID_ROLE)))
 
     def _opened_new_chat(self, chat_id: str) -> None:
         self.select_chat(chat_id)
