@@ -26,6 +26,8 @@ SHORTCUTS: tuple[tuple[str, str, str], ...] = (
     ("Ctrl+K", "Search everything, or jump to a workspace or chat", "Window"),
     ("Ctrl+F", "Find in the open chat (in the sidebar: filter it)", "Window"),
     ("Enter / Shift+Enter", "Previous / next match while finding", "Find in chat"),
+    ("Ctrl+Shift+Backspace", "Delete the open chat (asks first; File › Recently removed "
+     "brings it back)", "Window"),
     ("Ctrl+Shift+K", "Show or hide the knowledge panel", "Window"),
     ("Ctrl+Shift+B", "The status board", "Window"),
     ("Ctrl+S", "Save the knowledge document", "Knowledge panel"),
@@ -38,6 +40,7 @@ SHORTCUTS: tuple[tuple[str, str, str], ...] = (
     ("Enter", "Open the highlighted workspace or chat", "Sidebar"),
     ("F2", "Rename the highlighted workspace or chat", "Sidebar"),
     ("Delete", "Remove a workspace / archive a chat (asks first)", "Sidebar"),
+    ("Shift+Delete", "Delete the highlighted chat (asks first)", "Sidebar"),
     ("Shift+F10 / Menu key", "The highlighted row's menu", "Sidebar"),
     ("Tab / Shift+Tab", "Move between the toolbar, the sidebar, the chat and the panel",
      "Window"),
