@@ -416,7 +416,9 @@ class SharingFlows:
 
     async def _ask_import_folder(self, name: str) -> str | None:
         """Asked inside a task: without an event loop of its own (see ``answered``)."""
-        dialog = FolderDialog(self.window, f"Import {name} into which folder? (an empty or new "
-                              "one)", self.start_folder)
+        dialog = FolderDialog(
+            self.window, f"Import “{name}”", self.start_folder, accept="Import here",
+            instruction=f"Choose the folder “{name}” is made for: an empty folder, or type the "
+                        "name of a new one under the folder shown.")
         accepted = await answered(dialog) == FolderDialog.DialogCode.Accepted
         return dialog.chosen if accepted else None

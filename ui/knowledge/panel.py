@@ -67,7 +67,6 @@ class KnowledgePanel(QWidget):
         head = QHBoxLayout()
         head.setSpacing(6)
         head.addWidget(self.title, 1)
-        head.addWidget(self.owner_box)
         head.addWidget(self.fold)
 
         self.editor = DocumentEditor(ops, bridge, registry, run_task)
@@ -105,6 +104,9 @@ class KnowledgePanel(QWidget):
         layout.setContentsMargins(12, 12, 12, 12)
         layout.setSpacing(8)
         layout.addLayout(head)
+        # Below the title, not beside it: beside it, a nested folder's title had no room
+        # left and read "…" (issue 36).
+        layout.addWidget(self.owner_box)
         layout.addWidget(self.body, 1)
         layout.addWidget(self.folder)
         bridge.sig_workspace_changed.connect(lambda _e: self._show_titles())
