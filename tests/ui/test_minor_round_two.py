@@ -37,3 +37,47 @@ def test_imports_instruction_is_in_the_dialog_not_only_its_title(opened, loop):
     dialog.reject()
     wait_for(asked.done)
     assert asked.result() is None
+
+
+def test_folder_hints_and_card_paths_drop_whole_parts_never_fragments(qapp):
+    """"Docume…e Copy": a repeated title's hint and a card's path were cut in the middle."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from ui.board.delegate import elide_parts
+    from ui.sidebar.delegate import fitted_hint
+
+    metrics = QFontMetrics(QFont())
+    room = metrics.horizontalAdvance("Documents/Ca")
+    hint = fitted_hint("Documents/Cairn Copy", "Cairn", metrics, room)
+    assert hint.startswith("Cairn") and "Docu" not in hint  # the part that differs
+    assert fitted_hint("work/Acme", "Acme", metrics, metrics.horizontalAdvance("work/A")) == \
+        "work"  # the parent tells two "Acme" apart
+    assert fitted_hint("work/Acme", "Acme", metrics, 1000) == "work/Acme"
+    path = "~/Documents/Projects/Cairn Copy"
+    width = metrics.horizontalAdvance("~/…/Cairn Copy") + 2
+    assert elide_parts(path, metrics, width) == "~/…/Cairn Copy"
+    trail = "in Acme › Marketing › Campaigns 2027"
+    assert elide_parts(trail, metrics, metrics.horizontalAdvance("in Acme › … › Campaigns 2027")
+                       + 2) == "in Acme › … › Campaigns 2027"
+
+
+def test_the_board_opens_over_the_window_and_counts_projects(opened, folders):
+    """It opened in the screen's corner with narrow cards, and counted folders as
+    workspaces."""
+    project, nested, other = folders("Acme", "Acme/Brand", "Thesis")
+    for path in (project, nested, other):
+        run(opened.ops.add_workspace(path))
+    window = opened.window
+    window.resize(1280, 800)
+    window.move(200, 150)
+    opened.show_board()
+    board = opened._board
+    wait_for(lambda: board.isVisible())
+    assert board.width() >= int(window.frameGeometry().width() * 0.9) - 1
+    centre, own = window.frameGeometry().center(), board.geometry().center()
+    assert abs(centre.x() - own.x()) < 40 and abs(centre.y() - own.y()) < 60
+    board.refresh()
+    counts = board._counts["idea"].text()
+    first_use = 1 if opened.cairn.registry.first_use_workspace_id else 0
+    assert counts == f"{2 + first_use} + 1 folder"
+    board.close()
