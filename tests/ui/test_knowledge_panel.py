@@ -815,3 +815,20 @@ def test_the_bound_keeps_whole_blocks_and_deep_nesting_is_flattened():
     deep = "".join(f"*{n} _" for n in range(50)) + "x" + "".join("_ *" for _ in range(50))
     html = render(deep).html
     assert html.count("<em>") + html.count("<strong>") <= MAX_INLINE_DEPTH
+
+
+def test_the_unsaved_question_names_what_was_edited(opened, folders):
+    """Issue 36, Minor: "Unsaved knowledge" was asked when only the instructions changed."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    panel.tabs.setCurrentWidget(panel.instructions)
+    helpers.QTBOT.keyClicks(named(panel, QPlainTextEdit, "Instructions"), "Formal tone")
+    assert panel.unsaved_question()[0] == "Unsaved instructions"
+    assert "instructions" in panel.unsaved_question()[1]
+    assert "knowledge" not in panel.unsaved_question()[1]
+    panel.tabs.setCurrentWidget(panel.editor)
+    editor = panel.editor.findChild(QPlainTextEdit)
+    helpers.QTBOT.keyClicks(editor, "x")
+    assert panel.editor.is_dirty()
+    assert panel.unsaved_question()[0] == "Unsaved changes"

@@ -118,12 +118,12 @@ class KnowledgePanel(QWidget):
     async def ask_unsaved(self) -> str:
         """Save, discard or cancel, when unsaved changes would go (asked inside a task:
         without an event loop of its own, see ``answered``)."""
-        box = message_box(QMessageBox.Icon.Question, "Unsaved knowledge",
-                          "Save your changes to the knowledge before leaving?",
+        title, text = self.unsaved_question()
+        box = message_box(QMessageBox.Icon.Question, title, text,
                           buttons=QMessageBox.StandardButton.Save
                           | QMessageBox.StandardButton.Discard
                           | QMessageBox.StandardButton.Cancel, parent=self)
-        box.setAccessibleName("Unsaved knowledge")
+        box.setAccessibleName(title)
         await answered(box)
         clicked = box.clickedButton()
         answer = box.standardButton(clicked) if clicked is not None else None
@@ -164,6 +164,19 @@ class KnowledgePanel(QWidget):
 
     def is_dirty(self) -> bool:
         return self.editor.is_dirty() or self.instructions.is_dirty()
+
+    def unsaved_question(self) -> tuple[str, str]:
+        """The unsaved-changes question's title and text, naming what was edited (issue 36:
+        it said "knowledge" for edited instructions)."""
+        document, instructions = self.editor.is_dirty(), self.instructions.is_dirty()
+        if instructions and not document:
+            return ("Unsaved instructions",
+                    "Save your changes to the description and instructions before leaving?")
+        if instructions:
+            return ("Unsaved changes", "Save your changes to the knowledge document and to "
+                    "the instructions before leaving?")
+        return ("Unsaved knowledge",
+                "Save your changes to the knowledge document before leaving?")
 
     def save(self) -> None:
         """Ctrl+S: what has unsaved changes."""
