@@ -586,6 +586,13 @@ class Operations:
 
         return await self.run(lambda: suggestions.dismiss(self.cairn.knowledge, suggestion_id))
 
+    async def undo_dismiss_suggestion(self, suggestion: Suggestion
+                                      ) -> tuple[Suggestion, Changes]:
+        from app.knowledge import suggestions
+
+        return await self.run(lambda: suggestions.undo_dismiss(self.cairn.knowledge,
+                                                               suggestion))
+
     async def retry_knowledge(self, owner: str) -> int:
         """"Retry now" (``KnowledgeScheduler.retry``): how many chats' rebuilds started."""
         return await self.cairn.scheduler.retry(owner)

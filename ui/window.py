@@ -460,6 +460,7 @@ class MainWindow(QMainWindow):
 
         self.knowledge = KnowledgePanel(cairn.registry, ops, bridge, self.run_task)
         self.knowledge.sig_error.connect(self.notice.say)
+        self.knowledge.sig_undoable.connect(self._say_undoable)
         old = self.split.replaceWidget(2, self.knowledge)
         if old is not None:
             old.hide()
@@ -780,6 +781,16 @@ class MainWindow(QMainWindow):
     def _chat_changed(self, event: ChatChanged) -> None:
         if event.id == self._chat_id:
             self._show_selection()
+
+    def _say_undoable(self, text: str, undo: Callable[[], object]) -> None:
+        """A sentence with Undo beside it (a dismissed suggestion)."""
+
+        def undone() -> None:
+            self.notice.hide()
+            undo()
+
+        self.notice.say(text)
+        self.notice.offer("Undo", undone)
 
     def _chat_removed(self, event: ChatRemoved) -> None:
         """The open chat was deleted (here or by another process): its workspace shows."""

@@ -118,6 +118,7 @@ class DocumentEditor(QWidget):
         self.status_line = StatusLine(ops, bridge, registry, run_task)
         self.suggestions = SuggestionsStrip(ops, bridge, run_task)
         self.suggestions.sig_error.connect(self.sig_error.emit)
+        self.sig_undoable = self.suggestions.sig_undoable  # (the panel passes it on)
 
         # ------------------------------------------------ the choice when a newer version came
         self.conflict = QFrame()

@@ -38,6 +38,7 @@ MIN_WIDTH = 280  # px: the panel's narrowest, unless its tabs need more
 
 class KnowledgePanel(QWidget):
     sig_error = Signal(str)
+    sig_undoable = Signal(str, object)  # a sentence, and what its Undo does
     sig_hide = Signal()  # the person folded the panel away
 
     def __init__(self, registry: Registry, ops: Operations, bridge: EventBridge,
@@ -75,6 +76,7 @@ class KnowledgePanel(QWidget):
         self.folder = FolderSwitches(ops, bridge, registry, run_task)
         for part in (self.editor, self.instructions, self.files, self.folder):
             part.sig_error.connect(self.sig_error.emit)
+        self.editor.sig_undoable.connect(self.sig_undoable.emit)
         self.editor.sig_dirty.connect(lambda _d: self._mark_tabs())
         self.instructions.sig_dirty.connect(lambda _d: self._mark_tabs())
         self.tabs = QTabWidget()
