@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent
+from PySide6.QtGui import QDropEvent, QFont
 from PySide6.QtWidgets import (
     QAbstractButton,
     QComboBox,
@@ -461,6 +461,15 @@ def test_files_added_by_drop_and_dialog_described_and_removed(opened, folders, t
     (record,) = [f for f in opened.cairn.files.of_workspaces([ws]) if f.name == "brief.md"]
     manifest = named(panel, QLabel, "Manifest line")
     assert manifest.text() == f"- [{record.id}] brief.md (15 B, project)"
+    assert manifest.font().styleHint() == QFont.StyleHint.Monospace  # the model's line
+    listed.clearSelection()
+    listed.setCurrentItem(None)
+    wait_for(lambda: manifest.text().startswith("Select a file"))
+    # Issue 36, Minor: the hint in the line's place reads as text, not as code.
+    assert manifest.font().family() == panel.files.font().family()
+    assert manifest.font().styleHint() != QFont.StyleHint.Monospace
+    listed.setCurrentItem(listed.topLevelItem(0))
+    wait_for(lambda: manifest.text() == f"- [{record.id}] brief.md (15 B, project)")
     field = named(panel, QLineEdit, "File description")
     field.setText("The Q3 launch brief")
     click(panel, "Save description")
