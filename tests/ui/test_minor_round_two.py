@@ -81,3 +81,12 @@ def test_the_board_opens_over_the_window_and_counts_projects(opened, folders):
     first_use = 1 if opened.cairn.registry.first_use_workspace_id else 0
     assert counts == f"{2 + first_use} + 1 folder"
     board.close()
+
+
+def test_the_about_box_says_what_cairn_is_and_where_its_data_lives(qapp, isolated):
+    from ui.about import AboutDialog
+
+    dialog = AboutDialog()
+    text = dialog.about.text()
+    assert "Claude" in text and str(isolated) in text and "Python 3." in text
+    dialog.close()
