@@ -618,8 +618,7 @@ class ChatPanel(QWidget):
         return self._model_name(str(self._settings.get("model.chat")))
 
     def _model_name(self, model: str) -> str:
-        info = self._catalog.info(model)
-        return info.display_name if info is not None else model
+        return self._catalog.name(model)
 
     def _update_actions(self) -> None:
         """Retry and Edit belong to the last exchange, and only while nothing streams."""
