@@ -697,8 +697,14 @@ class ChatPanel(QWidget):
             self.composer.say("")
 
     async def _paste(self, data: bytes) -> None:
+        from ui.chat.thumbnails import thumbnail
+
         path = await self.ops.keep_pasted_image(data)
+        image = await asyncio.to_thread(thumbnail, data)  # decoded off the GUI thread
         await self._attach([path])
+        chip = next((c for c in self.composer._chips() if c.path == path), None)
+        if chip is not None and image is not None:
+            chip.set_preview(image)
 
     # ----------------------------------------------------------------- the draft
 
