@@ -90,3 +90,16 @@ def test_the_about_box_says_what_cairn_is_and_where_its_data_lives(qapp, isolate
     text = dialog.about.text()
     assert "Claude" in text and str(isolated) in text and "Python 3." in text
     dialog.close()
+
+
+def test_a_table_draws_all_four_borders_in_the_light_theme(qapp):
+    """Qt's outset border lost its top and left edges on a light background."""
+    from PySide6.QtGui import QTextDocument, QTextFrameFormat, QTextTable
+
+    from ui.chat.markdown import render
+
+    document = QTextDocument()
+    document.setHtml(render("| a | b |\n|---|---|\n| 1 | 2 |\n").html)
+    tables = [f for f in document.rootFrame().childFrames() if isinstance(f, QTextTable)]
+    assert tables
+    assert tables[0].format().borderStyle() == QTextFrameFormat.BorderStyle.BorderStyle_Solid
