@@ -149,6 +149,13 @@ class RecentlyRemoved(QDialog):
         chat_buttons.addButton(self.restore_chat, QDialogButtonBox.ButtonRole.ActionRole)
         workspaces_caption = Label("Removed workspaces")
         workspaces_caption.setObjectName("section-title")
+        for caption in (workspaces_caption, self.chats_caption):
+            bold = caption.font()
+            bold.setBold(True)
+            caption.setFont(bold)
+        # An empty list is its sentence only: the room goes to the list that has rows.
+        self.list.setVisible(bool(removed))
+        self.chats.setVisible(bool(chats))
         for widget in (intro, workspaces_caption, self.list, self.empty, self.problem,
                        self.chats_caption, self.chats, self.chats_empty, chat_buttons, close):
             layout.addWidget(widget)
@@ -167,6 +174,7 @@ class RecentlyRemoved(QDialog):
                 break
         self.restore_chat.setEnabled(self.chats.count() > 0)
         self.chats_empty.setVisible(self.chats.count() == 0)
+        self.chats.setVisible(self.chats.count() > 0)
 
     def _restore(self) -> None:
         item = self.list.currentItem()
@@ -195,6 +203,7 @@ class RecentlyRemoved(QDialog):
                 break
         self._update_buttons()
         self.empty.setVisible(self.list.count() == 0)
+        self.list.setVisible(self.list.count() > 0)
 
 
 class SharingFlows:

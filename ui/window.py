@@ -357,9 +357,12 @@ class MainWindow(QMainWindow):
         self.search_action.setShortcut(QKeySequence("Ctrl+K"))
         self.search_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         # A toolbar gives its buttons no keyboard focus: Tab reaches them here (issue 36).
+        # (Its buttons only: the spacer before Settings is no stop for Tab.)
+        from PySide6.QtWidgets import QToolButton
+
         for act in self._bar.actions():
             button = self._bar.widgetForAction(act)
-            if button is not None and not isinstance(button, QToolBar):
+            if isinstance(button, QToolButton):
                 button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
     # ----------------------------------------------------------------- the core

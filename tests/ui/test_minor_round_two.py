@@ -103,3 +103,22 @@ def test_a_table_draws_all_four_borders_in_the_light_theme(qapp):
     tables = [f for f in document.rootFrame().childFrames() if isinstance(f, QTextTable)]
     assert tables
     assert tables[0].format().borderStyle() == QTextFrameFormat.BorderStyle.BorderStyle_Solid
+
+
+# ---------------------------------------------------------------- found in the hour
+
+
+def test_tab_through_the_toolbar_stops_only_at_its_named_buttons(opened):
+    """The hour as a new user: Tab stopped on the toolbar's blank spacer (no name, no
+    focus ring) between Board and Settings."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QWidget
+
+    bar = opened.window._bar
+    stops = [w for w in bar.findChildren(QWidget)
+             if w.focusPolicy() & Qt.FocusPolicy.TabFocus and w.isVisible()]
+    assert stops and all(w.accessibleName() for w in stops), [
+        type(w).__name__ for w in stops if not w.accessibleName()]
+    assert [w.accessibleName() for w in stops if w.accessibleName() in (
+        "Add workspace", "New chat", "Board", "Settings")] == [
+        "Add workspace", "New chat", "Board", "Settings"]
