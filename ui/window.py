@@ -836,7 +836,7 @@ class MainWindow(QMainWindow):
             self.center_text.setText(
                 "Pick a chat on the left, or start one with New chat (Ctrl+N).\n\n"
                 "Add a folder with Add workspace (Ctrl+Shift+N), by dropping it here, or from "
-                "a terminal with: cairn PATH")
+                "a terminal with: cairn\u00a0PATH")  # one piece, never "cairn" then "PATH"
             if self.knowledge is not None:
                 self.knowledge.show_workspace(None)
             return

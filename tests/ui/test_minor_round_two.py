@@ -122,3 +122,11 @@ def test_tab_through_the_toolbar_stops_only_at_its_named_buttons(opened):
     assert [w.accessibleName() for w in stops if w.accessibleName() in (
         "Add workspace", "New chat", "Board", "Settings")] == [
         "Add workspace", "New chat", "Board", "Settings"]
+
+
+def test_the_welcome_never_splits_the_command_it_names(opened):
+    """The hour: at 1280 px the welcome wrapped "cairn" and "PATH" onto two lines."""
+    window = opened.window
+    window.resize(1280, 800)
+    window._show_welcome()
+    assert "cairn\u00a0PATH" in window.center_text.text()
