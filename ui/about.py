@@ -63,13 +63,15 @@ class AboutDialog(QDialog):
             self.notices.setPlainText(
                 "This copy runs from source: the licences are in the installed packages "
                 "(their .dist-info folders). The installed app shows the full notices here.")
+            # Two lines, not a tall empty box (issue 36: "an empty About box").
+            self.notices.setFixedHeight(self.notices.fontMetrics().lineSpacing() * 3 + 12)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.button(QDialogButtonBox.StandardButton.Close).setAccessibleName("Close")
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         for widget in (title, self.about, summary, self.notices, buttons):
             layout.addWidget(widget)
-        self.resize(640, 520)
+        self.resize(640, 520 if NOTICES.is_file() else 340)
 
 
 def show_about(parent: QWidget) -> None:
