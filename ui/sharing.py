@@ -156,6 +156,9 @@ class RecentlyRemoved(QDialog):
         # An empty list is its sentence only: the room goes to the list that has rows.
         self.list.setVisible(bool(removed))
         self.chats.setVisible(bool(chats))
+        for button in (self.restore, self.restore_into):
+            button.setVisible(bool(removed))  # nothing to restore: no dimmed buttons
+        self.restore_chat.setVisible(bool(chats))
         for widget in (intro, workspaces_caption, self.list, self.empty, self.problem,
                        self.chats_caption, self.chats, self.chats_empty, chat_buttons, close):
             layout.addWidget(widget)
