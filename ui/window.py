@@ -381,6 +381,7 @@ class MainWindow(QMainWindow):
         self.sidebar.sig_chat_chosen.connect(self._chat_chosen)
         self.sidebar.sig_action_done.connect(self.notice.moved_on)
         self.sidebar.sig_told.connect(self.notice.say)
+        self.sidebar.sig_undoable.connect(self._say_undoable)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
         self.sidebar.sig_export.connect(self._export)

@@ -59,6 +59,13 @@ def test_delete_from_the_menus_asks_first_then_restore_brings_it_back(opened, fo
     wait_for(lambda: window.chat_panel.chat_id is None or not window.chat_panel.isVisible())
     wait_for(lambda: "Deleted “Doomed plans”" in window.notice.label.text())
     assert sidebar.model.chat_index(keep.id, ws.id).isValid()
+    # Undo in the notice brings it straight back; delete it again for the menu below.
+    assert window.notice.action.isVisible() and window.notice.action.text() == "Undo"
+    window.notice.action.click()
+    wait_for(lambda: registry.chat(doomed.id) is not None)
+    wait_for(lambda: sidebar.model.chat_index(doomed.id, ws.id).isValid())
+    run(opened.ops.remove_chat(doomed.id))
+    wait_for(lambda: not sidebar.model.chat_index(doomed.id, ws.id).isValid())
     # The Chat menu names Delete chat… with its key; with no chat open it says what to do.
     chat_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Chat")
     action = next(a for a in chat_menu.actions() if a.text() == "Delete chat…")

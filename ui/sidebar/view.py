@@ -80,6 +80,7 @@ class Sidebar(QWidget):
 
     sig_chat_selected = Signal(str)  # a chat id: the person opened it
     sig_told = Signal(str)  # an operation ended well and says so ("Exported …")
+    sig_undoable = Signal(str, object)  # said, with what its Undo does ("Deleted …")
     sig_action_done = Signal()  # an action succeeded (a folder added, moved…): older words go
     sig_chat_chosen = Signal(str)  # a chat id: opened by a click or Enter (not arrows): type there
     sig_workspace_selected = Signal(str)  # a workspace id: the person opened it
@@ -113,6 +114,7 @@ class Sidebar(QWidget):
             lambda ws_id: self.open_item(WORKSPACE, ws_id))
         self.handlers.sig_select_chat_requested.connect(lambda c: self.open_item(CHAT, c))
         self.handlers.sig_told.connect(self.sig_told)
+        self.handlers.sig_undoable.connect(self.sig_undoable)
         for done in (self.handlers.sig_select_workspace_requested,
                      self.handlers.sig_select_chat_requested):
             done.connect(lambda _id: self.sig_action_done.emit())
