@@ -59,6 +59,19 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
 
 
 def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
+    try:
+        return _run(registry, args, out)
+    except Refused:
+        chat_id = getattr(args, "id", None)
+        if args.action not in ("delete", "restore", "removed") and chat_id \
+                and registry.chat(chat_id) is None \
+                and any(r.id == chat_id for r in registry.removed_chats()):
+            raise Refused(f"cannot {args.action} chat '{chat_id}': it was deleted; `cairn chat "
+                          f"restore {chat_id}` brings it back") from None
+        raise
+
+
+def _run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
     action = args.action
     if action == "list":
         listing = registry.chat_listing()

@@ -256,6 +256,9 @@ def test_cli_delete_removed_and_restore(registry, capsys):
     assert item["id"] == chat.id and item["title"] == "Tea" and item["workspace"] is None
     assert cli.main(["chat", "delete", chat.id]) == 1
     assert capsys.readouterr().err == f"cannot delete chat '{chat.id}': no such chat\n"
+    assert cli.main(["chat", "show", chat.id]) == 1  # says where it went
+    assert capsys.readouterr().err == (f"cannot show chat '{chat.id}': it was deleted; `cairn "
+                                       f"chat restore {chat.id}` brings it back\n")
     assert cli.main(["chat", "restore", chat.id, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["id"] == chat.id
     assert cli.main(["chat", "restore", chat.id]) == 1
