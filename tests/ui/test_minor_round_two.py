@@ -130,3 +130,21 @@ def test_the_welcome_never_splits_the_command_it_names(opened):
     window.resize(1280, 800)
     window._show_welcome()
     assert "cairn\u00a0PATH" in window.center_text.text()
+
+
+def test_the_shortcuts_list_shows_each_description_whole(qapp):
+    """The hour: long descriptions ended in "…" in the shortcuts list."""
+    from PySide6.QtCore import Qt
+
+    from ui.shortcuts import ShortcutsDialog
+
+    dialog = ShortcutsDialog()
+    dialog.show()
+    table = dialog.table
+    assert table.wordWrap() and table.textElideMode() == Qt.TextElideMode.ElideNone
+    metrics = table.fontMetrics()
+    for row in range(table.rowCount()):
+        text = table.item(row, 1).text()
+        lines = -(-metrics.horizontalAdvance(text) // max(1, table.columnWidth(1) - 12))
+        assert table.rowHeight(row) >= lines * metrics.lineSpacing(), text
+    dialog.close()
