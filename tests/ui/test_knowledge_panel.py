@@ -109,7 +109,7 @@ def test_edit_and_save_with_the_button_and_the_unsaved_dot(opened, folders):
     assert not dot.isVisible() and not named(panel, QAbstractButton, "Save").isEnabled()
     type_into(panel, "## Facts\n- Launch is 2027-04-15\n")
     assert dot.isVisible() and panel.tabs.tabText(0) == "Knowledge ●"
-    assert named(panel, QLabel, "Knowledge size").text() == "32 / 20,000 characters"
+    assert named(panel, QLabel, "Knowledge size").text() == "32 / 30,000 characters"
     click(panel, "Save")
     wait_for(lambda: opened.cairn.knowledge.get(ws).version == 1)
     assert opened.cairn.knowledge.get(ws).text == "## Facts\n- Launch is 2027-04-15\n"
@@ -520,7 +520,7 @@ def test_the_real_questions_ask_and_answer(opened, folders, tmp_path):
     assert panel.files.confirm_remove("brief.md") is True
     seen = answer_the_question("Discard")
     assert run(panel.ask_unsaved()) == DISCARD
-    assert seen == ["Save your changes to the knowledge before leaving?"]
+    assert seen == ["Save your changes to the knowledge document before leaving?"]
 
 
 def test_while_the_unsaved_question_is_open_the_window_s_other_work_goes_on(opened, folders):
