@@ -264,3 +264,23 @@ def test_cli_delete_removed_and_restore(registry, capsys):
     assert cli.main(["chat", "restore", chat.id]) == 1
     assert capsys.readouterr().err == (f"cannot restore chat '{chat.id}': it is not among the "
                                        "recently removed chats\n")
+
+
+async def test_a_deleted_chat_is_not_learned_from_and_comes_back_to_be_learned(online, fake,
+                                                                              workspace):
+    """A rebuild due for a chat deleted meanwhile does nothing (no model call, no failure);
+    restored, its exchanges are learned."""
+    from tests.helpers import add_op, talk
+
+    cairn = online
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    await talk(cairn, fake, chat.id, "When is the launch?")
+    cairn.registry.remove_chat(chat.id)
+    calls = len(fake.message_requests)
+    report = await cairn.rebuilder.rebuild(chat.id)
+    assert report.status == "nothing" and len(fake.message_requests) == calls
+    assert cairn.knowledge.get(workspace.id).version == 0
+    cairn.registry.restore_chat(chat.id)
+    fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15",
+                                                       "launch date is 2027-04-15")]})
+    assert (await cairn.rebuilder.rebuild(chat.id)).status == "applied"
