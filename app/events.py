@@ -152,6 +152,18 @@ class ChatUnarchived(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ChatRemoved(Event):
+    """Deleted by the person (kept among the recently removed chats): gone from *row* of its
+    workspace (``None``: Ungrouped), or from *archived_row* of Archived (the other is
+    ``None``).  A pinned chat's ``ChatUnpinned`` comes first.  Restore is a ``ChatAdded``."""
+
+    id: str
+    workspace: str | None
+    row: int | None
+    archived_row: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class ChatsRegrouped(Event):
     """Chats that now belong to workspace *to* (``None``: Ungrouped) because a workspace was
     removed or moved to another folder.
@@ -292,7 +304,7 @@ class WorkEnded(Event):
 REGISTRY_EVENTS: tuple[type[Event], ...] = (
     WorkspaceAdded, WorkspaceRemoved, WorkspaceChanged, WorkspaceMoved,
     ChatAdded, ChatChanged, ChatMoved, ChatPinned, ChatUnpinned, ChatArchived, ChatUnarchived,
-    ChatsRegrouped, Reset,
+    ChatsRegrouped, ChatRemoved, Reset,
 )
 """What the sidebar's models follow: the workspace tree and the chat lists."""
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from app.store.knowledge import Conflict, Document, Saved, Version
     from app.store.messages import Message
     from app.store.registry.removed import RemovedWorkspace
+    from app.store.registry.removed_chats import RemovedChat
     from app.base.fuzzy import Match
     from app.store.search import Hit
     from app.store.suggestions import Suggestion
@@ -276,6 +277,18 @@ class Operations:
 
     async def unarchive_chat(self, chat_id: str) -> tuple[Chat, Changes]:
         return await self.run(lambda: self.cairn.registry.unarchive_chat(chat_id))
+
+    async def remove_chat(self, chat_id: str, *, stop: bool = False) -> tuple[Chat, Changes]:
+        """Delete a chat (kept 30 days among the recently removed; *stop*: a reply running
+        in it is stopped)."""
+        return await self.run(lambda: self.cairn.registry.remove_chat(chat_id, stop=stop))
+
+    async def removed_chats(self) -> list[RemovedChat]:
+        """The recently removed chats (a storage read), most recently removed first."""
+        return await self.read(self.cairn.registry.removed_chats)
+
+    async def restore_chat(self, chat_id: str) -> tuple[Chat, Changes]:
+        return await self.run(lambda: self.cairn.registry.restore_chat(chat_id))
 
     async def pin_chat(self, chat_id: str) -> tuple[Chat, Changes]:
         return await self.run(lambda: self.cairn.registry.pin_chat(chat_id))
@@ -601,6 +614,13 @@ class Operations:
         from app.knowledge import suggestions
 
         return await self.run(lambda: suggestions.dismiss(self.cairn.knowledge, suggestion_id))
+
+    async def undo_dismiss_suggestion(self, suggestion: Suggestion
+                                      ) -> tuple[Suggestion, Changes]:
+        from app.knowledge import suggestions
+
+        return await self.run(lambda: suggestions.undo_dismiss(self.cairn.knowledge,
+                                                               suggestion))
 
     async def retry_knowledge(self, owner: str) -> int:
         """"Retry now" (``KnowledgeScheduler.retry``): how many chats' rebuilds started."""

@@ -7,8 +7,10 @@ licences are instead.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -33,8 +35,22 @@ class AboutDialog(QDialog):
 
         self.setWindowTitle("About Cairn")
         self.setAccessibleName("About Cairn")
+        import PySide6
+
+        from app.base.locations import data_dir
+        from ui.text import Label
+
         title = QLabel(f"<b>Cairn {version()}</b>")
         title.setAccessibleName(f"Cairn {version()}")
+        # What Cairn is and where its data lives (issue 36: the box said only licences).
+        self.about = Label(
+            "Chats with Claude kept beside your folders: each workspace is a folder, with a "
+            "knowledge document Cairn keeps up to date from your chats.\n\n"
+            f"Your data: {data_dir()}\n"
+            f"Python {sys.version.split()[0]} · Qt for Python {PySide6.__version__}")
+        self.about.setWordWrap(True)
+        self.about.setAccessibleName("About")
+        self.about.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         summary = QLabel(SUMMARY)
         summary.setWordWrap(True)
         summary.setAccessibleName("Licences")
@@ -47,13 +63,15 @@ class AboutDialog(QDialog):
             self.notices.setPlainText(
                 "This copy runs from source: the licences are in the installed packages "
                 "(their .dist-info folders). The installed app shows the full notices here.")
+            # Two lines, not a tall empty box (issue 36: "an empty About box").
+            self.notices.setFixedHeight(self.notices.fontMetrics().lineSpacing() * 3 + 12)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.button(QDialogButtonBox.StandardButton.Close).setAccessibleName("Close")
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        for widget in (title, summary, self.notices, buttons):
+        for widget in (title, self.about, summary, self.notices, buttons):
             layout.addWidget(widget)
-        self.resize(640, 520)
+        self.resize(640, 520 if NOTICES.is_file() else 340)
 
 
 def show_about(parent: QWidget) -> None:

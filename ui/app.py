@@ -455,7 +455,14 @@ class Starter:
             self._board = Board(self.cairn.registry, self.window.bridge, self.ops)
             self._board.setWindowTitle("Status board — Cairn")
             self._board.sig_workspace_opened.connect(self._open_from_board)
-            self._board.resize(980, 560)
+            # Over the main window and about its size (issue 36: it opened in the screen's
+            # corner, its cards narrow); once placed, where the person moves it.
+            frame = self.window.frameGeometry()
+            self._board.resize(max(980, int(frame.width() * 0.9)),
+                               max(560, int(frame.height() * 0.85)))
+            centre = frame.center()
+            self._board.move(centre.x() - self._board.width() // 2,
+                             centre.y() - self._board.height() // 2)
         self._board.show()
         self._board.raise_()
         self._board.activateWindow()

@@ -45,6 +45,7 @@ class EventBridge(QObject):
     sig_chat_added = Signal(object)  # ChatAdded(id, workspace, row, record)
     sig_chat_changed = Signal(object)  # ChatChanged(id, record)
     sig_chats_regrouped = Signal(object)  # ChatsRegrouped(ids, to, rows)
+    sig_chat_removed = Signal(object)  # ChatRemoved(id, workspace, row, archived_row)
     sig_reset = Signal(object)  # Snapshot: another process wrote; rebuild from it
 
     # ----------------------------------------------------------------- the other stores
@@ -110,6 +111,7 @@ _SIGNALS: dict[type[ev.Event], str] = {
     ev.ChatAdded: "sig_chat_added",
     ev.ChatChanged: "sig_chat_changed",
     ev.ChatsRegrouped: "sig_chats_regrouped",
+    ev.ChatRemoved: "sig_chat_removed",
     ev.KnowledgeSaved: "sig_knowledge_saved",
     ev.SuggestionsChanged: "sig_suggestions_changed",
     ev.FileAdded: "sig_file_added",

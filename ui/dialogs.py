@@ -34,13 +34,29 @@ class FolderDialog(QFileDialog):
     import and the restore make it.  Qt's own dialog (a native one cannot be taught to take
     a new name)."""
 
-    def __init__(self, parent: QWidget | None, title: str, start: str) -> None:
+    def __init__(self, parent: QWidget | None, title: str, start: str, *,
+                 instruction: str = "", accept: str = "") -> None:
         super().__init__(parent, title, start)
         self.setFileMode(QFileDialog.FileMode.Directory)
         self.setOption(QFileDialog.Option.ShowDirsOnly, True)
         self.setOption(QFileDialog.Option.DontUseNativeDialog, True)
         self.setLabelText(QFileDialog.DialogLabel.FileName, "Folder:")
+        if accept:
+            self.setLabelText(QFileDialog.DialogLabel.Accept, accept)
         self.chosen: str | None = None
+        self.instruction: QWidget | None = None
+        if instruction:  # in the dialog, whole: a window title is cut short (issue 36)
+            from PySide6.QtWidgets import QGridLayout
+
+            from ui.text import Label
+
+            label = Label(instruction)
+            label.setWordWrap(True)
+            label.setObjectName("folder-dialog-instruction")
+            layout = self.layout()
+            if isinstance(layout, QGridLayout):
+                layout.addWidget(label, layout.rowCount(), 0, 1, layout.columnCount())
+            self.instruction = label
 
     def accept(self) -> None:
         typed = self.selectedFiles()

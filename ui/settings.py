@@ -186,6 +186,9 @@ class _Form:
         return page
 
 
+_UNSAVED = " (not saved yet: press Save to keep it)"
+
+
 class SettingsDialog(QDialog):
     """Opened by the window (``Settings``, Ctrl+,); modeless or modal as the window likes.
 
@@ -241,6 +244,7 @@ class SettingsDialog(QDialog):
         self._load_values()
         self._fill_models()
         self._start(self._load())
+        self._key.setFocus()  # where "Add your API key…" leads: the key's field, not the tabs
 
     # ================================================================= public
 
@@ -764,6 +768,8 @@ class SettingsDialog(QDialog):
                     self._tabs.setCurrentIndex(2)
                 return
         self._say("Saved." if key_saved or changes or memory_saved else "Nothing to save.")
+        # A test's "(not saved yet…)" is no longer true (issue 36).
+        self._test_result.setText(self._test_result.text().replace(_UNSAVED, ""))
         self.sig_saved.emit()
 
     def _forget_key(self) -> None:
@@ -802,8 +808,11 @@ class SettingsDialog(QDialog):
         if count is None:
             self._test_result.setText(failure_sentence(error, server))
             return
-        unsaved = " (not saved yet: press Save to keep it)" if self._changed_settings() or \
-            self._key.text().strip() else ""
+        typed_key = bool(self._key.text().strip())
+        unsaved = _UNSAVED if self._changed_settings() or typed_key else ""
+        if typed_key and not self._has_key:  # never "No key yet." beside "It works" (issue 36)
+            self._key_state.setText("The key typed above works: Save keeps it in your system "
+                                    "keychain, never in a file.")
         self._test_result.setText(
             f"It works: {server} listed {count} model{'' if count == 1 else 's'} for this key"
             f"{unsaved}." if count else f"It works: {server} answered, but lists no models; "

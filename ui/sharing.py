@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from app.ops import Operations
     from app.store.registry.registry import Registry
     from app.store.registry.removed import RemovedWorkspace
+    from app.store.registry.removed_chats import RemovedChat
 
 BUNDLE_SUFFIX = ".cairn"
 
@@ -65,19 +66,23 @@ class ExportOptions(QDialog):
 
 
 class RecentlyRemoved(QDialog):
-    """Workspaces removed in the last 30 days; Restore brings one back at its folder."""
+    """Workspaces removed and chats deleted in the last 30 days; Restore brings one back
+    (a workspace at its folder, a chat at the top of its workspace)."""
 
     sig_restore = Signal(str)  # workspace id
     sig_restore_into = Signal(str)  # workspace id: the person is asked for another folder
+    sig_restore_chat = Signal(str)  # chat id
 
-    def __init__(self, removed: list[RemovedWorkspace], parent: QWidget | None = None) -> None:
+    def __init__(self, removed: list[RemovedWorkspace], parent: QWidget | None = None,
+                 chats: list[RemovedChat] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Recently removed")
         self.setObjectName("recently-removed")
-        self.resize(560, 380)
+        self.resize(560, 520)
         layout = QVBoxLayout(self)
         intro = Label("Removed workspaces keep their description, instructions, knowledge "
-                       "and files for 30 days. Restore brings one back at its folder.")
+                       "and files for 30 days, deleted chats their messages. Restore brings "
+                       "one back.")
         intro.setWordWrap(True)
         self.list = QListWidget()
         self.list.setAccessibleName("Recently removed workspaces")
@@ -100,7 +105,7 @@ class RecentlyRemoved(QDialog):
             self.list.addItem(item)
         if removed:
             self.list.setCurrentRow(0)
-        self.empty = Label("Nothing was removed in the last 30 days.")
+        self.empty = Label("No workspace was removed in the last 30 days.")
         self.empty.setVisible(not removed)
         self.problem = Label("")
         self.problem.setObjectName("restore-problem")
@@ -119,8 +124,60 @@ class RecentlyRemoved(QDialog):
         close.addButton(self.restore, QDialogButtonBox.ButtonRole.ActionRole)
         self.list.currentItemChanged.connect(lambda _now, _before: self._update_buttons())
         self._update_buttons()
-        for widget in (intro, self.list, self.empty, self.problem, close):
+        # Deleted chats (issue 36), below: each with where it was and what it holds.
+        chats = chats or []
+        self.chats_caption = Label("Deleted chats")
+        self.chats_caption.setObjectName("section-title")
+        self.chats = QListWidget()
+        self.chats.setAccessibleName("Deleted chats")
+        for chat in chats:
+            item = QListWidgetItem(
+                f"{chat.title}\nin {chat.workspace_title or 'Ungrouped'} · removed "
+                f"{ago(chat.removed_at)} · {chat.messages} "
+                f"message{'s' if chat.messages != 1 else ''}")
+            item.setData(Qt.ItemDataRole.UserRole, chat.id)
+            self.chats.addItem(item)
+        if chats:
+            self.chats.setCurrentRow(0)
+        self.chats_empty = Label("No chat was deleted in the last 30 days.")
+        self.chats_empty.setVisible(not chats)
+        self.restore_chat = QPushButton("Restore chat")
+        self.restore_chat.setAccessibleName("Restore chat")
+        self.restore_chat.setEnabled(bool(chats))
+        self.restore_chat.clicked.connect(self._restore_chat)
+        chat_buttons = QDialogButtonBox()
+        chat_buttons.addButton(self.restore_chat, QDialogButtonBox.ButtonRole.ActionRole)
+        workspaces_caption = Label("Removed workspaces")
+        workspaces_caption.setObjectName("section-title")
+        for caption in (workspaces_caption, self.chats_caption):
+            bold = caption.font()
+            bold.setBold(True)
+            caption.setFont(bold)
+        # An empty list is its sentence only: the room goes to the list that has rows.
+        self.list.setVisible(bool(removed))
+        self.chats.setVisible(bool(chats))
+        for button in (self.restore, self.restore_into):
+            button.setVisible(bool(removed))  # nothing to restore: no dimmed buttons
+        self.restore_chat.setVisible(bool(chats))
+        for widget in (intro, workspaces_caption, self.list, self.empty, self.problem,
+                       self.chats_caption, self.chats, self.chats_empty, chat_buttons, close):
             layout.addWidget(widget)
+        if not removed and chats:
+            self.chats.setFocus()
+
+    def _restore_chat(self) -> None:
+        item = self.chats.currentItem()
+        if item is not None:
+            self.sig_restore_chat.emit(str(item.data(Qt.ItemDataRole.UserRole)))
+
+    def restored_chat(self, chat_id: str) -> None:
+        for row in range(self.chats.count()):
+            if self.chats.item(row).data(Qt.ItemDataRole.UserRole) == chat_id:
+                self.chats.takeItem(row)
+                break
+        self.restore_chat.setEnabled(self.chats.count() > 0)
+        self.chats_empty.setVisible(self.chats.count() == 0)
+        self.chats.setVisible(self.chats.count() > 0)
 
     def _restore(self) -> None:
         item = self.list.currentItem()
@@ -149,6 +206,7 @@ class RecentlyRemoved(QDialog):
                 break
         self._update_buttons()
         self.empty.setVisible(self.list.count() == 0)
+        self.list.setVisible(self.list.count() > 0)
 
 
 class SharingFlows:
@@ -287,9 +345,12 @@ class SharingFlows:
 
     async def _show_removed(self) -> None:
         removed = await self.ops.removed_workspaces()
-        dialog = RecentlyRemoved(removed, self.window)
+        chats = await self.ops.removed_chats()
+        dialog = RecentlyRemoved(removed, self.window, chats=chats)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.sig_restore.connect(lambda ws_id: self.window.run_task(self._restore(ws_id)))
+        dialog.sig_restore_chat.connect(
+            lambda chat_id: self.window.run_task(self._restore_chat(chat_id)))
         dialog.sig_restore_into.connect(self._restore_elsewhere)
         self.removed_dialog = dialog
         dialog.open()
@@ -311,6 +372,18 @@ class SharingFlows:
             dialog.problem.setText("")
             dialog.restored(ws_id)
         self.window.select_workspace(ws.id)
+
+    async def _restore_chat(self, chat_id: str) -> None:
+        dialog = self.removed_dialog
+        try:
+            chat, _ = await self.ops.restore_chat(chat_id)
+        except CairnError as refused:
+            if dialog is not None:
+                dialog.problem.setText(str(refused))
+            return
+        if dialog is not None:
+            dialog.restored_chat(chat_id)
+        self.window.select_chat(chat.id)
 
     # ----------------------------------------------------------------- the dialogs
 
@@ -355,7 +428,9 @@ class SharingFlows:
 
     async def _ask_import_folder(self, name: str) -> str | None:
         """Asked inside a task: without an event loop of its own (see ``answered``)."""
-        dialog = FolderDialog(self.window, f"Import {name} into which folder? (an empty or new "
-                              "one)", self.start_folder)
+        dialog = FolderDialog(
+            self.window, f"Import “{name}”", self.start_folder, accept="Import here",
+            instruction=f"Choose the folder “{name}” is made for: an empty folder, or type the "
+                        "name of a new one under the folder shown.")
         accepted = await answered(dialog) == FolderDialog.DialogCode.Accepted
         return dialog.chosen if accepted else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -26,6 +27,8 @@ SHORTCUTS: tuple[tuple[str, str, str], ...] = (
     ("Ctrl+K", "Search everything, or jump to a workspace or chat", "Window"),
     ("Ctrl+F", "Find in the open chat (in the sidebar: filter it)", "Window"),
     ("Enter / Shift+Enter", "Previous / next match while finding", "Find in chat"),
+    ("Ctrl+Shift+Backspace", "Delete the open chat (asks first; File › Recently removed "
+     "brings it back)", "Window"),
     ("Ctrl+Shift+K", "Show or hide the knowledge panel", "Window"),
     ("Ctrl+Shift+B", "The status board", "Window"),
     ("Ctrl+S", "Save the knowledge document", "Knowledge panel"),
@@ -38,6 +41,7 @@ SHORTCUTS: tuple[tuple[str, str, str], ...] = (
     ("Enter", "Open the highlighted workspace or chat", "Sidebar"),
     ("F2", "Rename the highlighted workspace or chat", "Sidebar"),
     ("Delete", "Remove a workspace / archive a chat (asks first)", "Sidebar"),
+    ("Shift+Delete", "Delete the highlighted chat (asks first)", "Sidebar"),
     ("Shift+F10 / Menu key", "The highlighted row's menu", "Sidebar"),
     ("Tab / Shift+Tab", "Move between the toolbar, the sidebar, the chat and the panel",
      "Window"),
@@ -70,9 +74,15 @@ class ShortcutsDialog(QDialog):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        # What a key does, whole: wrapped onto a second line, never cut to "…" (found in the
+        # hour as a new user: "Delete the open chat (asks first; File › Recently …").
+        self.table.setWordWrap(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.table.verticalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
         layout.addWidget(buttons)
-        self.resize(640, 560)
+        self.resize(720, 600)

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from app.cairn import Cairn
-    from app.events import ChatChanged, ChatsRegrouped
+    from app.events import ChatChanged, ChatRemoved, ChatsRegrouped
     from app.ops import Operations
     from app.store.registry.state import FirstPaint
     from ui.bridge import EventBridge
@@ -183,6 +183,10 @@ class MainWindow(QMainWindow):
         self.find_action.triggered.connect(self.find_in_chat)
         self.search_action = chats.addAction("Search…")
         self.search_action.triggered.connect(self.open_search)
+        chats.addSeparator()
+        self.delete_chat_action = chats.addAction("Delete chat…")
+        self.delete_chat_action.triggered.connect(self.delete_open_chat)
+        self.delete_chat_action.setEnabled(False)  # until the core is attached
         self.view_menu = self.menuBar().addMenu("&View")  # the knowledge panel's toggle joins
         self.view_menu.addAction(self.board_action)
         self.view_menu.addAction(self.settings_action)
@@ -344,6 +348,7 @@ class MainWindow(QMainWindow):
         self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
         self.board_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
         self.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
+        self.delete_chat_action.setShortcut(QKeySequence("Ctrl+Shift+Backspace"))
         shortcut("Ctrl+F", self.focus_filter)
         shortcut("Ctrl+K", self.open_search)  # Cmd+K on macOS: find anything (issue 22)
         # The menus name the keys their window-wide actions answer (shown, not bound again).
@@ -352,9 +357,12 @@ class MainWindow(QMainWindow):
         self.search_action.setShortcut(QKeySequence("Ctrl+K"))
         self.search_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         # A toolbar gives its buttons no keyboard focus: Tab reaches them here (issue 36).
+        # (Its buttons only: the spacer before Settings is no stop for Tab.)
+        from PySide6.QtWidgets import QToolButton
+
         for act in self._bar.actions():
             button = self._bar.widgetForAction(act)
-            if button is not None and not isinstance(button, QToolBar):
+            if isinstance(button, QToolButton):
                 button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
     # ----------------------------------------------------------------- the core
@@ -373,6 +381,7 @@ class MainWindow(QMainWindow):
         self.sidebar.sig_chat_chosen.connect(self._chat_chosen)
         self.sidebar.sig_action_done.connect(self.notice.moved_on)
         self.sidebar.sig_told.connect(self.notice.say)
+        self.sidebar.sig_undoable.connect(self._say_undoable)
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
         self.sidebar.sig_export.connect(self._export)
@@ -381,7 +390,7 @@ class MainWindow(QMainWindow):
         self.sidebar_slot.addWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action, self.export_action, self.import_action,
-                    self.removed_action):
+                    self.removed_action, self.delete_chat_action):
             act.setEnabled(True)
         # What the header, the title and the side panel show: the selected chat, its place,
         # and the titles of the workspaces on its trail (never each streamed message).
@@ -390,6 +399,7 @@ class MainWindow(QMainWindow):
             signal.connect(lambda _event: self._show_selection())
         bridge.sig_chat_changed.connect(self._chat_changed)
         bridge.sig_chats_regrouped.connect(self._chats_regrouped)
+        bridge.sig_chat_removed.connect(self._chat_removed)
         state = self._state()
         expanded = state.value("expanded", [])
         if isinstance(expanded, str):  # (QSettings gives a list of one as its one item)
@@ -454,6 +464,7 @@ class MainWindow(QMainWindow):
 
         self.knowledge = KnowledgePanel(cairn.registry, ops, bridge, self.run_task)
         self.knowledge.sig_error.connect(self.notice.say)
+        self.knowledge.sig_undoable.connect(self._say_undoable)
         old = self.split.replaceWidget(2, self.knowledge)
         if old is not None:
             old.hide()
@@ -775,6 +786,33 @@ class MainWindow(QMainWindow):
         if event.id == self._chat_id:
             self._show_selection()
 
+    def _say_undoable(self, text: str, undo: Callable[[], object]) -> None:
+        """A sentence with Undo beside it (a dismissed suggestion)."""
+
+        def undone() -> None:
+            self.notice.hide()
+            undo()
+
+        self.notice.say(text)
+        self.notice.offer("Undo", undone)
+
+    def _chat_removed(self, event: ChatRemoved) -> None:
+        """The open chat was deleted (here or by another process): its workspace shows."""
+        if event.id == self._chat_id:
+            self._chat_id = None
+            self._workspace_id = event.workspace
+            self._show_selection()
+
+    def delete_open_chat(self) -> None:
+        """Chat › Delete chat… (Ctrl+Shift+Backspace): the open chat, after asking."""
+        if self.sidebar is None:
+            return
+        if self._chat_id is None or self.cairn is None \
+                or self.cairn.registry.chat(self._chat_id) is None:
+            self.notice.say("Open a chat first: Delete chat… deletes the chat that is open.")
+            return
+        self.sidebar.handlers.delete_chat(self._chat_id)
+
     def _chats_regrouped(self, event: ChatsRegrouped) -> None:
         if self._chat_id in event.ids:
             self._show_selection()
@@ -799,7 +837,7 @@ class MainWindow(QMainWindow):
             self.center_text.setText(
                 "Pick a chat on the left, or start one with New chat (Ctrl+N).\n\n"
                 "Add a folder with Add workspace (Ctrl+Shift+N), by dropping it here, or from "
-                "a terminal with: cairn PATH")
+                "a terminal with: cairn\u00a0PATH")  # one piece, never "cairn" then "PATH"
             if self.knowledge is not None:
                 self.knowledge.show_workspace(None)
             return

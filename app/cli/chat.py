@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 
 def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
-    chat = commands.add_parser("chat", help="create, list, archive and pin chats")
+    chat = commands.add_parser("chat", help="create, list, archive, pin and delete chats")
     chat_cmds = chat.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = json_flag(chat_cmds.add_parser("new", help="start a chat"))
     p.add_argument("--folder", metavar="PATH", help="the folder it runs in (relative to the current folder; recorded even if missing)")
@@ -40,6 +40,12 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     from app.cli import branches
 
     branches.add_parsers(chat_cmds, json_flag, whole_number)
+    p = json_flag(chat_cmds.add_parser(
+        "delete", help="delete a chat (kept 30 days: `cairn chat restore ID` brings it back)"))
+    p.add_argument("id", metavar="ID")
+    json_flag(chat_cmds.add_parser("removed", help="the chats deleted in the last 30 days"))
+    p = json_flag(chat_cmds.add_parser("restore", help="bring back a deleted chat"))
+    p.add_argument("id", metavar="ID")
     p = json_flag(chat_cmds.add_parser("export", help="write one chat as a Markdown file"))
     p.add_argument("id", metavar="ID")
     p.add_argument("file", metavar="FILE", help="the Markdown file to write (relative to the "
@@ -56,6 +62,19 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
 
 
 def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
+    try:
+        return _run(registry, args, out)
+    except Refused:
+        chat_id = getattr(args, "id", None)
+        if args.action not in ("delete", "restore", "removed") and chat_id \
+                and registry.chat(chat_id) is None \
+                and any(r.id == chat_id for r in registry.removed_chats()):
+            raise Refused(f"cannot {args.action} chat '{chat_id}': it was deleted; `cairn chat "
+                          f"restore {chat_id}` brings it back") from None
+        raise
+
+
+def _run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
     action = args.action
     if action == "list":
         listing = registry.chat_listing()
@@ -136,6 +155,16 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
         from app.cli import branches
 
         return branches.run(registry, args, out)
+    elif action == "delete":
+        chat = registry.remove_chat(args.id)
+        out.emit({"id": chat.id, "removed": True},
+                 lambda: f"Deleted “{shown(chat.title)}” ({chat.id}); `cairn chat restore "
+                         f"{chat.id}` brings it back within 30 days.")
+        return 0
+    elif action == "removed":
+        return _removed(registry, out)
+    elif action == "restore":
+        chat = registry.restore_chat(args.id)
     elif action == "archive":
         chat = registry.archive_chat(args.id)
     elif action == "unarchive":
@@ -171,6 +200,23 @@ def _export(registry: Registry, args: argparse.Namespace, out: Out) -> int:
                        replace=args.replace)
     out.emit(done.to_json(), lambda: f"Exported {done.messages} message"
              f"{'s' if done.messages != 1 else ''} to {shown(done.path)}")
+    return 0
+
+
+def _removed(registry: Registry, out: Out) -> int:
+    """``cairn chat removed``: the recently removed chats, as the window's Recently removed."""
+    removed = registry.removed_chats()
+
+    def listing() -> str:
+        if not removed:
+            return "No recently removed chats."
+        return "\n".join(
+            f"{r.id}  {shown(r.title)}  ({shown(r.workspace_title or 'Ungrouped')}, "
+            f"{r.messages} message{'s' if r.messages != 1 else ''})"
+            f"  removed {r.removed_at[:10]}, purged after {r.purge_after[:10]}"
+            for r in removed)
+
+    out.emit([r.to_json() for r in removed], listing)
     return 0
 
 

@@ -123,7 +123,7 @@ class KnowledgeFiles:
         found = disk.read(Path(ws.path) / FILE_NAME)
         if found is None or disk.why_not(found) is not None:
             return False  # nothing to ask: turning on refuses it in one sentence
-        return found.data != self._knowledge.get(ws_id, outside=False).text.encode("utf-8")
+        return not _same(found.data, file_bytes(self._knowledge.get(ws_id, outside=False).text))
 
     def switch(self, ws_id: str, on: bool, *, keep: str | None = None) -> FileState:
         """Turn CAIRN.md on or off for *ws_id*.
@@ -149,11 +149,11 @@ class KnowledgeFiles:
         path = Path(ws.path) / FILE_NAME
         found = disk.read(path)  # lstat first: nothing is opened that could block or follow
         current = self._knowledge.get(ws_id, outside=False)
-        mine = current.text.encode("utf-8", "surrogatepass")
+        mine = file_bytes(current.text)
         if found is not None and found.refusal is not None:
             raise Refused(f"cannot keep the document as '{shown(str(path))}': "
                           f"{found.refusal}; move it away first")
-        differs = found is not None and found.data != mine
+        differs = found is not None and not _same(found.data, mine)
         if differs and found is not None:
             reason = invalid_reason(found.data, found.size)
             if reason is not None:
@@ -264,7 +264,7 @@ class KnowledgeFiles:
         for _attempt in range(3):  # an editor saving while Cairn writes: taken in, then again
             choices = self._folders.get(ws_id)
             current = self._knowledge.get(ws_id, outside=False)
-            mine = current.text.encode("utf-8", "surrogatepass")
+            mine = file_bytes(current.text)
             found = disk.read(path)
             if found is not None and found.refusal is not None:
                 # A link, a folder or a special file where CAIRN.md was: never read, never
@@ -273,7 +273,8 @@ class KnowledgeFiles:
                                          "document is unchanged and the file is left as it is.")
                 self._remember(ws_id, found)
                 return
-            if found is not None and found.data != mine and choices.written_sha is not None \
+            if found is not None and not _same(found.data, mine) \
+                    and choices.written_sha is not None \
                     and _sha(found.data) != choices.written_sha:
                 if not self._take_in(ws_id, found, current, choices):
                     return
@@ -503,3 +504,18 @@ def _common(a: str, b: str) -> str:
 
 
 __all__ = ["FILE_NAME", "SOURCE", "FileState", "KnowledgeFiles", "invalid_reason"]
+
+
+def file_bytes(text: str) -> bytes:
+    """The document as CAIRN.md holds it: its text ending with a newline (issue 36), so that
+    a line added with ``echo … >> CAIRN.md`` starts a line of its own."""
+    data = text.encode("utf-8", "surrogatepass")
+    if not data or data.endswith((b"\n", b"\r")):
+        return data
+    return data + (b"\r\n" if b"\r\n" in data else b"\n")  # in the text's own style
+
+
+def _same(data: bytes, mine: bytes) -> bool:
+    """The file says what the document says (it may lack the final newline Cairn adds: an
+    editor's save, or a file written before; the next write adds it)."""
+    return data == mine or (mine.startswith(data) and mine[len(data):] in (b"\n", b"\r\n"))

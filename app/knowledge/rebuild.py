@@ -252,6 +252,8 @@ class Rebuilder:
         recorded (on the storage thread, after their commits).
         """
         report = Report(chat_id)
+        if self.registry.chat(chat_id) is None:
+            return report  # deleted meanwhile (removed_chats): nothing more is learned from it
         storage = self._storage
         backlog = await storage.run(self.pending, chat_id)
         where = await storage.run(self.places, chat_id, backlog)

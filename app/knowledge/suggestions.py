@@ -216,4 +216,10 @@ def dismiss(store: KnowledgeStore, suggestion_id: int) -> Suggestion:
     return store.dismiss_suggestion(suggestion_id)
 
 
-__all__ = ["Proposed", "Suggestion", "accept", "applied", "dismiss", "proposals", "waiting"]
+def undo_dismiss(store: KnowledgeStore, suggestion: Suggestion) -> Suggestion:
+    """Dismiss undone (the window's Undo): the suggestion waits again (storage thread)."""
+    return store.undo_dismiss(suggestion)
+
+
+__all__ = ["Proposed", "Suggestion", "accept", "applied", "dismiss", "proposals",
+           "undo_dismiss", "waiting"]

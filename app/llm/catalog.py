@@ -201,6 +201,13 @@ class Catalog:
             found = self._models.get(dated.group(1)) if dated else None
         return found
 
+    def name(self, model_id: str) -> str:
+        """What to call *model_id*: the server's display name once the list is fetched, until
+        then one read from the id ("claude-sonnet-4-5" → "Claude Sonnet 4.5"), never the
+        raw id of an Anthropic model (issue 36)."""
+        info = self.info(model_id)
+        return info.display_name if info is not None else readable_name(model_id)
+
     def models(self) -> list[ModelInfo]:
         """Newest first, as the endpoint lists them."""
         return sorted(self._models.values(), key=lambda m: m.created_at, reverse=True)
@@ -364,3 +371,18 @@ class Catalog:
                     "MODEL` (`cairn models` lists them).")
         return (f"switch to {successor.display_name} ('{successor.id}') in Settings or with "
                 f"`cairn settings set {setting} {successor.id}`.")
+
+
+def readable_name(model_id: str) -> str:
+    """An Anthropic model id as its name reads ("claude-3-5-haiku-20241022" → "Claude 3.5
+    Haiku"); any other id (a local server's) as it is."""
+    if not re.fullmatch(r"claude(-[a-z]+|-\d{1,2})+(-\d{8})?", model_id):
+        return model_id
+    parts = re.sub(r"-\d{8}$", "", model_id).split("-")
+    words: list[str] = []
+    for part in parts:
+        if part.isdigit() and words and re.fullmatch(r"\d+(\.\d+)*", words[-1]):
+            words[-1] += "." + part
+        else:
+            words.append(part if part.isdigit() else part.capitalize())
+    return " ".join(words)

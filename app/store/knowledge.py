@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import overload
 
 from app.base.db import Database, utc_now
@@ -366,6 +366,14 @@ class KnowledgeStore:
         if self._hub is not None:
             self._hub.emit(SuggestionsChanged(found.owner))
         return found
+
+    def undo_dismiss(self, suggestion: Suggestion) -> Suggestion:
+        """Dismiss undone: the suggestion waits again, as it was."""
+        with self._db.write() as conn:
+            new_id = suggestion_rows.put_back(conn, suggestion)
+        if self._hub is not None:
+            self._hub.emit(SuggestionsChanged(suggestion.owner))
+        return replace(suggestion, id=new_id)
 
     def record_failure(self, owners: Iterable[str], sentence: str) -> None:
         """A rebuild of these documents failed, as *sentence*: their last failure, now."""

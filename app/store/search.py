@@ -157,6 +157,8 @@ class Search:
                 f'"{search_index.token(c)}"' for c in chats) + ")"
         params: list[object] = [expression]
         join = "JOIN chat AS c ON c.id = s.chat_id"
+        # A deleted chat's messages wait for its restore, unseen (removed_chats.py).
+        where.append("NOT EXISTS (SELECT 1 FROM removed_chat AS r WHERE r.chat_id = s.chat_id)")
         if not query.archived:
             where.append("c.archived_at IS NULL")
         _dates(where, params, query, "s.at")
@@ -270,7 +272,10 @@ class Search:
         where = ["search_doc MATCH ?",
                  # knowledge and files of a removed workspace wait for its restore, unseen
                  "(k.kind = 'chat' OR k.owner = 'personal' OR k.owner IN"
-                 " (SELECT id FROM workspace))"]
+                 " (SELECT id FROM workspace))",
+                 # and a deleted chat's title waits for its restore (removed_chats.py)
+                 "(k.kind != 'chat' OR NOT EXISTS (SELECT 1 FROM removed_chat AS r"
+                 " WHERE r.chat_id = k.ref))"]
         params: list[object] = []
         if ws_ids is not None and kinds == ["chat"]:
             where.append(f"k.ref IN (SELECT chat_id FROM membership WHERE workspace_id IN"

@@ -177,6 +177,21 @@ def record(conn: sqlite3.Connection, proposed: Iterable[Proposed], *, chat_id: s
     return added
 
 
+def put_back(conn: sqlite3.Connection, item: Suggestion) -> int:
+    """A dismissed suggestion waiting again, as it was (its id when still free); its id."""
+    taken = conn.execute("SELECT 1 FROM knowledge_suggestion WHERE id = ?",
+                         (item.id,)).fetchone()
+    cursor = conn.execute(
+        "INSERT INTO knowledge_suggestion (id, owner, kind, section, targets, text, reason,"
+        " evidence, said_by, chat_id, created_at, places, position, removes)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (None if taken else item.id, item.owner, item.kind, item.section,
+         json.dumps(list(item.targets), ensure_ascii=False), item.text, item.reason,
+         item.evidence, item.said_by, item.chat_id, item.created_at,
+         _places_json(item.places), item.position, _places_json(item.removes)))
+    return int(cursor.lastrowid or item.id)
+
+
 def drop(conn: sqlite3.Connection, suggestion_id: int) -> bool:
     return conn.execute("DELETE FROM knowledge_suggestion WHERE id = ?",
                         (suggestion_id,)).rowcount > 0

@@ -99,7 +99,8 @@ def chats_with_news(db: Database, chat_ids: Sequence[str]) -> list[str]:
         marks = ", ".join("?" * len(part))
         found += [r[0] for r in db.query(
             f"SELECT c.id FROM chat c WHERE c.id IN ({marks})"
-            " AND c.leaf_id > c.knowledge_watermark", part)]
+            " AND c.leaf_id > c.knowledge_watermark"
+            " AND NOT EXISTS (SELECT 1 FROM removed_chat r WHERE r.chat_id = c.id)", part)]
     return found
 
 
@@ -113,7 +114,8 @@ def chats_with_long_replies(db: Database, at_least: int) -> list[str]:
     rows = db.query(
         "SELECT DISTINCT c.id FROM chat c JOIN message m ON m.chat_id = c.id"
         " WHERE m.id > c.knowledge_watermark AND c.leaf_id > c.knowledge_watermark"
-        " AND m.role = 'assistant' AND m.status = 'complete' AND length(m.content) >= ?",
+        " AND m.role = 'assistant' AND m.status = 'complete' AND length(m.content) >= ?"
+        " AND NOT EXISTS (SELECT 1 FROM removed_chat r WHERE r.chat_id = c.id)",
         (at_least,))
     return [r[0] for r in rows]
 

@@ -48,10 +48,21 @@ async def test_cairn_md_is_written_on_switch_on_and_after_every_kind_of_version(
     assert state.on and state.state == "written"
     assert cairn_md(project).read_bytes() == "## Facts\n- Budget 40000 EUR\n".encode()
 
-    # A save in Cairn, with text that must survive byte for byte (CRLF, no final newline).
+    # A save in Cairn, with text that must survive byte for byte (CRLF); the file ends with
+    # a newline in the text's style even when the text does not (issue 36: a line added with
+    # `echo … >> CAIRN.md` is a line of its own).
     text = "## Facts\r\n- Budget 45000 EUR — café\r\n- Ünïcode ✓"
     cairn.knowledge.save(project.id, text, source="user")
-    assert cairn_md(project).read_bytes() == text.encode("utf-8")
+    assert cairn_md(project).read_bytes() == (text + "\r\n").encode("utf-8")
+    cairn.knowledge.save(project.id, "## Facts\n- Budget 46000 EUR", source="user")
+    assert cairn_md(project).read_bytes() == b"## Facts\n- Budget 46000 EUR\n"
+    with cairn_md(project).open("a", encoding="utf-8") as appended:  # echo … >> CAIRN.md
+        appended.write("- Launch in May\n")
+    assert cairn.knowledge_files.sync(project.id) is not None
+    assert cairn.knowledge.get(project.id).text.rstrip("\n").splitlines()[-2:] == [
+        "- Budget 46000 EUR", "- Launch in May"]
+    cairn.knowledge.save(project.id, text, source="user")
+    assert cairn_md(project).read_bytes() == (text + "\r\n").encode("utf-8")
 
     # A rebuild.
     chat = cairn.registry.new_chat(folder=project.path)

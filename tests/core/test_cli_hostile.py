@@ -134,7 +134,9 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("chat", "new"): [["--title", t] for t in TITLES] + [["--folder"], ["--bogus"]],
         ("chat", "list"): extra,
         **{("chat", action): [[i] for i in IDS]
-           for action in ("show", "archive", "unarchive", "pin", "unpin")},
+           for action in ("show", "archive", "unarchive", "pin", "unpin", "delete",
+                          "restore")},
+        ("chat", "removed"): extra,
         # A chat as Markdown: unknown ids, and files that are folders, already there, in a
         # folder that does not exist, or no name at all.
         ("chat", "export"): [[i, str(Path(h["root"]).parent / "chat.md")] for i in IDS]

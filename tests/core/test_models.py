@@ -451,3 +451,15 @@ async def test_a_day_old_list_never_holds_a_turn_up(cairn, fake, workspace):
         await cairn.engine._refreshing
     assert len([r for r in fake.requests if r.method == "GET"]) == 2
     assert not cairn.catalog.stale(cairn.engine.server())
+
+
+def test_a_model_is_named_before_the_list_is_fetched(quiet_cairn):
+    """Issue 36, Minor: the raw id showed until the models list came."""
+    from app.llm.catalog import readable_name
+
+    assert quiet_cairn.catalog.info("claude-sonnet-4-5") is None  # nothing fetched yet
+    assert quiet_cairn.catalog.name("claude-sonnet-4-5") == "Claude Sonnet 4.5"
+    assert readable_name("claude-3-5-haiku-20241022") == "Claude 3.5 Haiku"
+    assert readable_name("claude-opus-4-1-20250805") == "Claude Opus 4.1"
+    assert readable_name("llama3.1:8b") == "llama3.1:8b"  # another server's: as it is
+    assert readable_name("claude-") == "claude-"

@@ -135,7 +135,8 @@ def test_regrouping_reads_headers_only(isolated, folders, monkeypatch):
     chat_reads = [s for s in statements if "FROM chat" in s and "FROM membership" not in s]
     assert chat_reads and set(chat_reads) == {  # the header query, and nothing else
         "SELECT id, title, folder, created_at, updated_at, archived_at, pin_seq"
-        " FROM chat ORDER BY created_at, rowid"
+        " FROM chat WHERE NOT EXISTS (SELECT 1 FROM removed_chat r WHERE r.chat_id = chat.id)"
+        " ORDER BY created_at, rowid"
     }
     assert not any("message" in s for s in statements)
 

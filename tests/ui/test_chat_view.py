@@ -293,6 +293,14 @@ def test_attach_by_dialog_by_drop_and_by_paste(opened, loop, fake, folders, tmp_
     composer.edit.insertFromMimeData(pasted)
     wait_for(lambda: len(composer.files()) == 3)
     assert composer.files()[2].suffix == ".png"
+    # Issue 36, Minor: the pasted image shows small in its chip before it is sent.
+    chip = composer._chips()[2]
+    wait_for(lambda: chip.preview is not None)
+    shown = chip.preview.pixmap().toImage()
+    assert (shown.width(), shown.height()) == (40, 30)
+    assert shown.pixelColor(5, 5) == QColor("#FF5500")
+    assert chip.preview.accessibleName().startswith("Preview of Pasted image")
+    assert all(c.preview is None for c in composer._chips()[:2])  # files: no preview
     fake.reply_text("Got all three.")
     send(opened, "Here are the files")
     wait_for(lambda: idle(opened) and len(entries(opened)) == 2)

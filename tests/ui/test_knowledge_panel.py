@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent
+from PySide6.QtGui import QDropEvent, QFont
 from PySide6.QtWidgets import (
     QAbstractButton,
     QComboBox,
@@ -109,7 +109,7 @@ def test_edit_and_save_with_the_button_and_the_unsaved_dot(opened, folders):
     assert not dot.isVisible() and not named(panel, QAbstractButton, "Save").isEnabled()
     type_into(panel, "## Facts\n- Launch is 2027-04-15\n")
     assert dot.isVisible() and panel.tabs.tabText(0) == "Knowledge ●"
-    assert named(panel, QLabel, "Knowledge size").text() == "32 / 20,000 characters"
+    assert named(panel, QLabel, "Knowledge size").text() == "32 / 30,000 characters"
     click(panel, "Save")
     wait_for(lambda: opened.cairn.knowledge.get(ws).version == 1)
     assert opened.cairn.knowledge.get(ws).text == "## Facts\n- Launch is 2027-04-15\n"
@@ -461,6 +461,15 @@ def test_files_added_by_drop_and_dialog_described_and_removed(opened, folders, t
     (record,) = [f for f in opened.cairn.files.of_workspaces([ws]) if f.name == "brief.md"]
     manifest = named(panel, QLabel, "Manifest line")
     assert manifest.text() == f"- [{record.id}] brief.md (15 B, project)"
+    assert manifest.font().styleHint() == QFont.StyleHint.Monospace  # the model's line
+    listed.clearSelection()
+    listed.setCurrentItem(None)
+    wait_for(lambda: manifest.text().startswith("Select a file"))
+    # Issue 36, Minor: the hint in the line's place reads as text, not as code.
+    assert manifest.font().family() == panel.files.font().family()
+    assert manifest.font().styleHint() != QFont.StyleHint.Monospace
+    listed.setCurrentItem(listed.topLevelItem(0))
+    wait_for(lambda: manifest.text() == f"- [{record.id}] brief.md (15 B, project)")
     field = named(panel, QLineEdit, "File description")
     field.setText("The Q3 launch brief")
     click(panel, "Save description")
@@ -511,7 +520,7 @@ def test_the_real_questions_ask_and_answer(opened, folders, tmp_path):
     assert panel.files.confirm_remove("brief.md") is True
     seen = answer_the_question("Discard")
     assert run(panel.ask_unsaved()) == DISCARD
-    assert seen == ["Save your changes to the knowledge before leaving?"]
+    assert seen == ["Save your changes to the knowledge document before leaving?"]
 
 
 def test_while_the_unsaved_question_is_open_the_window_s_other_work_goes_on(opened, folders):
@@ -638,12 +647,18 @@ def test_a_running_rebuild_shows_a_bar_and_the_size_is_told_against_the_caps(ope
     wait_for(lambda: line.label.text().startswith("Learning from a chat…"))
     hub.emit(WorkEnded(chat.id, "background job"))
     wait_for(lambda: not line.progress.isVisible())
-    assert size_line(12_345) == ("12,345 / 20,000 characters", False)
+    # Issue 36, Minor: one limit counted against, the same as the document grows.
+    assert size_line(12_345) == ("12,345 / 30,000 characters", False)
     assert size_line(25_000)[0].startswith("25,000 / 30,000 characters — past 20,000")
-    assert size_line(31_000) == ("31,000 characters — past 30,000: chats compress it, and each "
-                                 "message gets its most relevant entries", True)
+    assert size_line(31_000) == ("31,000 / 30,000 characters — over the limit: chats compress "
+                                 "it, and each message gets its most relevant entries", True)
     panel.editor.edit.setPlainText("x" * 20_001)
-    assert named(panel, QLabel, "Knowledge size").text().startswith("20,001 / 30,000")
+    label = named(panel, QLabel, "Knowledge size")
+    assert label.text().startswith("20,001 / 30,000")
+    panel.editor.edit.setPlainText("x" * 30_001)
+    # Its warning whole at the panel's width: wrapped, never cut off.
+    assert label.wordWrap()
+    wait_for(lambda: label.height() >= label.heightForWidth(label.width()))
 
 
 def test_the_panel_folds_away_and_comes_back(opened, folders):
@@ -815,3 +830,20 @@ def test_the_bound_keeps_whole_blocks_and_deep_nesting_is_flattened():
     deep = "".join(f"*{n} _" for n in range(50)) + "x" + "".join("_ *" for _ in range(50))
     html = render(deep).html
     assert html.count("<em>") + html.count("<strong>") <= MAX_INLINE_DEPTH
+
+
+def test_the_unsaved_question_names_what_was_edited(opened, folders):
+    """Issue 36, Minor: "Unsaved knowledge" was asked when only the instructions changed."""
+    (acme,) = folders("Acme Inc")
+    ws = workspace(opened, acme)
+    panel = show(opened, ws)
+    panel.tabs.setCurrentWidget(panel.instructions)
+    helpers.QTBOT.keyClicks(named(panel, QPlainTextEdit, "Instructions"), "Formal tone")
+    assert panel.unsaved_question()[0] == "Unsaved instructions"
+    assert "instructions" in panel.unsaved_question()[1]
+    assert "knowledge" not in panel.unsaved_question()[1]
+    panel.tabs.setCurrentWidget(panel.editor)
+    editor = panel.editor.findChild(QPlainTextEdit)
+    helpers.QTBOT.keyClicks(editor, "x")
+    assert panel.editor.is_dirty()
+    assert panel.unsaved_question()[0] == "Unsaved changes"

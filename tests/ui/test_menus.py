@@ -25,7 +25,8 @@ def test_the_menu_bar_names_what_exists(opened):
     window = opened.window
     assert [a.text() for a in window.menuBar().actions()] == ["&File", "&Chat", "&View",
                                                              "&Help"]
-    assert texts(menu_of(window, "&Chat")) == ["New chat", "Find in chat", "Search…"]
+    assert texts(menu_of(window, "&Chat")) == ["New chat", "Find in chat", "Search…",
+                                               "Delete chat…"]
     assert texts(menu_of(window, "&View")) == ["Knowledge", "Board", "Settings"]
     assert texts(menu_of(window, "&Help")) == ["Keyboard shortcuts", "About Cairn"]
     # In the window here; on macOS Qt puts the same menus in the system's bar.

@@ -175,6 +175,27 @@ def test_a_newly_typed_key_is_tested_and_stored_only_by_save(qtbot, open_dialog,
     assert dialog.has_unsaved_changes()
     click(qtbot, dialog, "Save")
     qtbot.waitUntil(lambda: stored_key() == NEW_KEY, timeout=SLOW)
+    # Issue 36, Minor: once saved, the test's line no longer says "not saved yet".
+    qtbot.waitUntil(lambda: message(dialog) == "Saved.", timeout=SLOW)
+    assert result.text() == f"It works: {fake.base_url} listed 5 models for this key."
+
+
+def test_a_typed_key_that_works_is_not_called_no_key_and_the_key_field_has_the_focus(
+        qtbot, open_dialog, online, fake):
+    """Issue 36, Minor: "No key yet." beside "It works"; "Add your API key…" opened Settings
+    with the keyboard on the tab bar."""
+    online.settings.forget_api_key()
+    dialog = open_dialog()
+    field = named(dialog, QLineEdit, "API key")
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: dialog.focusWidget() is field)
+    state = named(dialog, QLabel, "API key status")
+    assert state.text().startswith("No key yet")
+    qtbot.keyClicks(field, NEW_KEY)
+    click(qtbot, dialog, "Test")
+    result = named(dialog, QLabel, "Test result")
+    qtbot.waitUntil(lambda: result.text().startswith("It works"), timeout=SLOW)
+    assert not state.text().startswith("No key yet") and "works" in state.text()
 
 
 def test_a_rejected_key_fails_the_test_in_one_sentence(qtbot, open_dialog, fake):

@@ -627,7 +627,8 @@ def test_pin_unpin_archive_and_unarchive_from_the_menu(qtbot, sidebar, registry,
     sidebar.select_chat(chat_id)
     settle(qtbot, sidebar)
     menu = sidebar.context_menu(sidebar.tree.currentIndex())
-    assert action_texts(menu) == ["Rename…", "Pin", "Export chat as Markdown…", "Archive"]
+    assert action_texts(menu) == ["Rename…", "Pin", "Export chat as Markdown…", "Archive",
+                                  "Delete chat…"]
     trigger(menu, "Pin")
     settle(qtbot, sidebar)
     assert sidebar.model.chats_in(PINNED) == [chat_id]
@@ -641,7 +642,8 @@ def test_pin_unpin_archive_and_unarchive_from_the_menu(qtbot, sidebar, registry,
     sidebar.set_show_archived(True)
     archived = find(sidebar.model, CHAT, chat_id)
     assert archived.parent() == sidebar.model.section_index(ARCHIVED)
-    assert action_texts(sidebar.context_menu(archived)) == ["Rename…", "Unarchive"]
+    assert action_texts(sidebar.context_menu(archived)) == ["Rename…", "Unarchive",
+                                                            "Delete chat…"]
     trigger(sidebar.context_menu(archived), "Unarchive")
     settle(qtbot, sidebar)
     assert not registry.chat(chat_id).archived

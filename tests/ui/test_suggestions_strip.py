@@ -109,6 +109,14 @@ def test_dismiss_drops_it_and_leaves_the_document(opened, tmp_path):
     wait_for(lambda: len(strip.shown) == 1 and strip.toggle.text() == "Suggestions (1) ▾")
     assert opened.ops.cairn.knowledge.get(ws_id).version == version
     assert strip.shown[0].text == "Office in Lyon"
+    # Issue 36, Minor: Dismiss can be undone from the window's notice.
+    notice = opened.window.notice
+    wait_for(lambda: notice.isVisible() and notice.label.text() == "Suggestion dismissed.")
+    assert notice.action.isVisible() and notice.action.text() == "Undo"
+    notice.action.click()
+    wait_for(lambda: len(strip.shown) == 2)
+    assert {s.text for s in strip.shown} == {"Office in Lyon", merge(ws_id).text}
+    assert not notice.isVisible()
 
 
 def test_a_suggestion_that_no_longer_fits_is_refused_in_one_sentence(opened, tmp_path):

@@ -52,7 +52,24 @@ def detail_line(card: Card, metrics: QFontMetrics, width: int) -> str:
         detail = f"in {card.where}"
     else:
         detail = _shown_path(card.path)
-    return metrics.elidedText(detail, Qt.TextElideMode.ElideMiddle, width)
+    return elide_parts(detail, metrics, width)
+
+
+def elide_parts(text: str, metrics: QFontMetrics, width: int) -> str:
+    """*text* in *width*, whole parts of a path or a trail dropped from its middle
+    ("~/…/Cairn Copy") before any word is cut: never fragments like "~/Docu…n Copy" (issue
+    36); cut in the middle only when even that does not fit."""
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    for sep in (" › ", "/"):
+        parts = text.split(sep)
+        if len(parts) > 2:
+            for keep in range(len(parts) - 2, 0, -1):
+                candidate = sep.join([parts[0], "…", *parts[-keep:]])
+                if metrics.horizontalAdvance(candidate) <= width:
+                    return candidate
+            break
+    return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
 
 
 def _shown_path(path: str) -> str:

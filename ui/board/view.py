@@ -349,7 +349,12 @@ class Board(QWidget):
                                         path=ws.path))
         for status, cards in columns.items():
             self._views[status].column_model().update(cards)
-            self._counts[status].setText(str(len(cards)))
+            # Projects, not every folder (issue 36): "3", or "3 + 2 folders".
+            projects = sum(1 for card in cards if not card.parents)
+            folders = len(cards) - projects
+            self._counts[status].setText(
+                f"{projects} + {folders} folder{'s' if folders != 1 else ''}" if folders
+                else str(projects))
 
     def workspace_ids(self, status: str) -> list[str]:
         """The workspaces shown in *status*'s column, top to bottom."""

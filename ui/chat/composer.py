@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
     QHBoxLayout,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
@@ -120,6 +121,9 @@ def png_bytes(image: QImage) -> bytes:
     return bytes(data.data())
 
 
+PREVIEW_HEIGHT = 40  # px: a pasted image's preview in its chip
+
+
 class Chip(QFrame):
     """An attached file: its name and size, and ✕ to take it off."""
 
@@ -145,6 +149,22 @@ class Chip(QFrame):
         remove.clicked.connect(lambda: self.sig_remove.emit(self))
         layout.addWidget(label)
         layout.addWidget(remove)
+        self.preview: QLabel | None = None
+
+    def set_preview(self, image: QImage) -> None:
+        """A pasted image shown small before it is sent (issue 36): the person sees what
+        goes, not only "pasted-….png"."""
+        from PySide6.QtGui import QPixmap
+
+        small = image.scaledToHeight(PREVIEW_HEIGHT, Qt.TransformationMode.SmoothTransformation) \
+            if image.height() > PREVIEW_HEIGHT else image
+        if self.preview is None:
+            self.preview = QLabel()
+            self.preview.setAccessibleName(f"Preview of {self.name}")
+            layout = self.layout()
+            if isinstance(layout, QHBoxLayout):
+                layout.insertWidget(0, self.preview)
+        self.preview.setPixmap(QPixmap.fromImage(small))
 
 
 class Composer(QFrame):

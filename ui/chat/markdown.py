@@ -281,8 +281,11 @@ def _code_inline(self: Any, tokens: list[Token], idx: int, options: Any,
 def _table_open(self: Any, tokens: list[Token], idx: int, options: Any,
                 env: dict[str, Any]) -> str:
     c = _colours(env)
+    # Solid: Qt's default (outset) draws the top and left edges in a light shade, lost on a
+    # light background, so a table showed only its right and bottom borders (issue 36).
     return (f'<table border="1" cellspacing="0" cellpadding="6" style="border-collapse: '
-            f'collapse; border-color: {c.rule}; margin-top: 6px; margin-bottom: 6px;">\n')
+            f'collapse; border-style: solid; border-color: {c.rule}; margin-top: 6px; '
+            'margin-bottom: 6px;">\n')
 
 
 def _cell_open(self: Any, tokens: list[Token], idx: int, options: Any,

@@ -617,8 +617,7 @@ class ChatPanel(QWidget):
         return self._model_name(str(self._settings.get("model.chat")))
 
     def _model_name(self, model: str) -> str:
-        info = self._catalog.info(model)
-        return info.display_name if info is not None else model
+        return self._catalog.name(model)
 
     def _update_actions(self) -> None:
         """Retry and Edit belong to the last exchange, and only while nothing streams."""
@@ -697,8 +696,14 @@ class ChatPanel(QWidget):
             self.composer.say("")
 
     async def _paste(self, data: bytes) -> None:
+        from ui.chat.thumbnails import thumbnail
+
         path = await self.ops.keep_pasted_image(data)
+        image = await asyncio.to_thread(thumbnail, data)  # decoded off the GUI thread
         await self._attach([path])
+        chip = next((c for c in self.composer._chips() if c.path == path), None)
+        if chip is not None and image is not None:
+            chip.set_preview(image)
 
     # ----------------------------------------------------------------- the draft
 

@@ -60,14 +60,16 @@ BACKGROUND_JOB = "background job"
 
 
 def size_line(size: int) -> tuple[str, bool]:
-    """The document's size against the caps, and whether it is past the upper one."""
+    """The document's size against the caps, and whether it is past the upper one.  One
+    limit is counted against, always the upper one (issue 36: it jumped from 20,000 to
+    30,000 as the document grew); the lower one is said in words once it is passed."""
     if size > HARD_CAP:
-        return (f"{size:,} characters — past {HARD_CAP:,}: chats compress it, and each "
-                "message gets its most relevant entries"), True
+        return (f"{size:,} / {HARD_CAP:,} characters — over the limit: chats compress it, and "
+                "each message gets its most relevant entries"), True
     if size > SOFT_CAP:
         return (f"{size:,} / {HARD_CAP:,} characters — past {SOFT_CAP:,}: chats merge related "
                 "entries"), False
-    return f"{size:,} / {SOFT_CAP:,} characters", False
+    return f"{size:,} / {HARD_CAP:,} characters", False
 
 
 def _button(text: str, name: str, tip: str = "") -> QPushButton:
@@ -118,6 +120,7 @@ class DocumentEditor(QWidget):
         self.status_line = StatusLine(ops, bridge, registry, run_task)
         self.suggestions = SuggestionsStrip(ops, bridge, run_task)
         self.suggestions.sig_error.connect(self.sig_error.emit)
+        self.sig_undoable = self.suggestions.sig_undoable  # (the panel passes it on)
 
         # ------------------------------------------------ the choice when a newer version came
         self.conflict = QFrame()
@@ -192,6 +195,7 @@ class DocumentEditor(QWidget):
         # ------------------------------------------------ the buttons
         self.size_label = Label("")
         self.size_label.setAccessibleName("Knowledge size")
+        self.size_label.setWordWrap(True)  # its warning whole, never cut off (issue 36)
         self.size_label.setStyleSheet("color: palette(placeholder-text);")
         self.undo = tool_button("↶", "Undo", "Undo (Ctrl+Z)")
         self.redo = tool_button("↷", "Redo", "Redo (Ctrl+Shift+Z)")

@@ -95,7 +95,7 @@ class FilesView(QWidget):
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         mono.setPointSizeF(max(8.0, self.font().pointSizeF() - 1))
-        self.manifest.setFont(mono)
+        self._mono = mono  # the manifest's line only: a hint in its place reads as text
         self.remove_button = QPushButton("Remove…")
         self.remove_button.setAccessibleName("Remove file")
         self.remove_button.setAutoDefault(False)
@@ -239,6 +239,7 @@ class FilesView(QWidget):
         self.description.blockSignals(False)
         line = next((line for f, line in self.files if selected and f.id == selected.id), "")
         self.manifest.setText(line or "Select a file to describe it or remove it.")
+        self.manifest.setFont(self._mono if line else self.font())  # (issue 36, Minor)
         self.save_description_button.setEnabled(False)
 
     def _description_typed(self) -> None:

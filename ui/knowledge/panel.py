@@ -38,6 +38,7 @@ MIN_WIDTH = 280  # px: the panel's narrowest, unless its tabs need more
 
 class KnowledgePanel(QWidget):
     sig_error = Signal(str)
+    sig_undoable = Signal(str, object)  # a sentence, and what its Undo does
     sig_hide = Signal()  # the person folded the panel away
 
     def __init__(self, registry: Registry, ops: Operations, bridge: EventBridge,
@@ -67,7 +68,6 @@ class KnowledgePanel(QWidget):
         head = QHBoxLayout()
         head.setSpacing(6)
         head.addWidget(self.title, 1)
-        head.addWidget(self.owner_box)
         head.addWidget(self.fold)
 
         self.editor = DocumentEditor(ops, bridge, registry, run_task)
@@ -76,6 +76,7 @@ class KnowledgePanel(QWidget):
         self.folder = FolderSwitches(ops, bridge, registry, run_task)
         for part in (self.editor, self.instructions, self.files, self.folder):
             part.sig_error.connect(self.sig_error.emit)
+        self.editor.sig_undoable.connect(self.sig_undoable.emit)
         self.editor.sig_dirty.connect(lambda _d: self._mark_tabs())
         self.instructions.sig_dirty.connect(lambda _d: self._mark_tabs())
         self.tabs = QTabWidget()
@@ -105,6 +106,9 @@ class KnowledgePanel(QWidget):
         layout.setContentsMargins(12, 12, 12, 12)
         layout.setSpacing(8)
         layout.addLayout(head)
+        # Below the title, not beside it: beside it, a nested folder's title had no room
+        # left and read "…" (issue 36).
+        layout.addWidget(self.owner_box)
         layout.addWidget(self.body, 1)
         layout.addWidget(self.folder)
         bridge.sig_workspace_changed.connect(lambda _e: self._show_titles())
@@ -116,12 +120,12 @@ class KnowledgePanel(QWidget):
     async def ask_unsaved(self) -> str:
         """Save, discard or cancel, when unsaved changes would go (asked inside a task:
         without an event loop of its own, see ``answered``)."""
-        box = message_box(QMessageBox.Icon.Question, "Unsaved knowledge",
-                          "Save your changes to the knowledge before leaving?",
+        title, text = self.unsaved_question()
+        box = message_box(QMessageBox.Icon.Question, title, text,
                           buttons=QMessageBox.StandardButton.Save
                           | QMessageBox.StandardButton.Discard
                           | QMessageBox.StandardButton.Cancel, parent=self)
-        box.setAccessibleName("Unsaved knowledge")
+        box.setAccessibleName(title)
         await answered(box)
         clicked = box.clickedButton()
         answer = box.standardButton(clicked) if clicked is not None else None
@@ -162,6 +166,19 @@ class KnowledgePanel(QWidget):
 
     def is_dirty(self) -> bool:
         return self.editor.is_dirty() or self.instructions.is_dirty()
+
+    def unsaved_question(self) -> tuple[str, str]:
+        """The unsaved-changes question's title and text, naming what was edited (issue 36:
+        it said "knowledge" for edited instructions)."""
+        document, instructions = self.editor.is_dirty(), self.instructions.is_dirty()
+        if instructions and not document:
+            return ("Unsaved instructions",
+                    "Save your changes to the description and instructions before leaving?")
+        if instructions:
+            return ("Unsaved changes", "Save your changes to the knowledge document and to "
+                    "the instructions before leaving?")
+        return ("Unsaved knowledge",
+                "Save your changes to the knowledge document before leaving?")
 
     def save(self) -> None:
         """Ctrl+S: what has unsaved changes."""

@@ -243,6 +243,7 @@ class SuggestionsStrip(QWidget):
     """The suggestions for one document; :meth:`show_for` switches documents."""
 
     sig_error = Signal(str)
+    sig_undoable = Signal(str, object)  # a sentence, and what its Undo does
     sig_loaded = Signal()  # the list on screen is the stored one
 
     def __init__(self, ops: Operations, bridge: EventBridge | None, run_task: RunTask,
@@ -453,7 +454,20 @@ class SuggestionsStrip(QWidget):
             suggestion_id, edited=edited))
 
     async def _dismiss(self, suggestion_id: int) -> None:
-        await self._decide(suggestion_id, lambda: self.ops.dismiss_suggestion(suggestion_id))
+        async def dismiss() -> None:
+            gone, _ = await self.ops.dismiss_suggestion(suggestion_id)
+            # Dismiss can be undone (issue 36): the window's notice offers Undo.
+            self.sig_undoable.emit("Suggestion dismissed.", lambda: self.run_task(
+                self._undo_dismiss(gone)))
+
+        await self._decide(suggestion_id, dismiss)
+
+    async def _undo_dismiss(self, suggestion: Suggestion) -> None:
+        try:
+            await self.ops.undo_dismiss_suggestion(suggestion)
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+        self.refresh()
 
     async def _decide(self, suggestion_id: int, call: Callable[[], Awaitable[object]]) -> None:
         card = self.card(suggestion_id)

@@ -43,6 +43,7 @@ class SidebarActions(QObject):
     sig_open_chat_requested = Signal(str)  # a chat id: just made, to be opened
     sig_web_changed = Signal(str)  # a workspace id: its web search settings were stored
     sig_told = Signal(str)  # an operation ended well and says so ("Exported …")
+    sig_undoable = Signal(str, object)  # said, with what its Undo does ("Deleted …")
 
     def __init__(self, registry: Registry, ops: Operations, dialogs_parent: QWidget) -> None:
         super().__init__(dialogs_parent)
@@ -172,6 +173,25 @@ class SidebarActions(QObject):
 
     def stop_and_archive_chat(self, chat_id: str) -> None:
         self.runner.run(self._ops.stop_and_archive_chat(chat_id))
+
+    def delete_chat(self, chat_id: str) -> None:
+        """Delete chat…: asked first (Enter keeps the chat), then the core's ``remove_chat``
+        (a reply running in it is stopped: the question said so)."""
+        chat = self._registry.chat(chat_id)
+        if chat is None:
+            return
+        working = bool(self._registry.live.kinds(chat_id))
+        if not self.confirm("Delete chat?", menus.delete_question(chat, working=working),
+                            "Delete"):
+            return
+        def undo() -> None:
+            self.runner.run(self._ops.restore_chat(chat_id),
+                            lambda _done: self.sig_select_chat_requested.emit(chat_id))
+
+        self.runner.run(self._ops.remove_chat(chat_id, stop=working),
+                        lambda _done: self.sig_undoable.emit(
+                            f"Deleted “{chat.title}”. File › Recently removed brings it back "
+                            "within 30 days.", undo))
 
     # ================================================================= the keys'
 

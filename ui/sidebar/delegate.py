@@ -161,7 +161,8 @@ class SidebarDelegate(QStyledItemDelegate):
         width = max(right - left, 0)
         if hint:
             small_metrics = QFontMetrics(small)
-            hint_width = min(small_metrics.horizontalAdvance(hint), int(width * 0.45))
+            hint = fitted_hint(hint, title, small_metrics, int(width * 0.6))
+            hint_width = small_metrics.horizontalAdvance(hint)
             shown_title = metrics.elidedText(title, Qt.TextElideMode.ElideRight,
                                              max(width - hint_width - 8, 0))
             hint_left = left + metrics.horizontalAdvance(shown_title) + 8
@@ -170,8 +171,7 @@ class SidebarDelegate(QStyledItemDelegate):
             painter.drawText(QRect(hint_left, band.top(), max(right - hint_left, 0),
                                    band.height()),
                              Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                             small_metrics.elidedText(hint, Qt.TextElideMode.ElideMiddle,
-                                                      max(right - hint_left, 0)))
+                             hint)
         else:
             shown_title = metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
         painter.setFont(font)
@@ -179,3 +179,15 @@ class SidebarDelegate(QStyledItemDelegate):
         text_rect = QRect(left, band.top(), width, band.height())
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                          shown_title)
+
+
+def fitted_hint(hint: str, title: str, metrics: QFontMetrics, room: int) -> str:
+    """A repeated title's folder hint ("work/Acme") in *room*: whole, else the one segment
+    that tells the pair apart (the parent when the folder is named as the title), cut at its
+    end only if it must be — never middle fragments such as "Docume…e Copy" (issue 36)."""
+    if metrics.horizontalAdvance(hint) <= room:
+        return hint
+    parts = hint.split("/")
+    if len(parts) > 1:
+        hint = parts[0] if parts[-1].casefold() == title.casefold() else parts[-1]
+    return metrics.elidedText(hint, Qt.TextElideMode.ElideRight, room)

@@ -28,6 +28,9 @@ from ui.text import Label
 # What the file manager is called where Cairn runs.
 REVEAL = ("Show in Explorer" if os.name == "nt" else
           "Reveal in Finder" if sys.platform == "darwin" else "Open in file manager")
+# Shift+Delete on a chat's row deletes it (after asking), as it deletes for good in file
+# managers; Delete alone archives it.
+DELETE_CHAT_KEY = "Shift+Del"
 STATUS_TITLES = {"idea": "Idea", "planning": "Planning", "building": "Building",
                  "shipped": "Shipped"}
 
@@ -53,6 +56,7 @@ class Actions(Protocol):
     def unarchive_chat(self, chat_id: str) -> None: ...
     def stop_and_archive_chat(self, chat_id: str) -> None: ...
     def export_chat(self, chat_id: str) -> None: ...
+    def delete_chat(self, chat_id: str) -> None: ...
 
 
 def _add(menu: QMenu, text: str, run: Callable[[], None]) -> QAction:
@@ -101,6 +105,9 @@ def chat_menu(actions: Actions, chat: Chat, *, working: bool,
     _add(menu, "Rename…", lambda: actions.rename_chat(chat.id)).setShortcut("F2")
     if chat.archived:
         _add(menu, "Unarchive", lambda: actions.unarchive_chat(chat.id))
+        menu.addSeparator()
+        _add(menu, "Delete chat…", lambda: actions.delete_chat(chat.id)).setShortcut(
+            DELETE_CHAT_KEY)
         return menu
     if chat.pinned:
         _add(menu, "Unpin", lambda: actions.unpin_chat(chat.id))
@@ -112,6 +119,7 @@ def chat_menu(actions: Actions, chat: Chat, *, working: bool,
         _add(menu, "Stop and archive", lambda: actions.stop_and_archive_chat(chat.id))
     else:
         _add(menu, "Archive", lambda: actions.archive_chat(chat.id)).setShortcut("Del")
+    _add(menu, "Delete chat…", lambda: actions.delete_chat(chat.id)).setShortcut(DELETE_CHAT_KEY)
     return menu
 
 
@@ -149,6 +157,14 @@ def removal_question(ws: Workspace, *, chats: int, folders: list[str],
 def archive_question(chat: Chat) -> str:
     return (f"Archive “{chat.title}”? It leaves the list and waits under Archived, "
             "where Unarchive brings it back.")
+
+
+def delete_question(chat: Chat, *, working: bool) -> str:
+    running = (f"A reply or a knowledge update is running in “{chat.title}”: deleting stops "
+               "it. " if working else "")
+    return (f"{running}Delete “{chat.title}”? It leaves the list and search at once. File › "
+            "Recently removed keeps it for 30 days and can bring it back; what the knowledge "
+            "document learned from it stays.")
 
 
 class DetailsDialog(QDialog):

@@ -62,6 +62,7 @@ class SidebarTree(QTreeView):
     sig_open_requested = Signal(QModelIndex)  # Enter on a row
     sig_rename_requested = Signal(QModelIndex)  # F2 on a row
     sig_delete_requested = Signal(QModelIndex)  # Delete (or Backspace) on a row
+    sig_delete_chat_requested = Signal(QModelIndex)  # Shift+Delete on a row: Delete chat…
     sig_menu_requested = Signal(QModelIndex, QPoint)  # a row's menu (or none), at a screen point
     sig_reset = Signal()  # the view has forgotten its rows (its model was reset): restore now
     sig_current_moved = Signal()  # the highlighted row changed (keys, a click, or the rows)
@@ -139,6 +140,9 @@ class SidebarTree(QTreeView):
             self.sig_open_requested.emit(index)
         elif key == Qt.Key.Key_F2 and index.isValid():
             self.sig_rename_requested.emit(index)
+        elif key == Qt.Key.Key_Delete and index.isValid() \
+                and event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
+            self.sig_delete_chat_requested.emit(index)
         elif (event.matches(QKeySequence.StandardKey.Delete) or key == Qt.Key.Key_Backspace) \
                 and index.isValid():
             self.sig_delete_requested.emit(index)

@@ -263,6 +263,12 @@ class RowUpdates:
         self.remove_chat(ARCHIVED, e.archived_row, e.id)
         self.insert_chat(place_of_workspace(e.workspace), e.row, e.id)
 
+    def _on_chat_removed(self, e: ev.ChatRemoved) -> None:
+        if e.archived_row is not None:
+            self.remove_chat(ARCHIVED, e.archived_row, e.id)
+        elif e.row is not None:
+            self.remove_chat(place_of_workspace(e.workspace), e.row, e.id)
+
     def _on_chats_regrouped(self, e: ev.ChatsRegrouped) -> None:
         for chat_id in e.ids:  # each leaves the list that shows it (if one was read)
             place = self._rows.home.get(chat_id)
@@ -287,4 +293,5 @@ _HANDLERS: dict[type[ev.Event], Callable[[RowUpdates, Any], None]] = {
     ev.ChatArchived: RowUpdates._on_chat_archived,
     ev.ChatUnarchived: RowUpdates._on_chat_unarchived,
     ev.ChatsRegrouped: RowUpdates._on_chats_regrouped,
+    ev.ChatRemoved: RowUpdates._on_chat_removed,
 }

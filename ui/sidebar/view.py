@@ -80,6 +80,7 @@ class Sidebar(QWidget):
 
     sig_chat_selected = Signal(str)  # a chat id: the person opened it
     sig_told = Signal(str)  # an operation ended well and says so ("Exported …")
+    sig_undoable = Signal(str, object)  # said, with what its Undo does ("Deleted …")
     sig_action_done = Signal()  # an action succeeded (a folder added, moved…): older words go
     sig_chat_chosen = Signal(str)  # a chat id: opened by a click or Enter (not arrows): type there
     sig_workspace_selected = Signal(str)  # a workspace id: the person opened it
@@ -113,6 +114,7 @@ class Sidebar(QWidget):
             lambda ws_id: self.open_item(WORKSPACE, ws_id))
         self.handlers.sig_select_chat_requested.connect(lambda c: self.open_item(CHAT, c))
         self.handlers.sig_told.connect(self.sig_told)
+        self.handlers.sig_undoable.connect(self.sig_undoable)
         for done in (self.handlers.sig_select_workspace_requested,
                      self.handlers.sig_select_chat_requested):
             done.connect(lambda _id: self.sig_action_done.emit())
@@ -158,6 +160,7 @@ class Sidebar(QWidget):
         self.tree.sig_open_requested.connect(self._enter)
         self.tree.sig_rename_requested.connect(self._rename)
         self.tree.sig_delete_requested.connect(self._delete)
+        self.tree.sig_delete_chat_requested.connect(self._delete_chat)
         self.tree.sig_menu_requested.connect(self._pop_menu)
         self.tree.sig_current_moved.connect(self._current_moved)
         self._open_soon = QTimer(self, singleShot=True, interval=OPEN_DELAY_MS)
@@ -490,6 +493,10 @@ class Sidebar(QWidget):
 
     def _delete(self, index: QModelIndex) -> None:
         self.handlers.delete(index.data(KIND_ROLE), str(index.data(ID_ROLE)))
+
+    def _delete_chat(self, index: QModelIndex) -> None:
+        if index.data(KIND_ROLE) == CHAT:
+            self.handlers.delete_chat(str(index.data(ID_ROLE)))
 
     def _opened_new_chat(self, chat_id: str) -> None:
         self.select_chat(chat_id)

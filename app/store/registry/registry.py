@@ -28,12 +28,13 @@ from app.store.registry.chat_list import DEFAULT_CHAT_TITLE
 from app.store.registry.consistency import CHECKED
 from app.store.registry.first_start import FirstStart
 from app.store.registry.removed import RecentlyRemoved
+from app.store.registry.removed_chats import RemovedChats
 from app.store.registry.state import Cleanup, FirstPaint, read_stored
 
 log = logging.getLogger(__name__)
 
 
-class Registry(RecentlyRemoved, FirstStart):
+class Registry(RecentlyRemoved, RemovedChats, FirstStart):
     """Open with :meth:`open`; all methods are safe to call from any thread."""
 
     @classmethod
@@ -78,6 +79,7 @@ class Registry(RecentlyRemoved, FirstStart):
                                          " VALUES (?, ?)", (CHECKED, utc_now()))
                         registry._state[CHECKED] = "1"
             registry.purge_removed()
+            registry.purge_removed_chats()
         except BaseException:
             db.close()
             raise

@@ -151,6 +151,7 @@ class RecentlyRemoved(ChatList):
                 chats = [r[0] for r in conn.execute(
                     "SELECT chat_id FROM removed_membership r WHERE workspace_id = ?"
                     " AND NOT EXISTS (SELECT 1 FROM membership m WHERE m.chat_id = r.chat_id)"
+                    " AND NOT EXISTS (SELECT 1 FROM removed_chat d WHERE d.chat_id = r.chat_id)"
                     " ORDER BY position", (ws_id,))]
                 conn.executemany(
                     "INSERT INTO membership (workspace_id, chat_id, position) VALUES (?, ?, ?)",

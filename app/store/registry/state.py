@@ -78,7 +78,7 @@ def read_stored(conn: sqlite3.Connection) -> Stored:
         # Oldest first: the order folders first appear in, for the first-start regrouping.
         chats=conn.execute(
             "SELECT id, title, folder, created_at, updated_at, archived_at, pin_seq"
-            " FROM chat ORDER BY created_at, rowid"
+            f" FROM chat WHERE {NOT_REMOVED} ORDER BY created_at, rowid"
         ).fetchall(),
         memberships=conn.execute(
             "SELECT workspace_id, chat_id FROM membership ORDER BY workspace_id, position"
@@ -105,6 +105,12 @@ class FirstPaint:
 # Never read before the first paint, even shown expanded: finding them scans every chat
 # (~30 ms per 50,000 here); asked for, it is the load's next page.
 UNGROUPED = ""
+
+
+# A chat the person deleted (kept among the recently removed chats, see ``removed_chats``)
+# is loaded by no query: this condition on ``chat`` (as ``c`` or by its name) leaves it out.
+NOT_REMOVED = "NOT EXISTS (SELECT 1 FROM removed_chat r WHERE r.chat_id = chat.id)"
+NOT_REMOVED_C = "NOT EXISTS (SELECT 1 FROM removed_chat r WHERE r.chat_id = c.id)"
 
 
 # A chat as a page reads it: its workspace (None: Ungrouped), its rowid (its place among
@@ -377,7 +383,8 @@ class RegistryState:
             picked = conn.execute(
                 f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
                 " LEFT JOIN membership m ON m.chat_id = c.id"
-                " WHERE c.pin_seq IS NOT NULL OR c.id = ?", (first.chat or "",)).fetchall()
+                f" WHERE (c.pin_seq IS NOT NULL OR c.id = ?) AND {NOT_REMOVED_C}",
+                (first.chat or "",)).fetchall()
             last = conn.execute("SELECT max(rowid) FROM chat").fetchone()[0] or 0
             load = Load(conn, [*(ws_id for ws_id in order if ws_id in workspaces), UNGROUPED],
                         counts, last)
@@ -467,7 +474,8 @@ class RegistryState:
             try:
                 rows = load.conn.execute(
                     f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
-                    " LEFT JOIN membership m ON m.chat_id = c.id WHERE c.id = ?", (chat_id,)
+                    f" LEFT JOIN membership m ON m.chat_id = c.id WHERE c.id = ?"
+                    f" AND {NOT_REMOVED_C}", (chat_id,)
                 ).fetchall()
             except UnicodeEncodeError:  # (typed: a lone surrogate) no stored id is that
                 return None
@@ -515,7 +523,8 @@ class RegistryState:
         chat table with no index to find them by), installed once it has seen every chat."""
         load.loose += load.conn.execute(
             f"SELECT {PAGE_COLUMNS} FROM chat c WHERE c.rowid > ? AND c.rowid <= ?"
-            " AND NOT EXISTS (SELECT 1 FROM membership m WHERE m.chat_id = c.id)",
+            " AND NOT EXISTS (SELECT 1 FROM membership m WHERE m.chat_id = c.id)"
+            f" AND {NOT_REMOVED_C}",
             (load.after, load.after + SCAN_CHATS)).fetchall()
         load.after += SCAN_CHATS
         if load.after < load.last:
