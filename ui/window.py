@@ -613,8 +613,10 @@ class MainWindow(QMainWindow):
             self.key_notice.hide()
             return
         problem = settings.keychain_problem
+        owner = settings.key_owner()
+        whose = "your Anthropic API key" if owner == "Anthropic" else f"the API key for {owner}"
         self.key_notice.say(no_key_sentence(problem) if problem else (
-            "No API key yet: add your Anthropic API key to start chatting (it is kept in your "
+            f"No API key yet: add {whose} to start chatting (it is kept in your "
             "system keychain), or set ANTHROPIC_API_KEY."))
         self.key_notice.offer("Add your API key…", self.sig_settings_requested.emit)
 

@@ -136,6 +136,7 @@ class RetryWaiting(TurnEvent):
 
     seconds: float
     why: str
+    server: str = "Anthropic"  # who asked for the wait: "Anthropic", or "the server at HOST"
 
     def sentence(self, left: float | None = None) -> str:
         """"Anthropic is rate-limiting this key; trying again in 20 seconds." — *left*
@@ -143,14 +144,14 @@ class RetryWaiting(TurnEvent):
         from app.llm.client import seconds
 
         wait = max(0, round(self.seconds if left is None else left))
-        what = _WAITING_FOR.get(self.why, _WAITING_FOR["network"])
-        return f"{what}; trying again in {seconds(wait)}."
+        what = _WAITING_FOR.get(self.why, _WAITING_FOR["network"]).format(self.server)
+        return f"{what[:1].upper()}{what[1:]}; trying again in {seconds(wait)}."
 
 
-_WAITING_FOR = {"rate-limited": "Anthropic is rate-limiting this key",
-                "overloaded": "Anthropic is overloaded",
-                "server": "Anthropic had a problem answering",
-                "network": "Anthropic could not be reached"}
+_WAITING_FOR = {"rate-limited": "{} is rate-limiting this key",
+                "overloaded": "{} is overloaded",
+                "server": "{} had a problem answering",
+                "network": "{} could not be reached"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -611,11 +612,12 @@ class TurnRun:
                     raise
                 wait = next(waits, None)
                 if wait is None:
-                    raise limits.ModelError(limits.OVERLOADED_AFTER_RETRYING,
+                    raise limits.ModelError(limits.overloaded_after_retrying(self._server()),
                                             kind="overloaded") from failure
             state.round_usage, state.counted = Usage(), False  # the next attempt counts anew
             state.partial_blocks = []
-            self._publish(RetryWaiting(turn.id, wait, "overloaded", generation=turn.generation))
+            self._publish(RetryWaiting(turn.id, wait, "overloaded", self._server(),
+                                      generation=turn.generation))
             await stopper.step(asyncio.sleep(wait))
 
     def _take(self, kind: str, value: Any) -> None:
@@ -636,7 +638,14 @@ class TurnRun:
                 self._publish(WebActivity(turn.id, line, value, generation=turn.generation))
         elif kind == "waiting":
             wait, why = value
-            self._publish(RetryWaiting(turn.id, wait, why, generation=turn.generation))
+            self._publish(RetryWaiting(turn.id, wait, why, self._server(),
+                                       generation=turn.generation))
+
+    def _server(self) -> str:
+        """Who the turn talks to, in a sentence ("Anthropic", "the server at HOST")."""
+        from app.llm.client import server_named
+
+        return server_named(self.engine.server())
 
     def _publish(self, event: TurnEvent) -> None:
         self.turn.publish(event)

@@ -712,7 +712,9 @@ def _key(cairn: Cairn, args: argparse.Namespace, stdout: TextIO) -> int:
     if args.action == "set":
         # Never an argument: shell history and process lists would keep it.
         try:
-            key = (getpass.getpass("Anthropic API key: ") if sys.stdin.isatty()
+            owner = cairn.settings.key_owner()
+            ask = "Anthropic API key: " if owner == "Anthropic" else f"API key for {owner}: "
+            key = (getpass.getpass(ask) if sys.stdin.isatty()
                    else sys.stdin.readline())
         except (KeyboardInterrupt, EOFError):
             raise Refused("No key was saved.") from None

@@ -154,7 +154,8 @@ async def test_a_failed_turn_ends_with_its_sentence(cairn, fake, workspace):
     events, _ = collect(turn)
     result = await turn.result()
     assert isinstance(events[-1], TurnFailed)
-    assert events[-1].sentence == result.error and result.error.startswith("Anthropic rejected")
+    assert events[-1].sentence == result.error and result.error.startswith(
+        f"The server at 127.0.0.1:{fake.port} rejected")
 
 
 @pytest.mark.parametrize("where", ["a subscriber", "another thread"])

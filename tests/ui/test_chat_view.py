@@ -518,7 +518,9 @@ def test_a_rate_limit_wait_is_counted_down_in_the_header_and_stop_ends_it(opened
     send(opened, "Hello?")
     wait_for(lambda: "rate-limiting" in panel.header.status.text())
     said = panel.header.status.text()
-    assert said.startswith("Anthropic is rate-limiting this key; trying again in ")
+    # (the fake is not Anthropic's server, and the window says which it is: issue 39)
+    assert said.startswith(f"The server at 127.0.0.1:{fake.port} is rate-limiting this key; "
+                           "trying again in ")
     assert said.endswith("seconds. Stop ends the wait.")
     left = int(said.split("again in ")[1].split()[0])
     assert 30 <= left <= 40
