@@ -369,6 +369,18 @@ class TurnContext:
         return request
 
 
+def paragraph_break(before: str) -> str:
+    """What goes between earlier text and a new round's: a blank line, so that "Let me read
+    your notes." and "Your notes say…" never read as one sentence (issue 39)."""
+    if not before or before.endswith("\n\n"):
+        return ""
+    return "\n" if before.endswith("\n") else "\n\n"
+
+
+def paragraphs(before: str, after: str) -> str:
+    return before + paragraph_break(before) + after if after else before
+
+
 @dataclass(slots=True)
 class _Progress:
     """What a turn has produced so far, across tool rounds."""
@@ -391,8 +403,13 @@ class _Progress:
     tool_notices: list[str] = field(default_factory=list)
     ended: bool = False  # the stopped or failed reply is stored
 
+    @property
+    def whole_text(self) -> str:
+        """The reply's text so far: each round's text its own paragraph."""
+        return paragraphs(self.text, self.partial)
+
     def finish_round(self, usage: Usage, cost: float | None) -> None:
-        self.text += self.partial
+        self.text = self.whole_text
         self.partial = ""
         self.thinking += self.partial_thinking
         self.partial_thinking = ""
@@ -626,8 +643,12 @@ class TurnRun:
         if kind in ("usage", "usage counted"):
             state.round_usage, state.counted = value, kind == "usage counted"
         elif kind == "text":
+            # A round's first text after an earlier round's starts a paragraph: said so in
+            # the delta itself, so every reader (the command line, the window) shows it.
+            shown = paragraph_break(state.text) + value if value and not state.partial \
+                else value
             state.partial += value
-            self._publish(TextDelta(turn.id, value, generation=turn.generation))
+            self._publish(TextDelta(turn.id, shown, generation=turn.generation))
         elif kind == "thinking":
             state.partial_thinking += value
             self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
@@ -696,7 +717,7 @@ class TurnRun:
         total = state.usage + state.round_usage
         costs = state.costs + ([_cost(model, state.round_usage)] if state.round_usage != Usage()
                                else [])
-        result = TurnResult(self.chat.id, state.text + state.partial, status, error, model,
+        result = TurnResult(self.chat.id, state.whole_text, status, error, model,
                             total, total_cost(costs), self.notice,
                             state.thinking + state.partial_thinking, tuple(state.stored),
                             waiting, tuple(state.tool_calls), tuple(state.tool_notices))

@@ -177,7 +177,8 @@ def add_setting_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("value", metavar="VALUE")
     json_flag(commands.add_parser("models", help="the models the server offers, and the ones "
                                                  "Cairn uses"))
-    key = commands.add_parser("key", help="the Anthropic API key, kept in the system keychain")
+    key = commands.add_parser("key", help="the API key of the server in use (Anthropic's, or "
+                                          "the base URL's), kept in the system keychain")
     actions = key.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("set", help="store a key (read from standard input, never an argument)")
     actions.add_parser("forget", help="remove the stored key")

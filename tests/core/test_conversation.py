@@ -77,7 +77,7 @@ async def test_tool_loop_reads_a_file_in_pages(cairn, fake, workspace, tmp_path)
     fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id, "page": 3})
     fake.reply_text("The notes end at line 03999.")
     result = await cairn.engine.send(chat.id, "How do the notes end?")
-    assert result.status == "complete" and result.text == "Reading. The notes end at line 03999."
+    assert result.status == "complete" and result.text == "Reading. \n\nThe notes end at line 03999."
     requests = [r.body for r in fake.message_requests]
     assert len(requests) == 3
     assert requests[0]["tools"][0]["name"] == "readWorkspaceFile"
@@ -632,3 +632,21 @@ async def test_a_stopped_reply_goes_back_marked_as_cut_off(cairn, fake, workspac
     reply = sent[1]["content"]
     assert reply[-1] == {"type": "text", "text": CUT_OFF}
     assert reply[0]["text"].startswith("The first half")
+
+
+def test_cairn_ask_prints_each_round_s_text_as_its_own_paragraph(cairn, fake, workspace,
+                                                                   tmp_path, capsys):
+    """Issue 39, item 6, on the command line."""
+    from app import cli
+
+    notes = tmp_path / "notes.md"
+    notes.write_text("The launch is on 2027-04-15.")
+    record = cairn.files.add(workspace.id, notes)
+    cairn.close()
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id},
+                        text_before="Let me read your notes.")
+    fake.reply_text("Your notes say 2027-04-15.")
+    fake.reply_json("update_knowledge", {"ops": []})
+    assert cli.main(["ask", "--folder", workspace.path, "When?"]) == 0
+    out = capsys.readouterr().out
+    assert out == "Let me read your notes.\n\nYour notes say 2027-04-15.\n"
