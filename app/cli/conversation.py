@@ -460,7 +460,7 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         if lines is not None:  # the reply is whole and stored; the rebuild may take a while
             lines("reply", chat=chat.id, status=result.status, error=result.error)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
-        return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
+        return chat, notice, result, await _rebuild_or_leave(cairn, chat.id, stderr, lines)
 
     try:
         chat, notice, result, rebuilt = asyncio.run(turn_then_rebuild())
@@ -517,7 +517,43 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
     if result.status == "stopped":
         stderr.write("Stopped; the partial reply is kept.\n")
         return 1
-    return 0
+    return 130 if rebuilt.status == LEFT_FOR_LATER else 0
+
+
+LEFT_FOR_LATER = "left for later"  # a rebuild's report when Ctrl+C left it (cairn ask)
+
+
+async def _rebuild_or_leave(cairn: Cairn, chat_id: str, stderr: TextIO,
+                            lines: JsonLines | None) -> Report:
+    """The rebuild after a reply, saying on stderr what it waits for (a 429's wait); Ctrl+C
+    (or SIGTERM) leaves it for later: the reply is stored, and the exchange stays pending for
+    the next rebuild (the next turn's, or `cairn knowledge rebuild`)."""
+    from app.knowledge import rebuild
+    from app.llm.client import seconds, server_named
+
+    who = server_named(cairn.settings.base_url())
+
+    def waiting(wait: float, why: str) -> None:  # (on the network thread)
+        what = {"rate-limited": f"{who} asked to wait {seconds(round(wait))}",
+                "overloaded": f"{who} is overloaded; trying again in {seconds(round(wait))}",
+                }.get(why, f"{who} did not answer; trying again in {seconds(round(wait))}")
+        sentence = (f"Updating knowledge: {what} (Ctrl+C leaves it for later; your reply is "
+                    "saved).")
+        if lines is not None:
+            lines("knowledge waiting", message=sentence)
+        stderr.write(sentence + "\n")
+        stderr.flush()
+
+    token = rebuild.retry_listener.set(waiting)
+    try:
+        return await cairn.rebuilder.rebuild(chat_id)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()  # only the rebuild is left: the reply is whole, and is reported
+        return rebuild.Report(chat_id, status=LEFT_FOR_LATER)
+    finally:
+        rebuild.retry_listener.reset(token)
 
 
 def _silence(stream: TextIO) -> None:
@@ -636,6 +672,11 @@ def _status_text(label: str, status: dict[str, Any]) -> str:
 
 def _report_rebuild(report: Report, stderr: TextIO) -> None:
     if report.status == "nothing" and not report.refused:
+        return
+    if report.status == LEFT_FOR_LATER:
+        stderr.write(f"\nKnowledge update left for later: your reply is saved, and the next "
+                     f"turn in this chat (or `cairn knowledge rebuild {report.chat_id}`) "
+                     "learns from it.\n")
         return
     if report.error:
         stderr.write(f"Knowledge not updated: {report.error}\n")

@@ -14,6 +14,7 @@ write runs on the storage thread.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
@@ -64,6 +65,11 @@ if TYPE_CHECKING:
     from app.records import Chat
 
 log = logging.getLogger(__name__)
+
+# Who hears that a knowledge call waits before trying again (a 429's or a 529's wait, in
+# seconds, and why): set by a caller around a rebuild (``cairn ask`` says it on stderr).
+retry_listener: contextvars.ContextVar[Callable[[float, str], None] | None] = \
+    contextvars.ContextVar("rebuild_retry_listener", default=None)
 
 QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (docs/knowledge.md)
 CHUNK_EXCHANGES = 6  # a backlog goes to the model in chunks of this many, oldest first
@@ -533,7 +539,18 @@ class Rebuilder:
             options["tools"] = [update_tool(targets)]
             options["tool_choice"] = {"type": "tool", "name": "update_knowledge"}
         client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
-        return await self._network.run(lambda: complete(client, {**request, **options}))
+        listener = retry_listener.get()
+
+        async def call() -> Reply:
+            from app.llm import client as limits
+
+            token = limits.retry_listener.set(listener)  # (on the network thread's task)
+            try:
+                return await complete(client, {**request, **options})
+            finally:
+                limits.retry_listener.reset(token)
+
+        return await self._network.run(call)
 
     def _save_result(self, chat_id: str, changes: list[Change], notes: dict[str, str | None],
                      watermark: int, suggestions: list[Proposed]) -> bool:
