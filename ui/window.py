@@ -624,15 +624,47 @@ class MainWindow(QMainWindow):
 
     async def open_path(self, path: str) -> str | None:
         """A folder opens as a workspace; a ``.cairn`` bundle (dropped, double-clicked in the
-        file manager, or ``cairn FILE.cairn``) starts its import; the refusal, or None."""
+        file manager, or ``cairn FILE.cairn``) starts its import; a ``cairn://`` link selects
+        its workspace or opens its chat; the refusal, or None."""
+        from app.base.cairn_link import is_link
         from app.base.file_types import is_bundle
 
+        if is_link(path):
+            return self.open_link(path)
         if is_bundle(path):
             if self.sharing is None:
                 return "Cairn is still opening; try again in a moment."
             self.sharing.import_bundle(path)  # checked, then a folder is asked for
             return None
         return await self.open_folder(path)
+
+    def open_link(self, text: str) -> str | None:
+        """A ``cairn://`` link (hostile input: checked again here, whoever sent it): select
+        its workspace or open its chat; the one-sentence refusal, or None."""
+        from app.base.cairn_link import parse
+
+        if self.cairn is None or self.sidebar is None:
+            return "Cairn is still opening; try again in a moment."
+        try:
+            link = parse(text)
+        except CairnError as refused:
+            self.notice.say(str(refused))
+            return str(refused)
+        registry = self.cairn.registry
+        if link.kind == "workspace":
+            if registry.workspace(link.id) is None:
+                refusal = f"The link names workspace {link.id}, which is not in this data folder."
+                self.notice.say(refusal)
+                return refusal
+            self.select_workspace(link.id)
+        else:
+            if registry.chat(link.id) is None:
+                refusal = f"The link names chat {link.id}, which is not in this data folder."
+                self.notice.say(refusal)
+                return refusal
+            self.select_chat(link.id)
+        self.notice.hide()
+        return None
 
     async def open_folder(self, path: str) -> str | None:
         """Add *path* (or find its workspace) and select it; the refusal sentence, or None."""
