@@ -41,13 +41,15 @@ Each model behaves as its entry in `fake.models` says (today's list, from the AP
   messages; tokens estimated as characters / 4) reaches the model's minimum writes a cache
   entry, and a later request with the same prefix reads it.
 
-Behind LiteLLM's proxy (`fake.as_litellm(master_key=...)`, issue 39): `GET /v1/models` lists
-the models as the proxy does (OpenAI's shape: id, object, created, owned_by; no capability
-data), every error is wrapped as the proxy wraps the API's (`{"error": {"message":
-"litellm.BadRequestError: AnthropicException - {…the API's JSON…}. Received Model Group=…",
-"type": "None", "param": "None", "code": "400"}}`), and a key other than the master key gets
-the proxy's 400 `No connected db.` (type `no_db_connection`). The models behind it behave as
-their entries in `fake.models` say.
+Behind LiteLLM's proxy (`fake.as_litellm(master_key=...)`, issue 39), as LiteLLM 1.108.7's
+`/v1/messages` and `/v1/models` answered on 2026-12-06: the models list without lifecycle or
+capability data (type, id, display_name, a fixed created_at, max_input_tokens, max_tokens),
+every error wrapped as the proxy wraps the API's (`{"type": "error", "error": {"type": <the
+API's>, "message": "litellm.BadRequestError: AnthropicException - {…the API's JSON…}\n\n
+LiteLLM: model group '…' failed with the error above. No fallback was attempted."}}`), and a
+key other than the master key refused with the proxy's own 400 (`{"error": {"message": "No
+connected db.", "type": "no_db_connection", "param": null, "code": "400"}}`). The models
+behind it behave as their entries in `fake.models` say.
 
 Server tools (web search and fetch), in the shapes of the SDK 2.14 types and of
 shared/fixtures/anthropic-stream-web-search.sse:
@@ -156,12 +158,13 @@ _LITELLM_ERRORS = {400: "BadRequestError", 401: "AuthenticationError", 403: "Per
 
 
 def _litellm_error(status: int, body: Any, model_group: str) -> dict[str, Any]:
-    """*body*, the API's error, as LiteLLM's proxy sends it on (ProxyException.to_dict)."""
+    """*body*, the API's error, as LiteLLM 1.108.7's /v1/messages sends it on."""
     name = _LITELLM_ERRORS.get(status, "APIError")
-    message = (f"litellm.{name}: AnthropicException - "
-               f"{json.dumps(body, separators=(',', ':'))}. Received Model Group={model_group}"
-               "\nAvailable Model Group Fallbacks=None")
-    return {"error": {"message": message, "type": "None", "param": "None", "code": str(status)}}
+    inner = body.get("error") if isinstance(body, dict) else None
+    error_type = inner.get("type") if isinstance(inner, dict) else "api_error"
+    message = (f"litellm.{name}: AnthropicException - {json.dumps(body)}\n\nLiteLLM: model "
+               f"group '{model_group}' failed with the error above. No fallback was attempted.")
+    return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
 def sse_frame(event: str, data: Any) -> bytes:
@@ -599,7 +602,7 @@ class _Handler(BaseHTTPRequestHandler):
         if master is None or request.api_key == master:
             return False
         self.send_json(400, {"error": {"message": "No connected db.", "type": "no_db_connection",
-                                       "param": "None", "code": "400"}}, wrap=False)
+                                       "param": None, "code": "400"}}, wrap=False)
         return True
 
     def do_POST(self) -> None:
@@ -633,10 +636,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self._refused_key(request):
             return
         if path == "/v1/models" and self.fake.litellm:
-            self.send_json(200, {"object": "list", "data": [
-                {"id": m["id"], "object": "model", "created": 1677610602,
-                 "owned_by": "openai"} for m in self.fake.models
-                if m.get("lifecycle") != "retired"]})
+            listed = [{"type": "model", "id": m["id"], "display_name": m["id"],
+                       "created_at": "2023-02-28T18:56:42Z",
+                       "max_input_tokens": m.get("max_input_tokens") or 1_000_000,
+                       "max_tokens": m.get("max_tokens") or 128_000}
+                      for m in self.fake.models if m.get("lifecycle") != "retired"]
+            self.send_json(200, {"data": listed, "has_more": False,
+                                 "first_id": listed[0]["id"] if listed else None,
+                                 "last_id": listed[-1]["id"] if listed else None})
             return
         if path == "/v1/models" or path.startswith("/v1/models/"):
             status = self.fake.models_status

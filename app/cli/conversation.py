@@ -534,9 +534,11 @@ async def _rebuild_or_leave(cairn: Cairn, chat_id: str, stderr: TextIO,
     who = server_named(cairn.settings.base_url())
 
     def waiting(wait: float, why: str) -> None:  # (on the network thread)
+        again = f"trying again in {seconds(round(wait))}"
         what = {"rate-limited": f"{who} asked to wait {seconds(round(wait))}",
-                "overloaded": f"{who} is overloaded; trying again in {seconds(round(wait))}",
-                }.get(why, f"{who} did not answer; trying again in {seconds(round(wait))}")
+                "overloaded": f"{who} is overloaded; {again}",
+                "server": f"{who} had a problem answering; {again}",
+                }.get(why, f"{who} could not be reached; {again}")
         sentence = (f"Updating knowledge: {what} (Ctrl+C leaves it for later; your reply is "
                     "saved).")
         if lines is not None:

@@ -218,6 +218,12 @@ def test_a_connection_failure_to_a_local_server_says_so():
 
 
 @pytest.mark.parametrize("message, shape", [
+    # LiteLLM 1.108.7's /v1/messages, as it answered a forced tool on 2026-12-06
+    ('litellm.BadRequestError: AnthropicException - {"type": "error", "error": {"type": '
+     '"invalid_request_error", "message": "tool_choice: type \\"tool\\" and \\"any\\" are '
+     'not supported for this model"}}\n\nLiteLLM: model group \'claude-haiku-5-5\' failed '
+     'with the error above. No fallback was attempted.', "tool"),
+    # its other routes' ProxyException shape
     ('litellm.BadRequestError: AnthropicException - {"type":"error","error":{"type":'
      '"invalid_request_error","message":"tool_choice: type \\"tool\\" and \\"any\\" are not '
      'supported for this model"}}. Received Model Group=claude\nAvailable Model Group '
@@ -245,7 +251,8 @@ def test_the_fake_answers_as_the_proxy_does(fake):
     fake.as_litellm()
     with urllib.request.urlopen(f"{fake.base_url}/v1/models") as answer:
         listed = json.load(answer)
-    assert listed["object"] == "list" and all("capabilities" not in m for m in listed["data"])
+    assert all("capabilities" not in m and "lifecycle" not in m for m in listed["data"])
+    assert listed["data"][0]["type"] == "model" and listed["has_more"] is False
 
 
 def test_settings_test_reads_the_proxy_s_400_as_a_key_problem():
