@@ -63,3 +63,27 @@ def test_cairn_with_a_bad_link_says_so_and_opens_nothing(capsys, isolated):
 
     assert main(["cairn://chat/nope"]) == 2
     assert capsys.readouterr().err == f"cairn: {REFUSAL}\n"
+
+
+def test_a_link_starts_the_window_on_its_chat(qapp, loop, isolated, fake, folders):
+    """No window running: `cairn cairn://chat/ID` starts one, which opens the chat."""
+    from app.cairn import Cairn
+    from tests.ui.helpers import close_window, configure
+    from ui.app import start
+
+    configure(isolated, fake)
+    (acme,) = folders("Acme Inc")
+    cairn = Cairn.open(isolated)
+    try:
+        cairn.registry.add_workspace(acme)
+        chats = [cairn.registry.new_chat(folder=acme, title=f"Chat {n}") for n in range(40)]
+    finally:
+        cairn.close()
+    wanted = chats[3]  # an older one: not among the first the window lists
+    starter = start(qapp, isolated, open_path=f"cairn://chat/{wanted.id}")
+    starter.begin()
+    try:
+        wait_for(lambda: starter.window.chat_panel is not None
+                 and starter.window.chat_panel.chat_id == wanted.id)
+    finally:
+        close_window(starter)
