@@ -477,8 +477,8 @@ class Rebuilder:
         refused = not isinstance(first, _NoToolCall) and not isinstance(second, _NoToolCall)
         how = ("takes neither a structured answer (output_config.format) nor a forced tool call "
                "(tool_choice)" if refused else
-               "answered without recording anything, asked for a structured answer and for "
-               "a tool call")
+               "records nothing either way Cairn asks (a structured answer, a forced tool "
+               "call)")
         return (f"The knowledge model '{model}' on {who} {how}, so it cannot update "
                 "knowledge; the documents are unchanged. Choose another knowledge model in "
                 "Settings or with `cairn settings set model.knowledge MODEL`.")

@@ -272,3 +272,22 @@ def test_the_missing_key_sentence_names_whose_key():
     assert "Add your Anthropic API key" in no_key_sentence(None)
     assert "Add the API key for the server at localhost:4000 in Settings" in no_key_sentence(
         None, "the server at localhost:4000")
+
+
+async def test_a_server_that_ignores_both_shapes_says_what_to_change(online, fake, workspace):
+    """A local server without a models endpoint that answers in words however it is asked:
+    one try each way, then a sentence naming the change, not a promise."""
+    fake.models_status = 404
+    online.settings.set("model.chat", "llama3.3")
+    online.settings.set("model.knowledge", "llama3.3")
+    chat_id = await _first_turn(online, fake, workspace)
+    fake.reply_text("I would note the launch date, which seems worth remembering later on.")
+    fake.reply_text("Noted: the launch date, which seems worth remembering later on, too.")
+    report = await online.rebuilder.rebuild(chat_id)
+    assert report.status == "failed" and fake.pending == 0
+    assert report.error == (
+        f"The knowledge model 'llama3.3' on the server at 127.0.0.1:{fake.port} records nothing "
+        "either way Cairn asks (a structured answer, a forced tool call), so it cannot update "
+        "knowledge; the documents are unchanged. Choose another knowledge model in Settings or "
+        "with `cairn settings set model.knowledge MODEL`.")
+    assert not online.catalog.knows_shape("llama3.3", online.engine.server())
