@@ -403,10 +403,17 @@ class _Progress:
     tool_notices: list[str] = field(default_factory=list)
     ended: bool = False  # the stopped or failed reply is stored
 
+    paused: bool = False  # the last round paused (pause_turn): the next one goes on with it
+
+    def round_break(self) -> str:
+        """What goes before this round's text: nothing after a paused round (the same
+        answer, going on), else a paragraph break after earlier text."""
+        return "" if self.paused else paragraph_break(self.text)
+
     @property
     def whole_text(self) -> str:
         """The reply's text so far: each round's text its own paragraph."""
-        return paragraphs(self.text, self.partial)
+        return self.text + self.round_break() + self.partial if self.partial else self.text
 
     def finish_round(self, usage: Usage, cost: float | None) -> None:
         self.text = self.whole_text
@@ -540,6 +547,7 @@ class TurnRun:
                 state.round_usage, state.counted = round_usage, True
                 raise ModelError(_STOPPED_BY_MODEL[stop_reason], kind=stop_reason)
             stored = await storage.run(self._store_round, blocks, round_usage)
+            state.paused = stop_reason == "pause_turn"
             self._publish(RoundStored(turn.id, stored.id, round_usage, stored.cost_usd,
                                       generation=turn.generation))
             if stop_reason == "pause_turn":
@@ -645,8 +653,7 @@ class TurnRun:
         elif kind == "text":
             # A round's first text after an earlier round's starts a paragraph: said so in
             # the delta itself, so every reader (the command line, the window) shows it.
-            shown = paragraph_break(state.text) + value if value and not state.partial \
-                else value
+            shown = state.round_break() + value if value and not state.partial else value
             state.partial += value
             self._publish(TextDelta(turn.id, shown, generation=turn.generation))
         elif kind == "thinking":
