@@ -294,8 +294,9 @@ class SettingsDialog(QDialog):
         url_hint = _note("Base URL help", muted=True, text=(
             "Leave empty for Anthropic" + (f" (ANTHROPIC_BASE_URL is set: {from_env})"
                                            if from_env else "")
-            + ". For an Anthropic-compatible local server (Ollama, LM Studio, llama.cpp), "
-            "enter its address, such as http://localhost:11434."))
+            + ". For an Anthropic-compatible server, enter its address: LiteLLM's proxy "
+            "http://localhost:4000, Ollama http://localhost:11434, llama.cpp "
+            "http://localhost:8080."))
 
         form = _Form()
         form.addRow("API key", key_row)
