@@ -62,6 +62,9 @@ def test_jsonl_says_the_wait_as_an_event(online, fake, workspace):
 
 def test_ctrl_c_leaves_the_update_for_later_and_keeps_the_reply(isolated, online, fake,
                                                                  workspace):
+    # asyncio.run takes Ctrl+C over only from Python's own handler (tests/process has the
+    # same as a real process, signalled from outside)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     online.close()
     fake.reply_text(LONG)
     fake.reply_error_status(429, "rate_limit_error", "Slow down.", headers={"retry-after": "50"})
