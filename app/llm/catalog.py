@@ -4,8 +4,9 @@
 date, limits and capabilities.  Cairn keeps the answer in the data folder (``models.json``,
 with the time it was fetched and the server it came from), refreshes it daily and whenever a
 call says a model is unknown, and decides every request from it.  A server without that data
-(Ollama, LM Studio, llama.cpp, an older proxy) gets the conservative request shape: no
-thinking, no effort, no structured outputs.
+(Ollama, LM Studio, llama.cpp, LiteLLM's proxy) gets the conservative request shape: no
+thinking, no effort; its knowledge calls try the structured shape first, and what worked is
+kept per model and server (``shapes``).
 
 Nothing here switches a person's model: a retired model is refused with a sentence that names
 its successor, a deprecated one is announced once.
