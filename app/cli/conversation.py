@@ -462,6 +462,7 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
         return chat, notice, result, await _rebuild_or_leave(cairn, chat.id, stderr, lines)
 
+    _TERMINATED.clear()
     try:
         chat, notice, result, rebuilt = asyncio.run(turn_then_rebuild())
     except (KeyboardInterrupt, asyncio.CancelledError) as stopped:
@@ -517,10 +518,13 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
     if result.status == "stopped":
         stderr.write("Stopped; the partial reply is kept.\n")
         return 1
-    return 130 if rebuilt.status == LEFT_FOR_LATER else 0
+    if rebuilt.status == LEFT_FOR_LATER:
+        return 143 if _TERMINATED else 130
+    return 0
 
 
 LEFT_FOR_LATER = "left for later"  # a rebuild's report when Ctrl+C left it (cairn ask)
+_TERMINATED: list[bool] = []  # SIGTERM came (cairn ask): set by its handler
 
 
 async def _rebuild_or_leave(cairn: Cairn, chat_id: str, stderr: TextIO,
@@ -577,7 +581,11 @@ def _stop_on_sigterm() -> None:
     if task is None or not hasattr(signal, "SIGTERM"):
         return
     try:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        def terminate() -> None:
+            _TERMINATED.append(True)  # (the exit status says which signal: 143, not 130)
+            task.cancel()
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
     except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
         pass
 
