@@ -129,6 +129,12 @@ Root: HKA; Subkey: "Software\Classes\.cairn\OpenWithProgids"; ValueType: string;
 Root: HKA; Subkey: "Software\Classes\Cairn.Bundle"; ValueType: string; ValueName: ""; ValueData: "Cairn workspace bundle"; Flags: uninsdeletekey
 Root: HKA; Subkey: "Software\Classes\Cairn.Bundle\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"",0"
 Root: HKA; Subkey: "Software\Classes\Cairn.Bundle\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"" open ""%1"""
+; cairn:// links (app/base/cairn_link.py: cairn://open?workspace=ID, cairn://chat/ID) open in
+; Cairn, in the running window when there is one; Cairn checks each link and refuses any other.
+Root: HKA; Subkey: "Software\Classes\cairn"; ValueType: string; ValueName: ""; ValueData: "URL:Cairn link"; Flags: uninsdeletekey
+Root: HKA; Subkey: "Software\Classes\cairn"; ValueType: string; ValueName: "URL Protocol"; ValueData: ""
+Root: HKA; Subkey: "Software\Classes\cairn\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"",0"
+Root: HKA; Subkey: "Software\Classes\cairn\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\Cairn.exe"" open ""%1"""
 
 [Run]
 Filename: "{app}\Cairn.exe"; Description: "{cm:LaunchProgram,Cairn}"; Flags: nowait postinstall skipifsilent

@@ -41,6 +41,16 @@ Each model behaves as its entry in `fake.models` says (today's list, from the AP
   messages; tokens estimated as characters / 4) reaches the model's minimum writes a cache
   entry, and a later request with the same prefix reads it.
 
+Behind LiteLLM's proxy (`fake.as_litellm(master_key=...)`, issue 39), as LiteLLM 1.108.7's
+`/v1/messages` and `/v1/models` answered on 2026-12-06: the models list without lifecycle or
+capability data (type, id, display_name, a fixed created_at, max_input_tokens, max_tokens),
+every error wrapped as the proxy wraps the API's (`{"type": "error", "error": {"type": <the
+API's>, "message": "litellm.BadRequestError: AnthropicException - {…the API's JSON…}\n\n
+LiteLLM: model group '…' failed with the error above. No fallback was attempted."}}`), and a
+key other than the master key refused with the proxy's own 400 (`{"error": {"message": "No
+connected db.", "type": "no_db_connection", "param": null, "code": "400"}}`). The models
+behind it behave as their entries in `fake.models` say.
+
 Server tools (web search and fetch), in the shapes of the SDK 2.14 types and of
 shared/fixtures/anthropic-stream-web-search.sse:
 
@@ -137,6 +147,23 @@ def _random_id(prefix: str) -> str:
 
 
 def error_body(error_type: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+# LiteLLM's exception class for each status it passes on (litellm/exceptions.py).
+_LITELLM_ERRORS = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
+                   404: "NotFoundError", 408: "Timeout", 422: "UnprocessableEntityError",
+                   429: "RateLimitError", 500: "InternalServerError", 503: "ServiceUnavailableError",
+                   529: "InternalServerError"}
+
+
+def _litellm_error(status: int, body: Any, model_group: str) -> dict[str, Any]:
+    """*body*, the API's error, as LiteLLM 1.108.7's /v1/messages sends it on."""
+    name = _LITELLM_ERRORS.get(status, "APIError")
+    inner = body.get("error") if isinstance(body, dict) else None
+    error_type = inner.get("type") if isinstance(inner, dict) else "api_error"
+    message = (f"litellm.{name}: AnthropicException - {json.dumps(body)}\n\nLiteLLM: model "
+               f"group '{model_group}' failed with the error above. No fallback was attempted.")
     return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
@@ -565,8 +592,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.fake._record(request)
         return request
 
+    def _model_group(self) -> str:
+        body = getattr(self, "_body", None)
+        return str(body.get("model")) if isinstance(body, dict) else "None"
+
+    def _refused_key(self, request: FakeRequest) -> bool:
+        """LiteLLM without a database of keys: any key but its master key is 400."""
+        master = self.fake.litellm_master_key
+        if master is None or request.api_key == master:
+            return False
+        self.send_json(400, {"error": {"message": "No connected db.", "type": "no_db_connection",
+                                       "param": None, "code": "400"}}, wrap=False)
+        return True
+
     def do_POST(self) -> None:
         request = self._record()
+        self._body = request.body
+        if self._refused_key(request):
+            return
         if request.path.rstrip("/") != "/v1/messages":
             self.send_json(404, error_body(
                 "not_found_error", f"FakeAnthropic has no route POST {request.path}"))
@@ -588,7 +631,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         request = self._record()
+        self._body = None
         path = request.path.rstrip("/")
+        if self._refused_key(request):
+            return
+        if path == "/v1/models" and self.fake.litellm:
+            listed = [{"type": "model", "id": m["id"], "display_name": m["id"],
+                       "created_at": "2023-02-28T18:56:42Z",
+                       "max_input_tokens": m.get("max_input_tokens") or 1_000_000,
+                       "max_tokens": m.get("max_tokens") or 128_000}
+                      for m in self.fake.models if m.get("lifecycle") != "retired"]
+            self.send_json(200, {"data": listed, "has_more": False,
+                                 "first_id": listed[0]["id"] if listed else None,
+                                 "last_id": listed[-1]["id"] if listed else None})
+            return
         if path == "/v1/models" or path.startswith("/v1/models/"):
             status = self.fake.models_status
             if status != 200:
@@ -620,7 +676,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", _random_id("req_"))
         self.send_header("anthropic-organization-id", "00000000-0000-0000-0000-000000000000")
 
-    def send_json(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+    def send_json(self, status: int, body: Any, headers: Mapping[str, str] | None = None, *,
+                  wrap: bool = True) -> None:
+        if status >= 400 and self.fake.litellm and wrap:
+            body = _litellm_error(status, body, self._model_group())
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -680,6 +739,8 @@ class FakeAnthropic:
         self.models_status = 200
         self.thinking = True  # current models open every reply with a signed thinking block
         self.refuse_structured: set[str] = set()  # models that refuse output_config.format
+        self.litellm = False  # behind LiteLLM's proxy: see as_litellm()
+        self.litellm_master_key: str | None = None
         self._signed: dict[str, str] = {}  # signature -> the thinking text it was issued for
         self._cached: set[str] = set()  # prefixes written to the prompt cache
         # Each pause_turn reply's blocks, fingerprinted: a trailing assistant message ending
@@ -845,6 +906,14 @@ class FakeAnthropic:
                                          "delta": {"type": "text_delta", "text": text_before}}),
             ]
         self._queue(_EventsReply(events, stall=True))
+
+    def as_litellm(self, *, master_key: str | None = None) -> FakeAnthropic:
+        """Answer as LiteLLM's proxy in front of these models: a models list without
+        capability data, every error wrapped as the proxy wraps it, and (with *master_key*)
+        any other key refused with the proxy's 400 "No connected db."."""
+        self.litellm = True
+        self.litellm_master_key = master_key
+        return self
 
     def model(self, model_id: str) -> dict[str, Any] | None:
         """The models-list entry for *model_id*, or None."""

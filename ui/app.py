@@ -264,7 +264,10 @@ class FileOpenFilter(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.FileOpen:
-            path = cast("QFileOpenEvent", event).file()
+            opened = cast("QFileOpenEvent", event)
+            # A file or folder, or a cairn:// link (Info.plist's CFBundleURLTypes): its URL.
+            path = opened.file() or (opened.url().toString()
+                                     if opened.url().scheme().lower() == "cairn" else "")
             if path and self.starter is not None:
                 self.starter.open_file_event(path)
             elif path:

@@ -47,6 +47,36 @@ def _looks_like_a_path(word: str) -> bool:
             or word in (".", "..") or word.startswith("~"))
 
 
+def _is_link(word: str) -> bool:
+    from app.base.cairn_link import is_link
+
+    return is_link(word)
+
+
+def _link_or_file_url(word: str) -> str | None:
+    """What the desktop hands over for ``%u``: a ``cairn://`` link (checked: its one
+    normal spelling, or "cairn: <the refusal>"), a ``file://`` URL (its local path), or None
+    for anything else (a path, as typed)."""
+    from app.base.cairn_link import is_link, parse
+    from app.errors import Refused
+
+    if is_link(word):
+        try:
+            return str(parse(word))
+        except Refused as refused:
+            from app.base.paths import shown
+
+            return f"cairn: {shown(str(refused))}"
+    if word[:7].lower() == "file://":
+        from urllib.parse import unquote, urlsplit
+        from urllib.request import url2pathname
+
+        parts = urlsplit(word)
+        if parts.netloc in ("", "localhost") and not parts.query and not parts.fragment:
+            return url2pathname(unquote(parts.path))
+    return None
+
+
 def _window_args(argv: Sequence[str]) -> tuple[Path | None, bool, list[str]] | str:
     """The window's few arguments, read by hand: argparse is the command line's, and the
     window's first paint should not wait for it.  (data folder, exit after first paint,
@@ -92,7 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     data_dir, exit_after_first_paint, words = parsed
     if words and words[0] == "open":
         words = words[1:]
-    if words and not _looks_like_a_path(words[0]):
+    target = _link_or_file_url(words[0]) if len(words) == 1 else None
+    if isinstance(target, str) and target.startswith("cairn: "):
+        sys.stderr.write(target + "\n")  # a cairn:// link outside the grammar: refused
+        return 2
+    if target is not None:
+        words = [target]
+    if words and not _looks_like_a_path(words[0]) and target is None:
         # `cairn wokspace`, `cairn worksapce list`: a typo, not a folder to open.
         import difflib
 
@@ -106,7 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("usage: cairn [open] [PATH]  (or: cairn COMMAND --help)\n")
         return 2
     # `cairn PATH` / `cairn open PATH`: a path typed in a shell means "relative to here".
-    open_path = os.path.abspath(os.path.expanduser(words[0])) if words else None
+    # (a cairn:// link goes to the window as it is, checked again there)
+    open_path = (words[0] if words and _is_link(words[0]) else
+                 os.path.abspath(os.path.expanduser(words[0])) if words else None)
     import gc
 
     gc.disable()  # start-up's imports collected nothing: held until the filled paint (ui.app)

@@ -102,14 +102,23 @@ def failure_sentence(error: BaseException | None, server: str) -> str:
     classes' names and status, so the window never imports the SDK itself."""
     kinds = {cls.__name__ for cls in type(error).__mro__} if error is not None else set()
     status = getattr(error, "status_code", None)
+    from app.llm.client import is_proxy_key_refusal, refusal_of
+
     if status == 401 or "AuthenticationError" in kinds:
         return "The server rejected this key (401): check it, or paste a new one and Save."
+    if error is not None and is_proxy_key_refusal(error):  # LiteLLM's 400 "No connected db."
+        kind, message = refusal_of(error)
+        said = (message or kind)[:120].strip().rstrip(".")
+        return (f"The server did not accept this key (it says “{said}.”): check it, or paste "
+                "a new one and Save.")
     if status == 403 or "PermissionDeniedError" in kinds:
         return "The server knows this key but may not list models with it (403)."
     if "APITimeoutError" in kinds:
         return f"{server} took too long to answer; check the base URL, or try again."
     if "APIConnectionError" in kinds:
-        return f"Cannot reach {server}; check your internet connection and the base URL."
+        if "api.anthropic.com" in server:
+            return f"Cannot reach {server}; check your internet connection and the base URL."
+        return f"Cannot reach {server}; check that it is running, and the base URL."
     if isinstance(status, int):
         return (f"{server} answered with an error (HTTP {status}) instead of the models "
                 "list.")
@@ -289,8 +298,9 @@ class SettingsDialog(QDialog):
         url_hint = _note("Base URL help", muted=True, text=(
             "Leave empty for Anthropic" + (f" (ANTHROPIC_BASE_URL is set: {from_env})"
                                            if from_env else "")
-            + ". For an Anthropic-compatible local server (Ollama, LM Studio, llama.cpp), "
-            "enter its address, such as http://localhost:11434."))
+            + ". For an Anthropic-compatible server, enter its address: LiteLLM's proxy "
+            "http://localhost:4000, Ollama http://localhost:11434, llama.cpp "
+            "http://localhost:8080."))
 
         form = _Form()
         form.addRow("API key", key_row)
@@ -627,9 +637,12 @@ class SettingsDialog(QDialog):
             text = "A key is saved in your system keychain. Paste a new one to replace it."
             placeholder = "•••••••• saved"
         else:
-            text = ("No key yet. Paste your Anthropic API key; Cairn keeps it in your system "
+            owner = self._settings.key_owner()
+            whose = ("your Anthropic API key" if owner == "Anthropic"
+                     else f"the API key for {owner}")
+            text = (f"No key yet. Paste {whose}; Cairn keeps it in your system "
                     "keychain, never in a file.")
-            placeholder = "sk-ant-…"
+            placeholder = "sk-ant-…" if owner == "Anthropic" else "API key"
         self._key_state.setText(text)
         self._key.setPlaceholderText(placeholder)
         self._key.setEnabled(problem is None)

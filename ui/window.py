@@ -624,8 +624,10 @@ class MainWindow(QMainWindow):
             self.key_notice.hide()
             return
         problem = settings.keychain_problem
+        owner = settings.key_owner()
+        whose = "your Anthropic API key" if owner == "Anthropic" else f"the API key for {owner}"
         self.key_notice.say(no_key_sentence(problem) if problem else (
-            "No API key yet: add your Anthropic API key to start chatting (it is kept in your "
+            f"No API key yet: add {whose} to start chatting (it is kept in your "
             "system keychain), or set ANTHROPIC_API_KEY."))
         self.key_notice.offer("Add your API key…", self.sig_settings_requested.emit)
 
@@ -633,15 +635,47 @@ class MainWindow(QMainWindow):
 
     async def open_path(self, path: str) -> str | None:
         """A folder opens as a workspace; a ``.cairn`` bundle (dropped, double-clicked in the
-        file manager, or ``cairn FILE.cairn``) starts its import; the refusal, or None."""
+        file manager, or ``cairn FILE.cairn``) starts its import; a ``cairn://`` link selects
+        its workspace or opens its chat; the refusal, or None."""
+        from app.base.cairn_link import is_link
         from app.base.file_types import is_bundle
 
+        if is_link(path):
+            return self.open_link(path)
         if is_bundle(path):
             if self.sharing is None:
                 return "Cairn is still opening; try again in a moment."
             self.sharing.import_bundle(path)  # checked, then a folder is asked for
             return None
         return await self.open_folder(path)
+
+    def open_link(self, text: str) -> str | None:
+        """A ``cairn://`` link (hostile input: checked again here, whoever sent it): select
+        its workspace or open its chat; the one-sentence refusal, or None."""
+        from app.base.cairn_link import parse
+
+        if self.cairn is None or self.sidebar is None:
+            return "Cairn is still opening; try again in a moment."
+        try:
+            link = parse(text)
+        except CairnError as refused:
+            self.notice.say(str(refused))
+            return str(refused)
+        registry = self.cairn.registry
+        if link.kind == "workspace":
+            if registry.workspace(link.id) is None:
+                refusal = f"The link names workspace {link.id}, which is not in this data folder."
+                self.notice.say(refusal)
+                return refusal
+            self.select_workspace(link.id)
+        else:
+            if registry.chat(link.id) is None:
+                refusal = f"The link names chat {link.id}, which is not in this data folder."
+                self.notice.say(refusal)
+                return refusal
+            self.select_chat(link.id)
+        self.notice.hide()
+        return None
 
     async def open_folder(self, path: str) -> str | None:
         """Add *path* (or find its workspace) and select it; the refusal sentence, or None."""

@@ -18,9 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.base.cairn_link import SCHEME
 from app.base.file_types import APP_ID, MIME_TYPE, shared_mime_info
 from app.errors import Refused, os_reason
 
+SCHEME_HANDLER = f"x-scheme-handler/{SCHEME}"  # cairn:// links open in Cairn
 ICONS = Path(__file__).resolve().parents[2] / "resources" / "icons"
 Which = Callable[[str], str | None]
 Run = Callable[[Sequence[str]], None]
@@ -57,8 +59,9 @@ def _exec_word(word: str) -> str:
 
 
 def desktop_entry(command: Sequence[str]) -> str:
-    """The ``.desktop`` file: the application, and what it opens (``%f``: one file)."""
-    exec_line = " ".join(_exec_word(w) for w in command) + " %f"
+    """The ``.desktop`` file: the application, and what it opens (``%u``: one file, as a
+    path or a ``file://`` URL, or one ``cairn://`` link: app/base/cairn_link.py)."""
+    exec_line = " ".join(_exec_word(w) for w in command) + " %u"
     return (
         "[Desktop Entry]\n"
         "Type=Application\n"
@@ -69,7 +72,7 @@ def desktop_entry(command: Sequence[str]) -> str:
         f"Icon={APP_ID}\n"
         "Terminal=false\n"
         "Categories=Office;Utility;\n"
-        f"MimeType={MIME_TYPE};\n"
+        f"MimeType={MIME_TYPE};{SCHEME_HANDLER};\n"
         "StartupNotify=true\n"
         "StartupWMClass=Cairn\n"
     )
@@ -119,11 +122,13 @@ def install(home: Path, command: Sequence[str], *, which: Which = shutil.which,
         ["update-mime-database", str(home / "mime")],
         ["update-desktop-database", str(home / "applications")],
         ["xdg-mime", "default", f"{APP_ID}.desktop", MIME_TYPE],
+        ["xdg-mime", "default", f"{APP_ID}.desktop", SCHEME_HANDLER],
     ]
     for argv in steps:
         tool = which(argv[0])
         if tool is None:
-            done.missing.append(argv[0])
+            if argv[0] not in done.missing:
+                done.missing.append(argv[0])
             continue
         try:
             run([tool, *argv[1:]])

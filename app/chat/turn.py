@@ -136,6 +136,7 @@ class RetryWaiting(TurnEvent):
 
     seconds: float
     why: str
+    server: str = "Anthropic"  # who asked for the wait: "Anthropic", or "the server at HOST"
 
     def sentence(self, left: float | None = None) -> str:
         """"Anthropic is rate-limiting this key; trying again in 20 seconds." — *left*
@@ -143,14 +144,14 @@ class RetryWaiting(TurnEvent):
         from app.llm.client import seconds
 
         wait = max(0, round(self.seconds if left is None else left))
-        what = _WAITING_FOR.get(self.why, _WAITING_FOR["network"])
-        return f"{what}; trying again in {seconds(wait)}."
+        what = _WAITING_FOR.get(self.why, _WAITING_FOR["network"]).format(self.server)
+        return f"{what[:1].upper()}{what[1:]}; trying again in {seconds(wait)}."
 
 
-_WAITING_FOR = {"rate-limited": "Anthropic is rate-limiting this key",
-                "overloaded": "Anthropic is overloaded",
-                "server": "Anthropic had a problem answering",
-                "network": "Anthropic could not be reached"}
+_WAITING_FOR = {"rate-limited": "{} is rate-limiting this key",
+                "overloaded": "{} is overloaded",
+                "server": "{} had a problem answering",
+                "network": "{} could not be reached"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +369,18 @@ class TurnContext:
         return request
 
 
+def paragraph_break(before: str) -> str:
+    """What goes between earlier text and a new round's: a blank line, so that "Let me read
+    your notes." and "Your notes say…" never read as one sentence (issue 39)."""
+    if not before or before.endswith("\n\n"):
+        return ""
+    return "\n" if before.endswith("\n") else "\n\n"
+
+
+def paragraphs(before: str, after: str) -> str:
+    return before + paragraph_break(before) + after if after else before
+
+
 @dataclass(slots=True)
 class _Progress:
     """What a turn has produced so far, across tool rounds."""
@@ -394,8 +407,20 @@ class _Progress:
     tool_notices: list[str] = field(default_factory=list)
     ended: bool = False  # the stopped or failed reply is stored
 
+    paused: bool = False  # the last round paused (pause_turn): the next one goes on with it
+
+    def round_break(self) -> str:
+        """What goes before this round's text: nothing after a paused round (the same
+        answer, going on), else a paragraph break after earlier text."""
+        return "" if self.paused else paragraph_break(self.text)
+
+    @property
+    def whole_text(self) -> str:
+        """The reply's text so far: each round's text its own paragraph."""
+        return self.text + self.round_break() + self.partial if self.partial else self.text
+
     def finish_round(self, usage: Usage, cost: float | None) -> None:
-        self.text += self.partial
+        self.text = self.whole_text
         self.partial = ""
         self.thinking += self.partial_thinking
         self.partial_thinking = ""
@@ -526,6 +551,7 @@ class TurnRun:
                 state.round_usage, state.counted = round_usage, True
                 raise ModelError(_STOPPED_BY_MODEL[stop_reason], kind=stop_reason)
             stored = await storage.run(self._store_round, blocks, round_usage)
+            state.paused = stop_reason == "pause_turn"
             self._publish(RoundStored(turn.id, stored.id, round_usage, stored.cost_usd,
                                       generation=turn.generation))
             if stop_reason == "pause_turn":
@@ -615,11 +641,12 @@ class TurnRun:
                     raise
                 wait = next(waits, None)
                 if wait is None:
-                    raise limits.ModelError(limits.OVERLOADED_AFTER_RETRYING,
+                    raise limits.ModelError(limits.overloaded_after_retrying(self._server()),
                                             kind="overloaded") from failure
             state.round_usage, state.counted = Usage(), False  # the next attempt counts anew
             state.partial_blocks = []
-            self._publish(RetryWaiting(turn.id, wait, "overloaded", generation=turn.generation))
+            self._publish(RetryWaiting(turn.id, wait, "overloaded", self._server(),
+                                      generation=turn.generation))
             await stopper.step(asyncio.sleep(wait))
 
     def _take(self, kind: str, value: Any) -> None:
@@ -628,8 +655,11 @@ class TurnRun:
         if kind in ("usage", "usage counted"):
             state.round_usage, state.counted = value, kind == "usage counted"
         elif kind == "text":
+            # A round's first text after an earlier round's starts a paragraph: said so in
+            # the delta itself, so every reader (the command line, the window) shows it.
+            shown = state.round_break() + value if value and not state.partial else value
             state.partial += value
-            self._publish(TextDelta(turn.id, value, generation=turn.generation))
+            self._publish(TextDelta(turn.id, shown, generation=turn.generation))
         elif kind == "thinking":
             state.partial_thinking += value
             self._publish(ThinkingDelta(turn.id, value, generation=turn.generation))
@@ -640,7 +670,14 @@ class TurnRun:
                 self._publish(WebActivity(turn.id, line, value, generation=turn.generation))
         elif kind == "waiting":
             wait, why = value
-            self._publish(RetryWaiting(turn.id, wait, why, generation=turn.generation))
+            self._publish(RetryWaiting(turn.id, wait, why, self._server(),
+                                       generation=turn.generation))
+
+    def _server(self) -> str:
+        """Who the turn talks to, in a sentence ("Anthropic", "the server at HOST")."""
+        from app.llm.client import server_named
+
+        return server_named(self.engine.server())
 
     def _publish(self, event: TurnEvent) -> None:
         self.turn.publish(event)
@@ -691,7 +728,7 @@ class TurnRun:
         total = state.usage + state.round_usage
         costs = state.costs + ([_cost(model, state.round_usage)] if state.round_usage != Usage()
                                else [])
-        result = TurnResult(self.chat.id, state.text + state.partial, status, error, model,
+        result = TurnResult(self.chat.id, state.whole_text, status, error, model,
                             total, total_cost(costs), self.notice,
                             state.thinking + state.partial_thinking, tuple(state.stored),
                             waiting, tuple(state.tool_calls), tuple(state.tool_notices))

@@ -177,7 +177,8 @@ def add_setting_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("value", metavar="VALUE")
     json_flag(commands.add_parser("models", help="the models the server offers, and the ones "
                                                  "Cairn uses"))
-    key = commands.add_parser("key", help="the Anthropic API key, kept in the system keychain")
+    key = commands.add_parser("key", help="the API key of the server in use (Anthropic's, or "
+                                          "the base URL's), kept in the system keychain")
     actions = key.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("set", help="store a key (read from standard input, never an argument)")
     actions.add_parser("forget", help="remove the stored key")
@@ -459,8 +460,9 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
         if lines is not None:  # the reply is whole and stored; the rebuild may take a while
             lines("reply", chat=chat.id, status=result.status, error=result.error)
         # A command line has no idle time to wait for: the rebuild runs before exiting.
-        return chat, notice, result, await cairn.rebuilder.rebuild(chat.id)
+        return chat, notice, result, await _rebuild_or_leave(cairn, chat.id, stderr, lines)
 
+    _TERMINATED.clear()
     try:
         chat, notice, result, rebuilt = asyncio.run(turn_then_rebuild())
     except (KeyboardInterrupt, asyncio.CancelledError) as stopped:
@@ -516,7 +518,48 @@ def _ask(cairn: Cairn, args: argparse.Namespace, stdout: TextIO, stderr: TextIO)
     if result.status == "stopped":
         stderr.write("Stopped; the partial reply is kept.\n")
         return 1
+    if rebuilt.status == LEFT_FOR_LATER:
+        return 143 if _TERMINATED else 130
     return 0
+
+
+LEFT_FOR_LATER = "left for later"  # a rebuild's report when Ctrl+C left it (cairn ask)
+_TERMINATED: list[bool] = []  # SIGTERM came (cairn ask): set by its handler
+
+
+async def _rebuild_or_leave(cairn: Cairn, chat_id: str, stderr: TextIO,
+                            lines: JsonLines | None) -> Report:
+    """The rebuild after a reply, saying on stderr what it waits for (a 429's wait); Ctrl+C
+    (or SIGTERM) leaves it for later: the reply is stored, and the exchange stays pending for
+    the next rebuild (the next turn's, or `cairn knowledge rebuild`)."""
+    from app.knowledge import rebuild
+    from app.llm.client import seconds, server_named
+
+    who = server_named(cairn.settings.base_url())
+
+    def waiting(wait: float, why: str) -> None:  # (on the network thread)
+        again = f"trying again in {seconds(round(wait))}"
+        what = {"rate-limited": f"{who} asked to wait {seconds(round(wait))}",
+                "overloaded": f"{who} is overloaded; {again}",
+                "server": f"{who} had a problem answering; {again}",
+                }.get(why, f"{who} could not be reached; {again}")
+        sentence = (f"Updating knowledge: {what} (Ctrl+C leaves it for later; your reply is "
+                    "saved).")
+        if lines is not None:
+            lines("knowledge waiting", message=sentence)
+        stderr.write(sentence + "\n")
+        stderr.flush()
+
+    token = rebuild.retry_listener.set(waiting)
+    try:
+        return await cairn.rebuilder.rebuild(chat_id)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()  # only the rebuild is left: the reply is whole, and is reported
+        return rebuild.Report(chat_id, status=LEFT_FOR_LATER)
+    finally:
+        rebuild.retry_listener.reset(token)
 
 
 def _silence(stream: TextIO) -> None:
@@ -538,7 +581,11 @@ def _stop_on_sigterm() -> None:
     if task is None or not hasattr(signal, "SIGTERM"):
         return
     try:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        def terminate() -> None:
+            _TERMINATED.append(True)  # (the exit status says which signal: 143, not 130)
+            task.cancel()
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
     except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
         pass
 
@@ -636,6 +683,11 @@ def _status_text(label: str, status: dict[str, Any]) -> str:
 def _report_rebuild(report: Report, stderr: TextIO) -> None:
     if report.status == "nothing" and not report.refused:
         return
+    if report.status == LEFT_FOR_LATER:
+        stderr.write(f"\nKnowledge update left for later: your reply is saved, and the next "
+                     f"turn in this chat (or `cairn knowledge rebuild {report.chat_id}`) "
+                     "learns from it.\n")
+        return
     if report.error:
         stderr.write(f"Knowledge not updated: {report.error}\n")
         return
@@ -712,7 +764,9 @@ def _key(cairn: Cairn, args: argparse.Namespace, stdout: TextIO) -> int:
     if args.action == "set":
         # Never an argument: shell history and process lists would keep it.
         try:
-            key = (getpass.getpass("Anthropic API key: ") if sys.stdin.isatty()
+            owner = cairn.settings.key_owner()
+            ask = "Anthropic API key: " if owner == "Anthropic" else f"API key for {owner}: "
+            key = (getpass.getpass(ask) if sys.stdin.isatty()
                    else sys.stdin.readline())
         except (KeyboardInterrupt, EOFError):
             raise Refused("No key was saved.") from None

@@ -14,6 +14,7 @@ write runs on the storage thread.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
@@ -64,6 +65,11 @@ if TYPE_CHECKING:
     from app.records import Chat
 
 log = logging.getLogger(__name__)
+
+# Who hears that a knowledge call waits before trying again (a 429's or a 529's wait, in
+# seconds, and why): set by a caller around a rebuild (``cairn ask`` says it on stderr).
+retry_listener: contextvars.ContextVar[Callable[[float, str], None] | None] = \
+    contextvars.ContextVar("rebuild_retry_listener", default=None)
 
 QUALIFYING_REPLY = 80  # characters: shorter replies never cause a model call (docs/knowledge.md)
 CHUNK_EXCHANGES = 6  # a backlog goes to the model in chunks of this many, oldest first
@@ -428,28 +434,69 @@ class Rebuilder:
                                           template)
         if correction:
             request["messages"][0]["content"] += "\n\n" + correction
-        shape = self.catalog.knowledge_shape(model)
+        server = self._server()
+        shape = self.catalog.knowledge_shape(model, server)
+        known = self.catalog.knows_shape(model, server)
+        targets = [layer.key for layer in layers]
         try:
-            response = await self._call(request, shape, [layer.key for layer in layers])
+            answer = _answer(await self._call(request, shape, targets), shape)
         except Exception as error:
-            other = self._other_shape(error, shape, model)
+            other = self._other_shape(error, shape, model, known=known)
             if other is None:
                 raise
-            # The server said this shape is unsupported: the other one, once, and remember it.
-            log.info("the knowledge model refused %s output; trying %s", shape, other)
-            response = await self._call(request, other, [layer.key for layer in layers])
-            await asyncio.to_thread(self.catalog.remember_shape, model, other)  # writes a file
-            shape = other
-        return _answer(response, shape)
+            # The server said this shape is unsupported (or, for a model nobody described,
+            # answered it with no ops at all): the other one, once, and remember it.
+            log.info("the knowledge model did not take %s output; trying %s", shape, other)
+            try:
+                answer = _answer(await self._call(request, other, targets), other)
+            except Exception as again:
+                if self._other_shape(again, other, model, known=False) is None:
+                    raise
+                raise _Unusable(self._unusable(model, error, again)) from again
+            await asyncio.to_thread(self.catalog.remember_shape, model, other, server)
+            return answer
+        info = self.catalog.info(model)
+        if not known and (info is None or not info.described):  # learnt: the next start asks so
+            await asyncio.to_thread(self.catalog.remember_shape, model, shape, server)
+        return answer
 
-    def _other_shape(self, error: BaseException, shape: str, model: str) -> str | None:
+    def _server(self) -> str:
+        """The server the knowledge model is reached at, as the models cache names it."""
+        from app.base.logs import without_credentials
+
+        return without_credentials(self.settings.base_url() or "https://api.anthropic.com")
+
+    def _unusable(self, model: str, first: BaseException, second: BaseException) -> str:
+        """Both ways of asking failed the same way: what to change, not a promise that the
+        next turn tries again (it would fail alike)."""
+        from app.llm.client import server_named
+
+        who = server_named(self.settings.base_url())
+        refused = not isinstance(first, _NoToolCall) and not isinstance(second, _NoToolCall)
+        how = ("takes neither a structured answer (output_config.format) nor a forced tool call "
+               "(tool_choice)" if refused else
+               "records nothing either way Cairn asks (a structured answer, a forced tool "
+               "call)")
+        return (f"The knowledge model '{model}' on {who} {how}, so it cannot update "
+                "knowledge; the documents are unchanged. Choose another knowledge model in "
+                "Settings or with `cairn settings set model.knowledge MODEL`.")
+
+    def _other_shape(self, error: BaseException, shape: str, model: str, *,
+                     known: bool) -> str | None:
         """The shape to try after *error*: only when the server said *shape* itself is not
-        supported, and never a forced tool for a model that refuses one (today's models)."""
+        supported (anywhere in its words: a proxy wraps them), or when a model nobody
+        described answered it with no ops at all; never a forced tool for a model that
+        refuses one (today's models)."""
         from app.llm.requests import unsupported_shape
 
+        info = self.catalog.info(model)
+        undescribed = info is None or not info.described
+        if isinstance(error, _Unread):
+            if known or not undescribed:
+                return None  # it answered so before: the model's own slip, not the shape
+            return "tool" if shape == "structured" else "structured"
         if unsupported_shape(error) != shape:
             return None  # another refusal (a schema, a limit): the other shape would not help
-        info = self.catalog.info(model)
         if shape == "structured":
             return None if info is not None and info.refuses_forced_tool else "tool"
         return None if info is not None and info.described and not info.structured_outputs \
@@ -490,7 +537,18 @@ class Rebuilder:
             options["tools"] = [update_tool(targets)]
             options["tool_choice"] = {"type": "tool", "name": "update_knowledge"}
         client = await asyncio.to_thread(self._client)  # the keychain, maybe the SDK's import
-        return await self._network.run(lambda: complete(client, {**request, **options}))
+        listener = retry_listener.get()
+
+        async def call() -> Reply:
+            from app.llm import client as limits
+
+            token = limits.retry_listener.set(listener)  # (on the network thread's task)
+            try:
+                return await complete(client, {**request, **options})
+            finally:
+                limits.retry_listener.reset(token)
+
+        return await self._network.run(call)
 
     def _save_result(self, chat_id: str, changes: list[Change], notes: dict[str, str | None],
                      watermark: int, suggestions: list[Proposed]) -> bool:
@@ -516,6 +574,15 @@ class _NoToolCall(Exception):
     """The model answered, but not with the ops (no tool call, no JSON, malformed input)."""
 
 
+class _Unread(_NoToolCall):
+    """The answer held no ops at all (no tool call, no JSON): a server may have ignored the
+    shape it was asked for."""
+
+
+class _Unusable(_NoToolCall):
+    """Neither shape works with this model on this server: said with what to change."""
+
+
 def _answer(response: Any, shape: str) -> tuple[object, int]:
     """The ops the knowledge model answered, and its output tokens; :class:`_NoToolCall`
     when it answered anything else."""
@@ -528,7 +595,7 @@ def _answer(response: Any, shape: str) -> tuple[object, int]:
         call = next((b for b in response.content if getattr(b, "type", "") == "tool_use"
                      and b.name == "update_knowledge"), None)
         if call is None:
-            raise _NoToolCall("The knowledge model answered without recording anything; "
+            raise _Unread("The knowledge model answered without recording anything; "
                               "the documents are unchanged and the next turn tries again.")
         answer = call.input
     if getattr(response, "stop_reason", None) == "max_tokens":
@@ -540,7 +607,7 @@ def _answer(response: Any, shape: str) -> tuple[object, int]:
         except json.JSONDecodeError:
             answer = None
     if not isinstance(answer, dict) or not isinstance(answer.get("ops"), list):
-        raise _NoToolCall("The knowledge model's answer was malformed; the documents are "
+        raise _Unread("The knowledge model's answer was malformed; the documents are "
                           "unchanged and the next turn tries again.")
     return answer, int(getattr(response.usage, "output_tokens", 0) or 0)
 
@@ -550,7 +617,7 @@ def _json_answer(response: Reply) -> object:
     text = "".join(getattr(b, "text", "") for b in response.content
                    if getattr(b, "type", "") == "text")
     if not text.strip():
-        raise _NoToolCall("The knowledge model answered without recording anything; the "
+        raise _Unread("The knowledge model answered without recording anything; the "
                           "documents are unchanged and the next turn tries again.")
     try:
         return json.loads(text)

@@ -4,8 +4,9 @@
 date, limits and capabilities.  Cairn keeps the answer in the data folder (``models.json``,
 with the time it was fetched and the server it came from), refreshes it daily and whenever a
 call says a model is unknown, and decides every request from it.  A server without that data
-(Ollama, LM Studio, llama.cpp, an older proxy) gets the conservative request shape: no
-thinking, no effort, no structured outputs.
+(Ollama, LM Studio, llama.cpp, LiteLLM's proxy) gets the conservative request shape: no
+thinking, no effort; its knowledge calls try the structured shape first, and what worked is
+kept per model and server (``shapes``).
 
 Nothing here switches a person's model: a retired model is refused with a sentence that names
 its successor, a deprecated one is announced once.
@@ -69,6 +70,11 @@ def _support(node: Any, *path: str) -> bool:
             return False
         node = node.get(key)
     return isinstance(node, dict) and node.get("supported") is True
+
+
+def _shape_key(model_id: str, server: str | None) -> str:
+    """Shapes are learnt per model and server: one proxy's "claude-x" is not another's."""
+    return model_id if server is None else f"{model_id} @ {server}"
 
 
 def _day(stamp: str | None) -> str | None:
@@ -313,17 +319,31 @@ class Catalog:
 
     # ----------------------------------------------------------------- what was learnt
 
-    def knowledge_shape(self, model_id: str) -> str:
-        """How the rebuild asks this model for its ops: ``structured`` or ``tool``."""
-        remembered = self._state["shapes"].get(model_id)
+    def knowledge_shape(self, model_id: str, server: str | None = None) -> str:
+        """How the rebuild asks this model for its ops: ``structured`` or ``tool``.
+
+        What worked before with this model on *server* wins; else what the models list
+        says; a model it does not describe (a proxy's, a local server's) is asked for the
+        structured shape first, which today's models take and a forced tool they refuse."""
+        remembered = self._state["shapes"].get(_shape_key(model_id, server))
         if remembered in ("structured", "tool"):
             return str(remembered)
         info = self.info(model_id)
-        return "structured" if info is not None and info.structured_outputs else "tool"
+        if info is None or not info.described:
+            return "structured"
+        return "structured" if info.structured_outputs else "tool"
 
-    def remember_shape(self, model_id: str, shape: str) -> None:
+    def knows_shape(self, model_id: str, server: str | None = None) -> bool:
+        """Whether a shape was learnt for this model on *server* (it answered in it)."""
+        return self._state["shapes"].get(_shape_key(model_id, server)) in ("structured", "tool")
+
+    def remember_shape(self, model_id: str, shape: str, server: str | None = None) -> None:
+        """Kept in the file: the next start does not ask the other way first again."""
         with self._lock:
-            self._state["shapes"][model_id] = shape
+            key = _shape_key(model_id, server)
+            if self._state["shapes"].get(key) == shape:
+                return
+            self._state["shapes"][key] = shape
             self._save()
 
     # ----------------------------------------------------------------- lifecycle

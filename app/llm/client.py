@@ -46,7 +46,7 @@ ANSWER_DEADLINE = 75.0
 # the reply arrived: a 529 in all but name (the SDK retries a 529, never a stream's error).
 OVERLOADED_STREAM_WAITS = (1.0, 3.0)
 OVERLOADED_AFTER_RETRYING = ("Anthropic is overloaded right now, even after retrying. Try again "
-                             "in a moment; your message is kept.")
+                             "in a moment; your message is kept.")  # overloaded_after_retrying()
 
 # Who hears that a call waits before trying again: set by the caller around one call (a
 # context variable, so each call's listener travels with its own task).
@@ -116,7 +116,8 @@ def make_client(settings: Settings, *, key: str | None = None, base_url: str | N
     if not key:
         from app.store.settings import no_key_sentence
 
-        raise ModelError(no_key_sentence(settings.keychain_problem), kind="no-key")
+        raise ModelError(no_key_sentence(settings.keychain_problem, settings.key_owner()),
+                         kind="no-key")
     # The SDK retries 429, 5xx and connection errors with backoff; we never loop on top.
     return client_class()(api_key=key, base_url=url, max_retries=2, timeout=timeouts())
 
@@ -189,11 +190,89 @@ def seconds(value: float) -> str:
     return f"{amount} second{'' if amount == '1' else 's'}"
 
 
+def server_named(base_url: Any) -> str:
+    """Who answered, in a sentence: "Anthropic" for Anthropic's own API (no base URL, or
+    https://api.anthropic.com), else "the server at HOST[:PORT][/PATH]" — a proxy's refusal
+    is never put in Anthropic's mouth (issue 39).  *base_url* may be an ``httpx.URL``."""
+    from app.store.settings import key_owner
+
+    return key_owner(str(base_url) if base_url is not None else None)
+
+
+def _capital(who: str) -> str:
+    return who[:1].upper() + who[1:]
+
+
+def _server_of(error: BaseException) -> str:
+    """The server a failed call went to, from the request the error carries: its scheme,
+    host and port (the path is the endpoint's, not the base URL's)."""
+    try:
+        url = error.request.url  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # an httpx error without its request
+        return "the server"
+    host = str(getattr(url, "host", "") or "")
+    if not host:
+        return "the server"
+    if ":" in host:
+        host = f"[{host}]"
+    port = getattr(url, "port", None)
+    return server_named(f"{url.scheme}://{host}{f':{port}' if port else ''}")
+
+
+def overloaded_after_retrying(who: str = "Anthropic") -> str:
+    return (f"{_capital(who)} is overloaded right now, even after retrying. Try again in a "
+            "moment; your message is kept.")
+
+
+# A proxy's wrapping of the API's own refusal: LiteLLM's "litellm.BadRequestError:
+# AnthropicException - {"type":"error","error":{"type":"…","message":"…"}}. Received …".
+_WRAPPED = re.compile(r'"message"\s*:\s*("(?:[^"\\]|\\.)*")')
+_WRAPPER = re.compile(r"^litellm\.\w+:\s*(?:\w+Exception\s*-\s*)?")
+# LiteLLM's answers to a key it does not know: without a database of keys, "No connected
+# db."; with one, "Authentication Error, …".
+_PROXY_KEY_REFUSALS = ("no connected db", "authentication error", "invalid proxy server token",
+                       "no_db_connection", "auth_error", "invalid api key", "api key not valid")
+
+
+def is_proxy_key_refusal(error: BaseException) -> bool:
+    """A proxy's answer to a key it does not know, in its own words (LiteLLM's 400 "No
+    connected db." among them)."""
+    status = getattr(error, "status_code", None)
+    if status not in (400, 401, 403):
+        return False
+    error_type, message = refusal_of(error)
+    return any(word in f"{error_type} {message}".casefold() for word in _PROXY_KEY_REFUSALS)
+
+
+def refusal_of(error: BaseException) -> tuple[str, str]:
+    """The refusal's type and message, as the API wrote them, unwrapped from a proxy's
+    wrapping when it holds the API's own JSON (the message first: it says what to mend)."""
+    body = getattr(error, "body", None)
+    detail = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(detail, str):  # {"error": "No connected db."}
+        return "", detail
+    if not isinstance(detail, dict):
+        return "", ""
+    error_type = str(detail.get("type") or "")
+    message = str(detail.get("message") or "")
+    inner = _WRAPPED.search(message)
+    if inner is not None:
+        import json
+
+        try:
+            return error_type, str(json.loads(inner.group(1)))
+        except ValueError:
+            pass
+    return error_type, _WRAPPER.sub("", message).strip()
+
+
 def explain(error: BaseException, *, model: str, catalog: Catalog | None = None,
-            purpose: str = "chat") -> ModelError:
-    """One sentence a person understands, for every way a call can fail.  A knowledge
+            purpose: str = "chat", server: str | None = None) -> ModelError:
+    """One sentence a person understands, for every way a call can fail, naming the server
+    that failed (*server*, else the one the error's request went to).  A knowledge
     update's says nothing of a message: none of the person's is involved in it."""
-    explained = _explain(error, model=model, catalog=catalog, purpose=purpose)
+    who = server or _server_of(error)
+    explained = _explain(error, model=model, catalog=catalog, purpose=purpose, who=who)
     if purpose == "chat":
         return explained
     sentence = str(explained)
@@ -214,19 +293,20 @@ _NO_MESSAGE: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def _explain(error: BaseException, *, model: str, catalog: Catalog | None,
-             purpose: str) -> ModelError:
+             purpose: str, who: str) -> ModelError:
     if isinstance(error, ModelError):
         return error
     if isinstance(error, CairnError):  # refused before any call (a retired model, say)
         return ModelError(str(error), kind="refused")
     import anthropic  # (already imported: a call was made)
 
+    Who = _capital(who)
     if isinstance(error, anthropic.APITimeoutError):
         if "Connect" in type(error.__cause__).__name__:
-            return ModelError(f"Cairn could not connect to Anthropic within "
+            return ModelError(f"Cairn could not connect to {who} within "
                               f"{seconds(CONNECT_TIMEOUT)}. Check your internet connection (or "
                               f"{BASE_URL}); your message is kept.", kind="timeout")
-        return ModelError(f"Anthropic did not answer within {seconds(READ_TIMEOUT)}, even after "
+        return ModelError(f"{Who} did not answer within {seconds(READ_TIMEOUT)}, even after "
                           "trying again. Your message is kept; send it again in a moment.",
                           kind="timeout")
     if isinstance(error, anthropic.APIResponseValidationError):
@@ -234,12 +314,13 @@ def _explain(error: BaseException, *, model: str, catalog: Catalog | None,
                           f"Anthropic's API; check {BASE_URL}). Your message is kept.",
                           kind="garbled")
     if isinstance(error, anthropic.APIConnectionError):
-        return ModelError("Cannot reach Anthropic. Check your internet connection (or the base "
-                          "URL, in Settings or with `cairn settings show`); your message is kept.",
-                          kind="network")
+        check = ("Check your internet connection (or the base URL" if who == "Anthropic" else
+                 "Check that it is running (and the base URL")
+        return ModelError(f"Cannot reach {who}. {check}, in Settings or with `cairn settings "
+                          "show`); your message is kept.", kind="network")
+    kept = "; your message is kept" if purpose == "chat" else ""
     if isinstance(error, anthropic.AuthenticationError):
-        kept = "; your message is kept" if purpose == "chat" else ""
-        return ModelError("Anthropic rejected the API key. Check or replace it in Settings or "
+        return ModelError(f"{Who} rejected the API key. Check or replace it in Settings or "
                           f"with `cairn key set`{kept}.", kind="key-rejected")
     setting = "model.knowledge" if purpose == "knowledge" else "model.chat"
     if isinstance(error, anthropic.PermissionDeniedError):
@@ -255,56 +336,59 @@ def _explain(error: BaseException, *, model: str, catalog: Catalog | None,
     if isinstance(error, anthropic.RateLimitError):
         wait = _asked_wait(error)
         if wait is not None and wait > LONGEST_RETRY_WAIT:
-            return ModelError(f"Anthropic is rate-limiting this key and asks to wait "
+            return ModelError(f"{Who} is rate-limiting this key and asks to wait "
                               f"{seconds(round(wait))} before the next request. Send again "
                               "after that; your message is kept.", kind="rate-limited")
-        return ModelError("Anthropic is rate-limiting this key right now, even after retrying. "
+        return ModelError(f"{Who} is rate-limiting this key right now, even after retrying. "
                           "Wait a minute and send again; your message is kept.", kind="rate-limited")
     if isinstance(error, anthropic.APIStatusError):
         if isinstance(error.body, str) and error.body.lstrip()[:15].lower().startswith(
                 ("<!doctype html", "<html")):
             return ModelError(WEB_PAGE, kind="web-page")
-        body = error.body if isinstance(error.body, dict) else {}
-        detail = body.get("error", body) if isinstance(body, dict) else {}
-        error_type = detail.get("type", "") if isinstance(detail, dict) else ""
-        message = str(detail.get("message", "")) if isinstance(detail, dict) else ""
+        error_type, message = refusal_of(error)
         if error.status_code == 200:  # an error event in the middle of a stream: not retried
             what = ("became overloaded" if error_type == "overloaded_error"
                     else "had a problem")
-            return ModelError(f"Anthropic {what} in the middle of the reply. What arrived is "
+            return ModelError(f"{Who} {what} in the middle of the reply. What arrived is "
                               "kept; send your message again.", kind="server")
         if error_type == "overloaded_error" or error.status_code == 529:
-            return ModelError(OVERLOADED_AFTER_RETRYING, kind="overloaded")
+            return ModelError(overloaded_after_retrying(who), kind="overloaded")
         if error_type == "rate_limit_error":
             return _explain(anthropic.RateLimitError(error.message, response=error.response,
                                                      body=error.body), model=model,
-                            catalog=catalog, purpose=purpose)
+                            catalog=catalog, purpose=purpose, who=who)
+        if is_proxy_key_refusal(error):
+            # LiteLLM's proxy answers a key it does not know with a 400 ("No connected db.")
+            said = (message or error_type).strip().rstrip(".")
+            return ModelError(f"{Who} did not accept the API key (it says \u201c{said}.\u201d). "
+                              "Check or replace the key for this server in Settings or with "
+                              f"`cairn key set`{kept}.", kind="key-rejected")
         if "prompt is too long" in message or "too long" in message and "context" in message:
             return ModelError("This conversation is now longer than the model can read. Start a "
                               "new chat (the workspace knowledge carries over).",
                               kind="prompt-too-long")
         if error.status_code >= 500 or error_type == "api_error":
-            return ModelError("Anthropic had a problem answering, even after retrying. Try again "
+            return ModelError(f"{Who} had a problem answering, even after retrying. Try again "
                               "in a moment; your message is kept.", kind="server")
         said = (message or error_type or str(error.status_code)).strip().rstrip(".")
-        return ModelError(f"Anthropic refused the request: {said}.",
+        return ModelError(f"{Who} refused the request: {said}.",
                           kind="refused")
     if type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore"):
         # Mid-stream, the transport's own errors surface instead of the SDK's.
         if "Timeout" in type(error).__name__:
-            return ModelError(f"Anthropic stopped sending in the middle of the reply (nothing "
+            return ModelError(f"{Who} stopped sending in the middle of the reply (nothing "
                               f"came for {seconds(READ_TIMEOUT)}). What arrived is kept; send "
                               "your message again.", kind="timeout")
-        return ModelError("The connection to Anthropic broke off mid-reply. What arrived is "
+        return ModelError(f"The connection to {who} broke off mid-reply. What arrived is "
                           "kept; send your message again.", kind="network")
     log.warning("an unexpected failure of a model call: %r", error)
     return ModelError("The reply failed on a problem Cairn did not expect (the log has the "
                       "details). Your message is kept; send it again.", kind="unexpected")
 
 
-def no_answer() -> ModelError:
+def no_answer(who: str = "Anthropic") -> ModelError:
     """A server took the connection and sent nothing of a reply within ANSWER_DEADLINE."""
-    return ModelError(f"Anthropic did not answer within {seconds(ANSWER_DEADLINE)}: the "
+    return ModelError(f"{_capital(who)} did not answer within {seconds(ANSWER_DEADLINE)}: the "
                       "connection was made, but no reply began, even after trying again. Your "
                       "message is kept; send it again in a moment.", kind="timeout")
 

@@ -95,7 +95,8 @@ async def _stream_round(client: Client, request: dict[str, Any],
             return await _answered(client, request, post, silence)
     except TimeoutError:
         if silence.expired():
-            raise limits.no_answer() from None
+            raise limits.no_answer(limits.server_named(getattr(client, "base_url", None))) \
+                from None
         raise
     finally:
         limits.retry_listener.reset(token)
@@ -112,7 +113,8 @@ async def _answered(client: Client, request: dict[str, Any], post: Callable[[str
     kind = raw.response.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "text/event-stream":
         try:
-            return await _whole_answer(raw.response, kind, post)
+            return await _whole_answer(raw.response, kind, post,
+                                         getattr(client, "base_url", None))
         finally:
             await raw.response.aclose()
 
@@ -171,7 +173,8 @@ def _from_the_network(error: BaseException) -> bool:
     return type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "anthropic")
 
 
-async def _whole_answer(response: Any, kind: str, post: Callable[[str, Any], None]) -> Round:
+async def _whole_answer(response: Any, kind: str, post: Callable[[str, Any], None],
+                        base_url: Any = None) -> Round:
     """A 200 that is not an event stream: one plain JSON message is the whole reply (some
     compatible servers answer a streaming request so); anything else says what came back."""
     from anthropic.types import Message as APIMessage
@@ -192,7 +195,11 @@ async def _whole_answer(response: Any, kind: str, post: Callable[[str, Any], Non
         found = value.get("error")
         detail: dict[str, Any] = found if isinstance(found, dict) else {}
         message = str(detail.get("message") or detail.get("type") or "an error")[:300]
-        raise ModelError(f"The server refused the request: {message.rstrip('.')}.",
+        from app.llm.client import server_named
+
+        who = server_named(base_url)
+        raise ModelError(f"{who[:1].upper()}{who[1:]} refused the request: "
+                         f"{message.rstrip('.')}.",
                          kind="refused")
     try:
         message_ = APIMessage.model_validate(value)
@@ -274,8 +281,10 @@ async def complete(client: Client, request: dict[str, Any]) -> Reply:
             reply = await client.messages.create(**request,
                                                  timeout=limits.timeouts(read=limits.DEADLINE))
     except TimeoutError:
-        raise ModelError(f"Anthropic took longer than {limits.seconds(limits.DEADLINE)} to "
-                         "answer, so Cairn stopped waiting.", kind="timeout") from None
+        who = limits.server_named(getattr(client, "base_url", None))
+        raise ModelError(f"{who[:1].upper()}{who[1:]} took longer than "
+                         f"{limits.seconds(limits.DEADLINE)} to answer, so Cairn stopped "
+                         "waiting.", kind="timeout") from None
     if isinstance(reply, (str, bytes)):  # the SDK hands back a body that is not JSON as is
         body = reply.encode() if isinstance(reply, str) else reply
         _refuse_a_web_page("", body)
@@ -291,26 +300,38 @@ def is_not_found(error: BaseException) -> bool:
     return isinstance(error, anthropic.NotFoundError)
 
 
+# Words a refusal of a request's shape says, and the words naming each shape.  Looked for
+# anywhere in the refusal: a proxy wraps the API's own ("litellm.BadRequestError:
+# AnthropicException - {… "message":"tool_choice: … not supported …"}").
+_UNSUPPORTED = ("not supported", "unsupported", "not permitted", "extra inputs", "unknown field",
+                "unrecognized", "not allowed", "does not support")
+_SHAPE_WORDS = (("structured", ("output_config.format", "output_config:", "output_format",
+                                "structured output")),
+                ("tool", ("tool_choice",)))
+
+
 def unsupported_shape(error: BaseException) -> str | None:
     """Which way of asking for a structured answer the server said it does not support:
     ``structured`` (``output_config.format``) or ``tool`` (a forced ``tool_choice``); None
-    for any other refusal, which trying the other way would not mend."""
-    if not is_invalid_request(error):
+    for any other refusal, which trying the other way would not mend.
+
+    Any 400 counts (a proxy types its wrapped refusals "None", not ``invalid_request_error``),
+    and the words may stand anywhere in it; where both shapes are named, the first named is
+    the one refused."""
+    import anthropic
+
+    if not isinstance(error, anthropic.BadRequestError):
         return None
-    body = getattr(error, "body", None)
-    detail = body.get("error", body) if isinstance(body, dict) else {}
-    message = str(detail.get("message", "")) if isinstance(detail, dict) else ""
-    unsupported = any(word in message.casefold() for word in (
-        "not supported", "unsupported", "not permitted", "extra inputs", "unknown field",
-        "unrecognized", "not allowed"))
-    if not unsupported:
+    from app.llm.client import refusal_of
+
+    said = refusal_of(error)[1].casefold()
+    if not any(word in said for word in _UNSUPPORTED):
         return None
-    if message.startswith(("output_config.format:", "output_config:", "output_format")) or (
-            "structured output" in message.casefold() and "schema" not in message.casefold()):
-        return "structured"
-    if message.startswith("tool_choice"):
-        return "tool"
-    return None
+    if "output_config.format.schema" in said or "input_schema" in said:
+        return None  # the schema itself was refused: the other shape carries the same schema
+    found = [(said.find(word), shape) for shape, words in _SHAPE_WORDS for word in words
+             if word in said and not (word == "structured output" and "schema" in said)]
+    return min(found)[1] if found else None
 
 
 def is_invalid_request(error: BaseException) -> bool:

@@ -390,7 +390,7 @@ def unusable_keychain() -> str | None:
     return None
 
 
-def no_key_sentence(problem: str | None) -> str:
+def no_key_sentence(problem: str | None, owner: str = "Anthropic") -> str:
     """What a turn (or the window's first look) says when there is no key: with a keychain
     that cannot keep one, the environment variable, as Settings says it."""
     if problem:
@@ -398,7 +398,8 @@ def no_key_sentence(problem: str | None) -> str:
                 if sys.platform.startswith("linux") else "")
         return (f"No API key: {problem.rstrip('.')}. Set ANTHROPIC_API_KEY to give Cairn "
                 f"your key{also}.")
-    return ("No API key is set. Add your Anthropic API key in Settings or with `cairn key set` "
+    whose = "your Anthropic API key" if owner == "Anthropic" else f"the API key for {owner}"
+    return (f"No API key is set. Add {whose} in Settings or with `cairn key set` "
             "(Cairn keeps it in your system keychain), or set ANTHROPIC_API_KEY.")
 
 

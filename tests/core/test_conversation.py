@@ -77,7 +77,7 @@ async def test_tool_loop_reads_a_file_in_pages(cairn, fake, workspace, tmp_path)
     fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id, "page": 3})
     fake.reply_text("The notes end at line 03999.")
     result = await cairn.engine.send(chat.id, "How do the notes end?")
-    assert result.status == "complete" and result.text == "Reading. The notes end at line 03999."
+    assert result.status == "complete" and result.text == "Reading. \n\nThe notes end at line 03999."
     requests = [r.body for r in fake.message_requests]
     assert len(requests) == 3
     assert requests[0]["tools"][0]["name"] == "readWorkspaceFile"
@@ -120,27 +120,29 @@ async def test_no_key_keeps_the_message(cairn, fake, workspace):
 
 @pytest.mark.parametrize("script, sentence", [
     (lambda f: f.reply_error_status(401, "authentication_error", "invalid x-api-key"),
-     "Anthropic rejected the API key."),
+     "{Who} rejected the API key."),
     (lambda f: f.reply_error_status(404, "not_found_error", "model: claude-sonnet-5-5"),
      "The chat model 'claude-sonnet-5-5' was not found on this server"),
     (lambda f: [f.reply_error_status(429, "rate_limit_error", "slow down",
                                      headers={"retry-after-ms": "1"}) for _ in range(3)],
-     "Anthropic is rate-limiting this key right now, even after retrying."),
+     "{Who} is rate-limiting this key right now, even after retrying."),
     (lambda f: [f.reply_error_status(529, "overloaded_error", "Overloaded",
                                      headers={"retry-after-ms": "1"}) for _ in range(3)],
-     "Anthropic is overloaded right now, even after retrying."),
+     "{Who} is overloaded right now, even after retrying."),
     (lambda f: f.reply_error_status(400, "invalid_request_error",
                                     "prompt is too long: 250000 tokens > 200000 maximum"),
      "This conversation is now longer than the model can read."),
     # Mid-stream nothing was retried: the sentence says what happened, not "after retrying".
     (lambda f: f.reply_stream_error("Half an ans", "overloaded_error", "Overloaded"),
-     "Anthropic became overloaded in the middle of the reply."),
+     "{Who} became overloaded in the middle of the reply."),
 ])
 async def test_each_failure_is_one_sentence_and_the_message_is_kept(
         cairn, fake, workspace, script, sentence):
     script(fake)
     chat = cairn.registry.new_chat(folder=workspace.path)
     result = await cairn.engine.send(chat.id, "Please draft the launch email.")
+    # (the fake is not Anthropic's server: every sentence names it, issue 39)
+    sentence = sentence.format(Who=f"The server at 127.0.0.1:{fake.port}")
     assert result.status == "failed" and result.error.startswith(sentence)
     assert "\n" not in result.error
     messages = cairn.chats.messages(chat.id)
@@ -176,7 +178,8 @@ async def test_an_overloaded_stream_that_stays_so_says_it_was_retried(
     chat = cairn.registry.new_chat(folder=workspace.path)
     result = await cairn.engine.send(chat.id, "Hello?")
     assert result.status == "failed"
-    assert result.error == ("Anthropic is overloaded right now, even after retrying. Try again "
+    assert result.error == (f"The server at 127.0.0.1:{fake.port} is overloaded right now, "
+                            "even after retrying. Try again "
                             "in a moment; your message is kept.")
     assert len(fake.message_requests) == 3 and fake.pending == 0
     assert cairn.chats.messages(chat.id)[0].text == "Hello?"
@@ -192,7 +195,8 @@ async def test_network_down_is_one_sentence(cairn, workspace):
     cairn.settings.set_api_key("sk-ant-test-for-that-server")  # (one key per server)
     chat = cairn.registry.new_chat(folder=workspace.path)
     result = await cairn.engine.send(chat.id, "anyone there?")
-    assert result.status == "failed" and result.error.startswith("Cannot reach Anthropic.")
+    assert result.status == "failed" and result.error.startswith(
+        f"Cannot reach the server at 127.0.0.1:{port}. Check that it is running")
     assert cairn.chats.messages(chat.id)[0].text == "anyone there?"
 
 
@@ -353,7 +357,7 @@ def test_cli_ask_streams_and_reports(cairn, fake, workspace, capsys):
     assert summary["chat"].startswith("ch_")
     fake.reply_error_status(401, "authentication_error", "bad")
     assert cli.main(["ask", "--chat", summary["chat"], "Third"]) == 1
-    assert "Anthropic rejected the API key." in capsys.readouterr().err
+    assert f"The server at 127.0.0.1:{fake.port} rejected the API key." in capsys.readouterr().err
 
 
 def test_cli_files_memory_and_knowledge(cairn, workspace, tmp_path, capsys):
@@ -400,9 +404,11 @@ async def test_a_stream_cut_off_mid_reply_is_one_sentence_and_keeps_what_arrived
     arrived = asyncio.Event()
     task = asyncio.create_task(cairn.engine.send(chat.id, "Go", on_text=lambda _t: arrived.set()))
     await asyncio.wait_for(arrived.wait(), timeout=10)
+    port = fake.port
     await asyncio.to_thread(fake.stop)  # the server goes away mid-stream
     result = await asyncio.wait_for(task, timeout=10)
-    assert result.status == "failed" and result.error.startswith("The connection to Anthropic broke off")
+    assert result.status == "failed" and result.error.startswith(
+        f"The connection to the server at 127.0.0.1:{port} broke off")
     stored = cairn.chats.messages(chat.id)[-1]
     assert (stored.status, stored.text) == ("failed", "Half of it")
 
@@ -582,7 +588,7 @@ async def test_chat_show_prints_the_conversation(cairn, fake, workspace, capsys)
     assert (f"#{q.id} · version 1 of 1\nYou: Our colours?\n\n"
             f"#{a.id} after #{q.id} · version 1 of 1\nClaude: Orange and black.\n\n"
             f"#{q2.id} after #{a.id} · version 1 of 1\nYou: And the font?") in out
-    assert "[failed: Anthropic rejected the API key." in out
+    assert f"[failed: The server at 127.0.0.1:{fake.port} rejected the API key." in out
     assert cli.main(["chat", "show", chat.id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "user", "assistant"]
@@ -630,3 +636,21 @@ async def test_a_stopped_reply_goes_back_marked_as_cut_off(cairn, fake, workspac
     reply = sent[1]["content"]
     assert reply[-1] == {"type": "text", "text": CUT_OFF}
     assert reply[0]["text"].startswith("The first half")
+
+
+def test_cairn_ask_prints_each_round_s_text_as_its_own_paragraph(cairn, fake, workspace,
+                                                                   tmp_path, capsys):
+    """Issue 39, item 6, on the command line."""
+    from app import cli
+
+    notes = tmp_path / "notes.md"
+    notes.write_text("The launch is on 2027-04-15.")
+    record = cairn.files.add(workspace.id, notes)
+    cairn.close()
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id},
+                        text_before="Let me read your notes.")
+    fake.reply_text("Your notes say 2027-04-15.")
+    fake.reply_json("update_knowledge", {"ops": []})
+    assert cli.main(["ask", "--folder", workspace.path, "When?"]) == 0
+    out = capsys.readouterr().out
+    assert out == "Let me read your notes.\n\nYour notes say 2027-04-15.\n"

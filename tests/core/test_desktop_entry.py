@@ -31,17 +31,17 @@ def read_entry(text: str) -> dict[str, str]:
 def test_the_desktop_entry_starts_cairn_with_the_file_and_claims_the_bundle_type():
     entry = read_entry(entry_text(["/opt/Cairn/Cairn"]))
     assert entry["Type"] == "Application" and entry["Name"] == "Cairn"
-    assert entry["Exec"] == "/opt/Cairn/Cairn %f"
-    assert entry["MimeType"] == "application/x-cairn-bundle;"
+    assert entry["Exec"] == "/opt/Cairn/Cairn %u"
+    assert entry["MimeType"] == "application/x-cairn-bundle;x-scheme-handler/cairn;"
     assert entry["Icon"] == "app.cairn.Cairn" and entry["Terminal"] == "false"
 
 
 def test_an_exec_word_with_spaces_quotes_or_dollars_is_quoted_by_the_spec():
     entry = read_entry(entry_text(["/home/a b/.venv/bin/python", "-m", "ui.main"]))
-    assert entry["Exec"] == '"/home/a b/.venv/bin/python" -m ui.main %f'
+    assert entry["Exec"] == '"/home/a b/.venv/bin/python" -m ui.main %u'
     entry = read_entry(entry_text(['/x/$HOME "q"/c\\d']))
     # quoted: $ " and \ get a backslash; then each backslash doubled for the string value
-    assert entry["Exec"] == '"/x/\\\\$HOME \\\\"q\\\\"/c\\\\\\\\d" %f'
+    assert entry["Exec"] == '"/x/\\\\$HOME \\\\"q\\\\"/c\\\\\\\\d" %u'
 
 
 def test_the_mime_package_globs_cairn_files_as_a_kind_of_zip():
@@ -59,7 +59,7 @@ def test_install_writes_under_xdg_data_home_and_runs_only_the_tools_present(tmp_
     present = {"update-mime-database": "/usr/bin/update-mime-database"}
     done = install(home, ["/opt/Cairn/Cairn"], which=present.get, run=ran.append)
     desktop = home / "applications" / "app.cairn.Cairn.desktop"
-    assert read_entry(desktop.read_text())["Exec"] == "/opt/Cairn/Cairn %f"
+    assert read_entry(desktop.read_text())["Exec"] == "/opt/Cairn/Cairn %u"
     assert (home / "mime" / "packages" / "app.cairn.Cairn.xml").read_text() == \
         file_types.shared_mime_info()
     svg = home / "icons" / "hicolor" / "scalable" / "apps" / "app.cairn.Cairn.svg"

@@ -244,11 +244,12 @@ def test_no_sentence_sends_a_command_line_user_to_a_settings_screen_alone():
     assert not lonely, lonely
 
 
-async def test_the_missing_key_sentence_names_the_command(online, workspace):
+async def test_the_missing_key_sentence_names_the_command(online, fake, workspace):
     online.settings.forget_api_key()
     chat = online.registry.new_chat(folder=workspace.path)
     result = await online.engine.send(chat.id, "Hello")
-    assert result.error == ("No API key is set. Add your Anthropic API key in Settings or with "
+    assert result.error == ("No API key is set. Add the API key for the server at "
+                            f"127.0.0.1:{fake.port} in Settings or with "
                             "`cairn key set` (Cairn keeps it in your system keychain), or set "
                             "ANTHROPIC_API_KEY.")
 
@@ -257,7 +258,8 @@ async def test_a_rejected_key_names_the_command(online, fake, workspace):
     chat = online.registry.new_chat(folder=workspace.path)
     fake.reply_error_status(401, "authentication_error", "invalid x-api-key")
     result = await online.engine.send(chat.id, "Hello")
-    assert result.error == ("Anthropic rejected the API key. Check or replace it in Settings or "
+    assert result.error == (f"The server at 127.0.0.1:{fake.port} rejected the API key. "
+                            "Check or replace it in Settings or "
                             "with `cairn key set`; your message is kept.")
 
 

@@ -151,15 +151,21 @@ async def talk(cairn, fake, workspace) -> str:
 
 
 async def test_a_model_without_capability_data_gets_the_forced_tool(cairn, fake, workspace):
+    """Asked for the structured shape first (issue 39); refused, the forced tool, which it
+    takes: remembered for this model on this server."""
     fake.add_legacy_model("local-model")
     cairn.settings.set("model.knowledge", "local-model")
     chat_id = await talk(cairn, fake, workspace)
+    before = len(fake.message_requests)
     fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     report = await cairn.rebuilder.rebuild(chat_id)
     assert report.status == "applied", report.error
-    body = fake.message_requests[-1].body
+    structured, body = (r.body for r in fake.message_requests[before:])
+    assert structured["output_config"]["format"]["type"] == "json_schema"
     assert body["tool_choice"] == {"type": "tool", "name": "update_knowledge"}
     assert not {"output_config", "thinking", "temperature"} & set(body)
+    assert cairn.catalog.knowledge_shape("local-model", cairn.engine.server()) == "tool"
+    assert cairn.catalog.knowledge_shape("local-model", "http://elsewhere:4000") == "structured"
 
 
 async def test_a_server_without_a_models_endpoint_gets_the_conservative_shape(cairn, fake,
@@ -170,9 +176,15 @@ async def test_a_server_without_a_models_endpoint_gets_the_conservative_shape(ca
     chat_id = await talk(cairn, fake, workspace)
     chat_body = fake.message_requests[-1].body
     assert not {"thinking", "output_config"} & set(chat_body)
+    # Asked for the structured shape first; a server that ignores it and answers in words
+    # gets the forced tool next (issue 39), and that is remembered.
+    fake.reply_text("I noted the launch date, which is worth remembering for later on.")
     fake.reply_json("update_knowledge", {"ops": []})
     assert (await cairn.rebuilder.rebuild(chat_id)).status == "nothing"
-    assert fake.message_requests[-1].body["tool_choice"]["type"] == "tool"
+    first, second = (r.body for r in fake.message_requests[-2:])
+    assert "format" in first["output_config"] and "thinking" not in first
+    assert second["tool_choice"]["type"] == "tool" and "output_config" not in second
+    assert cairn.catalog.knowledge_shape("llama3.3", cairn.engine.server()) == "tool"
 
 
 async def test_a_refused_shape_is_tried_the_other_way_once_and_remembered(cairn, fake, workspace):
@@ -184,8 +196,10 @@ async def test_a_refused_shape_is_tried_the_other_way_once_and_remembered(cairn,
     assert report.status == "applied", report.error
     structured, forced = fake.message_requests[-2:]
     assert "output_config" in structured.body and "tool_choice" in forced.body
-    assert cairn.catalog.knowledge_shape("claude-haiku-4-5") == "tool"
-    assert Catalog(cairn.registry.db.path.parent).knowledge_shape("claude-haiku-4-5") == "tool"
+    server = cairn.engine.server()
+    assert cairn.catalog.knowledge_shape("claude-haiku-4-5", server) == "tool"
+    assert Catalog(cairn.registry.db.path.parent).knowledge_shape("claude-haiku-4-5",
+                                                                  server) == "tool"
 
 
 async def test_the_ops_schema_is_one_structured_outputs_take(cairn, fake, workspace):

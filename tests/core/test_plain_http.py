@@ -119,4 +119,5 @@ async def test_a_redirect_never_carries_the_key_elsewhere(online, fake, folders)
         result = await online.engine.send(chat.id, "Hi")
         assert [r.api_key for r in elsewhere.requests if r.api_key] == []
         assert elsewhere.message_requests == []
-    assert result.status == "failed" and result.error == "Anthropic refused the request: Moved."
+    assert result.status == "failed" and result.error == (
+        f"The server at 127.0.0.1:{fake.port} refused the request: Moved.")

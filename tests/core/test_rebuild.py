@@ -202,7 +202,8 @@ async def test_network_down_leaves_everything(cairn, fake, project):
     cairn.settings.set("api.base_url", f"http://127.0.0.1:{port}")
     cairn.settings.set_api_key("sk-ant-test-for-that-server")  # (one key per server)
     report = await cairn.rebuilder.rebuild(chat.id)
-    assert report.status == "failed" and report.error.startswith("Cannot reach Anthropic.")
+    assert report.status == "failed" and report.error.startswith(
+        f"Cannot reach the server at 127.0.0.1:{port}.")
     assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0
 
 
@@ -470,7 +471,8 @@ async def test_a_timeout_leaves_documents_and_watermark_alone(cairn, fake, proje
     fake.hang()  # the knowledge model never answers
     report = await cairn.rebuilder.rebuild(chat.id)
     assert report.status == "failed", report
-    assert report.error.startswith("Anthropic took longer than 0.5 seconds to answer")
+    assert report.error.startswith(
+        f"The server at 127.0.0.1:{fake.port} took longer than 0.5 seconds to answer")
     assert cairn.knowledge.get(project.id).version == 0 and watermark(cairn, chat.id) == 0
 
 

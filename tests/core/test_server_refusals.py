@@ -38,7 +38,8 @@ async def test_a_model_that_refuses_forced_tools_is_never_sent_one(cairn, fake, 
     assert all("tool_choice" not in r.body for r in sent)
     assert "structured outputs are not supported" in report.error
     assert ".." not in report.error
-    assert cairn.catalog.knowledge_shape("claude-sonnet-5-5") == "structured"  # not relearnt
+    assert cairn.catalog.knowledge_shape("claude-sonnet-5-5", cairn.engine.server()) \
+        == "structured"  # not relearnt
 
 
 async def test_a_refusal_of_something_else_is_not_tried_the_other_way(cairn, fake, workspace):
@@ -52,7 +53,7 @@ async def test_a_refusal_of_something_else_is_not_tried_the_other_way(cairn, fak
     assert report.status == "failed"
     assert len(fake.message_requests) - before == 1
     assert "the request is too large." in report.error and ".." not in report.error
-    assert cairn.catalog.knowledge_shape("claude-haiku-4-5") == "structured"
+    assert cairn.catalog.knowledge_shape("claude-haiku-4-5", cairn.engine.server()) == "structured"
 
 
 # ----------------------------------------------------------------- item 16: tool inputs
@@ -105,8 +106,10 @@ async def test_a_429_says_it_waits_and_how_long_then_goes_on(cairn, fake, worksp
     result = await cairn.engine.send(chat.id, "Hello?", on_wait=heard.append)
     assert (result.status, result.text) == ("complete", "Here after the wait.")
     assert [(w.seconds, w.why) for w in heard] == [(1.0, "rate-limited")]
-    assert heard[0].sentence() == ("Anthropic is rate-limiting this key; trying again in "
-                                   "1 second.")
+    assert heard[0].sentence() == (f"The server at 127.0.0.1:{fake.port} is rate-limiting "
+                                   "this key; trying again in 1 second.")
+    assert RetryWaiting("t", 20, "rate-limited", generation=0).sentence() == (
+        "Anthropic is rate-limiting this key; trying again in 20 seconds.")
     assert heard[0].sentence(left=0.2) .endswith("trying again in 0 seconds.")
 
 
@@ -133,8 +136,8 @@ def test_cairn_ask_prints_the_wait_on_stderr(online, fake, workspace, capsys):
     code, out, err = run(capsys, "ask", "--folder", workspace.path, "Hello?")
     assert code == 0, err
     assert "Here after the wait." in out
-    assert ("Anthropic is rate-limiting this key; trying again in 1 second. (Ctrl+C stops.)"
-            in err)
+    assert (f"The server at 127.0.0.1:{fake.port} is rate-limiting this key; trying again in "
+            "1 second. (Ctrl+C stops.)" in err)
 
 
 def test_a_knowledge_update_s_failure_says_nothing_of_a_message():

@@ -105,6 +105,33 @@ async def test_other_chats_stream_meanwhile(cairn, fake, workspace):
 # ----------------------------------------------------------------------- events
 
 
+async def test_each_round_s_text_is_its_own_paragraph(cairn, fake, workspace, tmp_path):
+    """Issue 39, item 6: "Let me read your notes." and "Your notes say…" never glued, in
+    what streams, in the result, and as stored (a message per round)."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("The launch is on 2027-04-15.")
+    record = cairn.files.add(workspace.id, notes)
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id},
+                        text_before="Let me read your notes.")
+    fake.reply_tool_use("readWorkspaceFile", {"file_id": record.id})  # a round with no text
+    fake.reply_text("Your notes say the launch is on 2027-04-15.")
+    streamed: list[str] = []
+    result = await cairn.engine.send(chat.id, "When is the launch?", on_text=streamed.append)
+    whole = "Let me read your notes.\n\nYour notes say the launch is on 2027-04-15."
+    assert result.text == whole and "".join(streamed) == whole
+    said = [m.text for m in cairn.chats.messages(chat.id) if m.role == "assistant" and m.text]
+    assert said == ["Let me read your notes.", "Your notes say the launch is on 2027-04-15."]
+
+
+def test_paragraph_breaks_are_never_doubled():
+    from app.chat.turn import paragraphs
+
+    assert paragraphs("", "B") == "B" and paragraphs("A", "") == "A"
+    assert paragraphs("A", "B") == "A\n\nB"
+    assert paragraphs("A\n", "B") == "A\n\nB" and paragraphs("A\n\n", "B") == "A\n\nB"
+
+
 async def test_a_tool_round_delivers_its_events_in_order(cairn, fake, workspace, tmp_path):
     notes = tmp_path / "notes.md"
     notes.write_text("The launch is on 2027-04-15.")
@@ -154,7 +181,8 @@ async def test_a_failed_turn_ends_with_its_sentence(cairn, fake, workspace):
     events, _ = collect(turn)
     result = await turn.result()
     assert isinstance(events[-1], TurnFailed)
-    assert events[-1].sentence == result.error and result.error.startswith("Anthropic rejected")
+    assert events[-1].sentence == result.error and result.error.startswith(
+        f"The server at 127.0.0.1:{fake.port} rejected")
 
 
 @pytest.mark.parametrize("where", ["a subscriber", "another thread"])

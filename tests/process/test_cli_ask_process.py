@@ -138,3 +138,35 @@ def test_what_the_knowledge_model_wrote_is_printed_escaped(online, fake, workspa
     assert cli.main(["ask", "--folder", workspace.path, "When?"]) == 0
     err = capsys.readouterr().err
     assert "\x1b" not in err
+
+
+@pytest.mark.parametrize("how, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_while_the_knowledge_update_waits_keeps_the_reply(isolated, fake, tmp_path, how,
+                                                                 code):
+    """Issue 39, item 5, as a terminal does it: the wait is said on stderr, Ctrl+C leaves the
+    update for later, the reply is stored whole and the exchange still waits for a rebuild."""
+    folder = tmp_path / "here"
+    folder.mkdir()
+    fake.reply_text(LONG)
+    fake.reply_error_status(429, "rate_limit_error", "Slow down.", headers={"retry-after": "50"})
+    process = cairn("ask", "--folder", str(folder), "When do we launch?",
+                    env=env_for(isolated, fake))
+    assert process.stderr is not None
+    said = process.stderr.readline().decode()  # blocks until the wait is said
+    assert said == (f"Updating knowledge: the server at 127.0.0.1:{fake.port} asked to wait "
+                    "50 seconds (Ctrl+C leaves it for later; your reply is saved).\n")
+    process.send_signal(how)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == code, err.decode()
+    assert out.decode() == LONG + "\n"
+    assert "Knowledge update left for later" in err.decode() and b"Traceback" not in err
+    (chat,) = stored(isolated)
+    reply = chat["messages"][-1]
+    assert reply["status"] == "complete"
+    from app.cairn import Cairn
+
+    opened = Cairn.open(isolated)
+    try:
+        assert [e.reply for e in opened.rebuilder.pending(chat["id"])] == [LONG]
+    finally:
+        opened.close()

@@ -532,7 +532,9 @@ def test_a_rate_limit_wait_is_counted_down_in_the_header_and_stop_ends_it(opened
     send(opened, "Hello?")
     wait_for(lambda: "rate-limiting" in panel.header.status.text())
     said = panel.header.status.text()
-    assert said.startswith("Anthropic is rate-limiting this key; trying again in ")
+    # (the fake is not Anthropic's server, and the window says which it is: issue 39)
+    assert said.startswith(f"The server at 127.0.0.1:{fake.port} is rate-limiting this key; "
+                           "trying again in ")
     assert said.endswith("seconds. Stop ends the wait.")
     left = int(said.split("again in ")[1].split()[0])
     assert 30 <= left <= 40
@@ -596,3 +598,19 @@ def test_shift_f10_opens_a_messages_menu_as_the_menu_key_does(opened, loop, fake
 
     QTest.keyClick(view, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
     assert shown and shown[0][0] == "Copy message as markdown"
+
+
+def test_a_live_reply_shows_each_round_s_text_as_its_own_paragraph():
+    """Issue 39, item 6, in the window: the deltas as a turn publishes them, with a round's
+    paragraph break, read as the stored reply reads (no blank line opening a part)."""
+    from ui.chat.entries import REPLY, Entry
+
+    entry = Entry(key="live", kind=REPLY)
+    for delta in ("Let me read ", "your notes.", "\n\nYour notes say", " 2027-04-15."):
+        entry.add_text(delta)
+    assert entry.text == "Let me read your notes.\n\nYour notes say 2027-04-15."
+    entry = Entry(key="live", kind=REPLY)
+    entry.add_text("Let me check.")
+    entry.add_tool_line("Read brand-guidelines.txt")
+    entry.add_text("\n\nThe accent is orange.")
+    assert [(p.kind, p.text) for p in entry.parts][-1] == ("text", "The accent is orange.")

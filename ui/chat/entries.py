@@ -85,8 +85,8 @@ class Entry:
     def add_text(self, text: str) -> None:
         if self.parts and self.parts[-1].kind == "text":
             self.parts[-1].text += text
-        else:
-            self.parts.append(Part("text", text))
+        elif text.lstrip("\n"):  # after a tool line, a new part: no blank line of its own
+            self.parts.append(Part("text", text.lstrip("\n")))
 
     def add_tool_line(self, summary: str, *, is_error: bool = False) -> None:
         """A file read, as one quiet line; consecutive pages of one file are one line."""

@@ -538,9 +538,7 @@ class ChatPanel(QWidget):
             entry.add_tool_line(event.sentence, is_error=True)
             self.sig_error.emit(event.sentence)
         elif isinstance(event, RoundStored):
-            if entry.parts and entry.parts[-1].kind == "text":
-                entry.add_text("\n\n")  # the next round's text starts a paragraph, as stored
-            return
+            return  # (the next round's text says its paragraph break itself: TextDelta)
         else:
             return
         if chat_id == self.chat_id:
