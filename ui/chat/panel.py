@@ -43,7 +43,7 @@ from ui.chat.approval import ApprovalBar
 from ui.chat.composer import Composer
 from ui.chat.delegate import STREAMING
 from ui.chat import find
-from ui.chat.entries import PERSON, REPLY, Entry, build
+from ui.chat.entries import CALL, PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
 from ui.chat.thumbnails import Thumbnails
 from ui.chat.view import ConversationView, source_of
@@ -533,6 +533,8 @@ class ChatPanel(QWidget):
                 entry.add_text(event.text)
             else:
                 entry.thinking += event.text
+        elif isinstance(event, ToolResult) and "__" in event.name:  # an MCP call: its line
+            entry.add_call_line(f"{event.summary} · {time.strftime('%H:%M')}")
         elif isinstance(event, ToolResult):
             entry.add_tool_line(event.summary, is_error=event.is_error)
         elif isinstance(event, ToolNotice):  # an MCP server did not start: said, not stored
@@ -651,6 +653,12 @@ class ChatPanel(QWidget):
         elif href == "cairn:thinking":
             entry.thinking_open = not entry.thinking_open
             self.view.entry_changed(entry)
+        elif href.startswith(CALL):  # an MCP call's line: its arguments and result
+            index = href[len(CALL):]
+            if index.isdigit() and int(index) in entry.calls():
+                part = entry.parts[int(index)]
+                part.open = not part.open
+                self.view.entry_changed(entry)
         elif href == "cairn:retry":
             self.run_task(self._retry())
         elif href == "cairn:edit":
