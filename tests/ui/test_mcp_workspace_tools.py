@@ -70,7 +70,7 @@ def test_switch_policies_and_always_taken_back(opened, folders):  # noqa: F811
                                                                 "convert_time"}
     assert named(page, QComboBox, "Policy of get_current_time on time").currentText() == "Ask"
     claims = named(page, QLabel, "What time says of get_current_time").text()
-    assert claims == "The server says: read-only, idempotent (not checked)."
+    assert claims == "read-only, idempotent"  # the server's claim, shown as its own
     _choose(named(page, QComboBox, "Policy of convert_time on time"), "off")
     wait_for(lambda: mcp.policies([ws.id]) == {("time", "convert_time"): "off"})
     # Opened again: listed from the running server, not started again.

@@ -376,7 +376,7 @@ class MessageDelegate(QStyledItemDelegate):
                              f' text-decoration: none;"><i>{arrow} {html.escape(part.text)}</i>'
                              "</a></p>")
                 if part.open:
-                    add("quiet", f'<p style="color: {quiet}; white-space: pre-wrap;'
+                    add("quiet", f'<p style="color: {quiet}; white-space: pre-wrap; margin-left: 14px;'
                                  f' font-family: monospace; font-size: small;">'
                                  f"{html.escape(part.detail)}</p>")
                 continue

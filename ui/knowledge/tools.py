@@ -184,7 +184,7 @@ class ToolsView(QWidget):
         grid = QGridLayout()
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(2)
-        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
         row = 0
         for tool in tools or []:
             row = self._tool_row(grid, row, name, tool.name, server.policies.get(tool.name, "ask"),
@@ -193,6 +193,10 @@ class ToolsView(QWidget):
             row = self._tool_row(grid, row, name, tool_name, server.policies[tool_name], "", {})
         if row:
             layout.addLayout(grid)
+        if any(t.annotations for t in tools or []):
+            layout.addWidget(_muted("What a tool says of itself (read-only…) is shown, never "
+                                    "trusted: Claude asks all the same.",
+                                    f"About what {name}'s tools say"))
         if tools is None:
             button = QPushButton("Show tools")
             button.setAccessibleName(f"Show tools of {name}")
@@ -219,6 +223,14 @@ class ToolsView(QWidget):
         label.setToolTip(tip(described + (f"\n\nThe server says: {hints} (not checked)"
                                           if hints else "")))
         grid.addWidget(label, row, 0)
+        if hints:  # the server's claim, beside the name: shown, never trusted
+            said = Label(hints)
+            said.setAccessibleName(f"What {server} says of {tool}")
+            said.setToolTip(tip(f"The server says {tool} is {hints}. Cairn does not check it, "
+                                "and asks all the same."))
+            said.setWordWrap(True)
+            said.setStyleSheet("color: palette(placeholder-text); font-size: small;")
+            grid.addWidget(said, row, 1)
         box = QComboBox()
         for value, shown in POLICY_NAMES:
             box.addItem(shown, value)
@@ -228,15 +240,8 @@ class ToolsView(QWidget):
                        "offer it to Claude")
         box.activated.connect(lambda _i, s=server, t=tool, b=box: self._policy(s, t, b))
         self.policy_boxes[(server, tool)] = box
-        grid.addWidget(box, row, 1)
-        row += 1
-        if hints:
-            note = _muted(f"The server says: {hints} (not checked).", f"What {server} says of "
-                          f"{tool}")
-            note.setStyleSheet("color: palette(placeholder-text); font-size: small;")
-            grid.addWidget(note, row, 0, 1, 2)
-            row += 1
-        return row
+        grid.addWidget(box, row, 2)
+        return row + 1
 
     def _switch(self, name: str, on: bool) -> None:
         ws_id = self.ws_id
