@@ -19,8 +19,6 @@ from tests.ui.test_chat_view import entries, idle, new_chat, send
 GIT_SERVER = str(Path(sys.executable).parent / "mcp-server-git")
 TEST_SERVER = str(Path(__file__).resolve().parents[1] / "mcp_test_server.py")
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(),
-                                reason="children are counted in /proc (Linux)")
 
 
 def _repository(where: Path) -> Path:
@@ -72,6 +70,8 @@ def test_git_status_and_log_through_approval(opened, fake, folders, tmp_path):
     assert "First draft of the launch plan" in reply.parts[reply.calls()[1]].detail
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").exists(),
+                    reason="children are counted in /proc (Linux)")
 def test_quitting_with_three_servers_running_leaves_no_process(qapp, loop, isolated, fake,
                                                                folders):
     configure(isolated, fake)
