@@ -310,6 +310,7 @@ class AddServerDialog(QDialog):
         url_page, url_grid = _grid()
         _row(url_grid, "&URL", self.url)
         _row(url_grid, "&Headers", self.headers)
+        url_grid.setRowStretch(url_grid.rowCount(), 1)  # (the program's page is taller)
         self.fields = QStackedWidget()
         self.fields.addWidget(program_page)
         self.fields.addWidget(url_page)
@@ -379,6 +380,7 @@ def _grid() -> tuple[QWidget, QGridLayout]:
     grid.setContentsMargins(0, 0, 0, 0)
     grid.setHorizontalSpacing(12)
     grid.setColumnStretch(1, 1)
+    grid.setColumnMinimumWidth(0, 96)  # every grid's labels one width: the fields line up
     return page, grid
 
 
