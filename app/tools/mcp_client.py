@@ -76,7 +76,11 @@ class ServerProblem(Exception):
 _SPAWNED: contextvars.ContextVar[list[Any]] = contextvars.ContextVar("cairn_mcp_spawned")
 
 
-MAX_MESSAGE = 16_000_000  # characters of one message from a stdio server (see _Lines)
+# Characters of one message from a stdio server (see _Lines): parsing a message holds the
+# interpreter lock throughout (the SDK's pydantic parse: 24-54 ms for 12 MB here), so past
+# this the window's loop could wait longer than its 50 ms bar.  8 MB still takes the largest
+# image a result may hold (5 MB, as base64) and more than a turn's 4 MB of results.
+MAX_MESSAGE = 8_000_000
 _TOO_LARGE = -32099  # the error Cairn answers in a server's name for a message past it
 _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
 
@@ -88,7 +92,7 @@ class _Lines:
     of copying on the MCP thread, which held the interpreter lock long and often enough to
     stall the window's loop by hundreds of milliseconds.  Here a line's chunks are joined
     once.  A message past :data:`MAX_MESSAGE` characters (more than a turn's 4 MB of
-    results could ever use, and its parse would hold the lock for long) is not kept: the
+    results could use, and its parse would hold the lock too long) is not kept: the
     SDK is handed an error answer for its id instead, so the call ends in one sentence."""
 
     def __init__(self, transport_stream: Any, encoding: str = "utf-8",
