@@ -1,7 +1,9 @@
 """A 50 MB answer from an MCP server, in the real window (issue 37): how late the window's
-event loop (qasync, the GUI thread) runs a 5 ms timer while the answer arrives, is cut at the
-turn's 4 MB of tool results, stored, sent back and shown; the one sentence the chat says; and
-the chat answering a message afterwards.
+event loop (qasync, the GUI thread) runs a 5 ms timer while the answer arrives and its one
+sentence is stored, sent back and shown (a 6 MB one: taken and cut at the turn's 4 MB of
+tool results); the same for a server that crashes mid-call, a call that never answers (the
+server's own 5 s timeout) and a server that hangs at its start (20 s); and the chat answering
+a message afterwards.
 
     uv run python tests/benchmarks/mcp_huge_bench.py [--megabytes 50]
 
@@ -61,17 +63,27 @@ def main(argv: list[str]) -> int:
         from app.store.mcp import ServerConfig
 
         ws, _ = cairn.registry.add_workspace(str(folder))
-        cairn.mcp.add(ServerConfig("test", command=sys.executable,
-                                   args=(str(ROOT / "tests" / "mcp_test_server.py"),)))
+        server = str(ROOT / "tests" / "mcp_test_server.py")
+        # (a call answered within 5 s, its own "timeout": the hanging call's wait is short)
+        cairn.mcp.add(ServerConfig("test", command=sys.executable, args=(server,),
+                                   extra={"timeout": 5}))
         cairn.mcp.turn_on("test", ws.id)
-        cairn.mcp.set_policy("test", "huge", ws.id, "allow")
-        cairn.mcp.set_policy("test", "echo", ws.id, "allow")
+        for tool in ("huge", "echo", "crash", "never"):
+            cairn.mcp.set_policy("test", tool, ws.id, "allow")
+        # A server that hangs at its start, on in a workspace of its own.
+        stuck_folder = base / "disk" / "Stuck"
+        stuck_folder.mkdir(parents=True)
+        stuck, _ = cairn.registry.add_workspace(str(stuck_folder))
+        cairn.mcp.add(ServerConfig("stuck", command=sys.executable,
+                                   args=(server, "--hang-at-start")))
+        cairn.mcp.turn_on("stuck", stuck.id)
         cairn.close()
         return _in_the_window(base / "data", str(folder), fake,
-                              [int(n) for n in args.megabytes.split(",")])
+                              [int(n) for n in args.megabytes.split(",")], str(stuck_folder))
 
 
-def _in_the_window(data: Path, folder: str, fake: FakeProcess, sizes: list[int]) -> int:
+def _in_the_window(data: Path, folder: str, fake: FakeProcess, sizes: list[int],
+                   stuck_folder: str) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
@@ -147,6 +159,44 @@ def _in_the_window(data: Path, folder: str, fake: FakeProcess, sizes: list[int])
             print(f"  said: {said}; reply status {reply.status}")
             rows.append((f"a {megabytes} MB answer, from Send until shown ({seconds:.1f} s, "
                          f"{figures.ticks:,} ticks)", figures, True))
+        # A crash mid-call, a call that never answers (5 s), a server that hangs at its start
+        # (20 s, in a chat of its own): each one sentence, under the probe.
+        failures = []
+        for case, tool in (("a crash mid-call", "crash"), ("a call that never answers",
+                                                           "never")):
+            probe = LoopProbe()
+            probe.start()
+            began = time.perf_counter()
+            fake._send(kind="reply_tool_use", for_model=CHAT_MODEL, name=f"test__{tool}",
+                       input={})
+            fake.reply_text(CHAT_MODEL, "Going on without it.", chunk=16, delay=0.001)
+            await send(f"Try {tool}.")
+            seconds = time.perf_counter() - began
+            probe.stop()
+            reply = entries()[-1]
+            said = [reply.parts[n].text.split(" · ", 2)[-1] for n in reply.calls()]
+            failures.append((case, said, "Going on without it." in reply.text))
+            print(f"{case}: shown in {seconds:.1f} s: {probe.figures()}\n  said: {said}")
+            rows.append((f"{case} ({seconds:.1f} s)", probe.figures(), True))
+        errors: list[str] = []
+        panel.sig_error.connect(errors.append)
+        other, _ = await ops.new_chat(folder=stuck_folder)
+        window.select_chat(other.id)
+        await until(lambda: panel.chat_id == other.id)
+        probe = LoopProbe()
+        probe.start()
+        began = time.perf_counter()
+        fake.reply_text(CHAT_MODEL, "Without that server.", chunk=16, delay=0.001)
+        await send("Hello?")
+        seconds = time.perf_counter() - began
+        probe.stop()
+        failures.append(("a server that hangs at its start", errors[:],
+                         "Without that server." in entries()[-1].text))
+        print(f"a hang at start: shown in {seconds:.1f} s: {probe.figures()}\n  said: {errors}")
+        rows.append((f"a server that hangs at its start ({seconds:.1f} s)", probe.figures(),
+                     True))
+        window.select_chat(chat.id)
+        await until(lambda: panel.chat_id == chat.id)
         # Afterwards: the chat answers.
         fake.reply_text(CHAT_MODEL, "Still here.", chunk=16, delay=0.001)
         await send("Still there?")
@@ -170,7 +220,10 @@ def _in_the_window(data: Path, folder: str, fake: FakeProcess, sizes: list[int])
 
         left_out = all(len(said) == 1 and "left out" in said[0]
                        for mb, said in zip(sizes, sentences) if mb * 1_000_000 > MAX_MESSAGE)
-        ok = worst < BAR_MS and left_out and after_ok
+        one_each = all(len(said) == 1 and went_on for _case, said, went_on in failures)
+        for case, said, went_on in failures:
+            print(f"{case}: said {said}; the reply went on: {went_on}")
+        ok = worst < BAR_MS and left_out and after_ok and one_each
         return 0 if ok else 1
 
     with loop:
