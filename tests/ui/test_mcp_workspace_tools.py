@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton
 
 from app.store.mcp import ServerConfig
@@ -107,3 +108,27 @@ def test_no_servers_says_where_to_add_them(opened, folders):  # noqa: F811
     wait_for(lambda: page.findChildren(QLabel, options=Qt.FindChildOption.FindChildrenRecursively)
              and any(w.accessibleName() == "No MCP servers" for w in page.findChildren(QLabel)))
     assert panel_of(opened) is panel
+
+
+def test_the_keyboard_switches_and_stays_where_it_was(opened, folders):  # noqa: F811
+    from PySide6.QtWidgets import QApplication
+
+    (acme,) = folders("Acme Inc")
+    (ws, _), _ = run(opened.ops.add_workspace(acme))
+    mcp = opened.cairn.mcp
+    mcp.add(ServerConfig("time", command=TIME))
+    mcp.set_policy("time", "get_current_time", ws.id, "allow")
+    panel, page = _tools_tab(opened, ws.id)
+    opened.window.activateWindow()
+    switch = named(page, QCheckBox, "Use time in this workspace")
+    switch.setFocus()
+    QTest.keyClick(switch, Qt.Key.Key_Space)
+    wait_for(lambda: mcp.on_in([ws.id]) == ["time"])
+    wait_for(lambda: named(page, QCheckBox, "Use time in this workspace").isChecked())
+    focused = QApplication.focusWidget()
+    assert focused is not None and focused.accessibleName() == "Use time in this workspace"
+    # The policy by keyboard: Ask again (the "always" taken back).
+    box = named(page, QComboBox, "Policy of get_current_time on time")
+    box.setFocus()
+    QTest.keyClick(box, Qt.Key.Key_Up)  # (a closed combo box steps through its choices)
+    wait_for(lambda: mcp.policies([ws.id]) == {})
