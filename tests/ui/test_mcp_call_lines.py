@@ -125,3 +125,29 @@ def test_call_details_are_plain_and_name_images():
          "sha256": "0" * 64}], is_error=False)
     assert text == ('Arguments:\n{\n  "q": "<b>x</b>"\n}\n\nResult:\n<script>\n'
                     "[image/png image, 1,234 bytes, sent to Claude as an image]")
+
+
+def test_a_call_line_unfolds_while_the_reply_streams(opened, fake, folders):
+    """While the next call's question waits, the call before it can be read in full."""
+    (acme,) = folders("Acme Inc")
+    new_chat(None, opened, acme)
+    ws = opened.cairn.registry.workspace_for_folder(acme)
+    opened.cairn.mcp.add(ServerConfig("time", command=TIME, args=("--local-timezone", "UTC")))
+    opened.cairn.mcp.turn_on("time", ws.id)
+    panel = opened.window.chat_panel
+    bar = panel.approval
+    fake.reply_tool_use("time__get_current_time", {"timezone": "Europe/Oslo"})
+    fake.reply_tool_use("time__get_current_time", {"timezone": "Asia/Tokyo"})
+    fake.reply_text("Morning in Oslo, evening in Tokyo.")
+    send(opened, "Oslo, then Tokyo?")
+    wait_for(lambda: bar.isVisible(), timeout=60)
+    bar.buttons["once"].click()
+    wait_for(lambda: bar.isVisible() and "Asia/Tokyo" in bar.question.text(), timeout=60)
+    live = entries(opened)[-1]
+    (n,) = live.calls()
+    assert LINE.match(live.parts[n].text)
+    assert '"timezone": "Europe/Oslo"' in live.parts[n].detail.split("Result:")[1]
+    panel._anchor(live, f"{CALL}{n}", None)  # as its link does
+    assert live.parts[n].open
+    bar.buttons["once"].click()
+    wait_for(lambda: idle(opened) and "Tokyo." in entries(opened)[-1].text, timeout=60)

@@ -31,6 +31,7 @@ from app.chat.turn import (
     RoundStored,
     TextDelta,
     ThinkingDelta,
+    ToolCall,
     ToolNotice,
     ToolResult,
     Turn,
@@ -79,6 +80,7 @@ class Live:
     started: bool = False  # the first token arrived
     waiting: RetryWaiting | None = None  # the request waits before it is sent again
     waiting_until: float = 0.0  # (time.monotonic()) when it is sent again
+    call_input: dict[str, Any] | None = None  # the tool call running now (its arguments)
 
 
 class ChatPanel(QWidget):
@@ -533,8 +535,15 @@ class ChatPanel(QWidget):
                 entry.add_text(event.text)
             else:
                 entry.thinking += event.text
+        elif isinstance(event, ToolCall):
+            live.call_input = event.input
+            return
         elif isinstance(event, ToolResult) and "__" in event.name:  # an MCP call: its line
-            entry.add_call_line(f"{event.summary} · {time.strftime('%H:%M')}")
+            from app.tools.mcp import call_details  # (plain Python; only for MCP calls)
+
+            entry.add_call_line(f"{event.summary} · {time.strftime('%H:%M')}", call_details(
+                live.call_input or {}, list(event.content), is_error=event.is_error))
+            live.call_input = None
         elif isinstance(event, ToolResult):
             entry.add_tool_line(event.summary, is_error=event.is_error)
         elif isinstance(event, ToolNotice):  # an MCP server did not start: said, not stored
