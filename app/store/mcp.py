@@ -233,6 +233,8 @@ class InWorkspace:
     on: bool
     on_above: bool
     policies: Mapping[str, str]
+    above: Mapping[str, str] = field(default_factory=dict)  # its project's (they apply here
+    # too, where this workspace sets none: ask is no row)
 
 
 def _secret_user(name: str, kind: str, key: str) -> str:
@@ -384,8 +386,12 @@ class McpStore:
                 "SELECT server, tool, policy FROM mcp_tool_policy WHERE workspace_id = ?"
                 " ORDER BY tool", (own,)):
             policies.setdefault(server, {})[tool] = policy
+        inherited: dict[str, dict[str, str]] = {}
+        for (server, tool), policy in self.policies(above).items():
+            inherited.setdefault(server, {})[tool] = policy
         return [InWorkspace(c, c.name in on_here, c.name in on_above,
-                            policies.get(c.name, {})) for c in self.servers()]
+                            policies.get(c.name, {}), inherited.get(c.name, {}))
+                for c in self.servers()]
 
     # ----------------------------------------------------------------- per tool
 

@@ -111,8 +111,6 @@ def test_no_servers_says_where_to_add_them(opened, folders):  # noqa: F811
 
 
 def test_the_keyboard_switches_and_stays_where_it_was(opened, folders):  # noqa: F811
-    from PySide6.QtWidgets import QApplication
-
     (acme,) = folders("Acme Inc")
     (ws, _), _ = run(opened.ops.add_workspace(acme))
     mcp = opened.cairn.mcp
@@ -125,10 +123,29 @@ def test_the_keyboard_switches_and_stays_where_it_was(opened, folders):  # noqa:
     QTest.keyClick(switch, Qt.Key.Key_Space)
     wait_for(lambda: mcp.on_in([ws.id]) == ["time"])
     wait_for(lambda: named(page, QCheckBox, "Use time in this workspace").isChecked())
-    focused = QApplication.focusWidget()
+    focused = page.focusWidget()  # (the page's; the window may not be the active one)
     assert focused is not None and focused.accessibleName() == "Use time in this workspace"
+    assert focused is named(page, QCheckBox, "Use time in this workspace")  # the new one
     # The policy by keyboard: Ask again (the "always" taken back).
     box = named(page, QComboBox, "Policy of get_current_time on time")
     box.setFocus()
     QTest.keyClick(box, Qt.Key.Key_Up)  # (a closed combo box steps through its choices)
     wait_for(lambda: mcp.policies([ws.id]) == {})
+
+
+def test_a_folder_shows_what_its_project_allows(opened, folders):  # noqa: F811
+    """An "always" stored in the project applies in its folders (where they set none): the
+    folder's page says so, though its own policy is Ask."""
+    acme, brand = folders("Acme Inc", "Acme Inc/Brand")
+    (project, _), _ = run(opened.ops.add_workspace(acme))
+    (folder, _), _ = run(opened.ops.add_workspace(brand))
+    mcp = opened.cairn.mcp
+    mcp.add(ServerConfig("time", command=TIME))
+    mcp.turn_on("time", project.id)
+    mcp.set_policy("time", "get_current_time", project.id, "allow")
+    panel, page = _tools_tab(opened, folder.id)
+    assert named(page, QLabel, "time is on in the project").isVisible()
+    assert named(page, QComboBox, "Policy of get_current_time on time").currentText() == "Ask"
+    assert named(page, QLabel, "Policy of get_current_time on time in the project").text() \
+        == "Always allow in the project"
+    assert not named(page, QCheckBox, "Use time in this workspace").isChecked()

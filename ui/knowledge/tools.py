@@ -179,8 +179,9 @@ class ToolsView(QWidget):
                                     f"{name} is on in the project"))
         tools = self.listed.get(name)
         names = [t.name for t in tools] if tools is not None else []
-        # Policies set here for tools not listed (the server does not run): still shown.
-        kept = [t for t in server.policies if t not in names]
+        # Policies set here or in the project for tools not listed (the server does not
+        # run): still shown.
+        kept = [t for t in {**server.above, **server.policies} if t not in names]
         grid = QGridLayout()
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(2)
@@ -188,9 +189,12 @@ class ToolsView(QWidget):
         row = 0
         for tool in tools or []:
             row = self._tool_row(grid, row, name, tool.name, server.policies.get(tool.name, "ask"),
-                                 tool.description, tool.annotations)
+                                 tool.description, tool.annotations,
+                                 server.above.get(tool.name))
         for tool_name in kept:
-            row = self._tool_row(grid, row, name, tool_name, server.policies[tool_name], "", {})
+            row = self._tool_row(grid, row, name, tool_name,
+                                 server.policies.get(tool_name, "ask"), "", {},
+                                 server.above.get(tool_name))
         if row:
             layout.addLayout(grid)
         if any(t.annotations for t in tools or []):
@@ -213,24 +217,42 @@ class ToolsView(QWidget):
         return card
 
     def _tool_row(self, grid: QGridLayout, row: int, server: str, tool: str, policy: str,
-                  description: str, annotations: dict[str, object]) -> int:
+                  description: str, annotations: dict[str, object],
+                  above: str | None = None) -> int:
         from app.tools.mcp import hints_text  # (plain Python: the SDK is not loaded)
 
         label = Label(tool)
         label.setAccessibleName(f"Tool {tool}")
         hints = hints_text(dict(annotations))
+        project = ""
+        if above is not None and policy == "ask":  # the project's policy applies here
+            project = f"{dict(POLICY_NAMES).get(above, above)} in the project"
         described = " ".join(description.split())[:400]
         label.setToolTip(tip(described + (f"\n\nThe server says: {hints} (not checked)"
                                           if hints else "")))
         grid.addWidget(label, row, 0)
+        notes = QVBoxLayout()
+        notes.setSpacing(0)
         if hints:  # the server's claim, beside the name: shown, never trusted
             said = Label(hints)
             said.setAccessibleName(f"What {server} says of {tool}")
             said.setToolTip(tip(f"The server says {tool} is {hints}. Cairn does not check it, "
                                 "and asks all the same."))
-            said.setWordWrap(True)
-            said.setStyleSheet("color: palette(placeholder-text); font-size: small;")
-            grid.addWidget(said, row, 1)
+            notes.addWidget(said)
+        if project:  # what applies here while this workspace sets nothing
+            from_project = Label(project)
+            from_project.setAccessibleName(f"Policy of {tool} on {server} in the project")
+            from_project.setToolTip(tip("The project's policy applies in its folders while "
+                                        "they set none; change it on the project's Tools tab"))
+            notes.addWidget(from_project)
+        for n in range(notes.count()):
+            item = notes.itemAt(n)
+            note = item.widget() if item is not None else None
+            if note is not None:
+                note.setProperty("wordWrap", True)
+                note.setStyleSheet("color: palette(placeholder-text); font-size: small;")
+        if notes.count():
+            grid.addLayout(notes, row, 1)
         box = QComboBox()
         for value, shown in POLICY_NAMES:
             box.addItem(shown, value)
