@@ -119,18 +119,20 @@ def test_the_keyboard_switches_and_stays_where_it_was(opened, folders):  # noqa:
     panel, page = _tools_tab(opened, ws.id)
     opened.window.activateWindow()
     switch = named(page, QCheckBox, "Use time in this workspace")
-    switch.setFocus()
+    switch.setFocus(Qt.FocusReason.TabFocusReason)
+    wait_for(switch.hasFocus)
     QTest.keyClick(switch, Qt.Key.Key_Space)
     wait_for(lambda: mcp.on_in([ws.id]) == ["time"])
     wait_for(lambda: named(page, QCheckBox, "Use time in this workspace").isChecked())
-    focused = page.focusWidget()  # (the page's; the window may not be the active one)
-    assert focused is not None and focused.accessibleName() == "Use time in this workspace"
-    assert focused is named(page, QCheckBox, "Use time in this workspace")  # the new one
+    wait_for(lambda: named(page, QCheckBox, "Use time in this workspace").hasFocus())
     # The policy by keyboard: Ask again (the "always" taken back).
     box = named(page, QComboBox, "Policy of get_current_time on time")
     box.setFocus()
     QTest.keyClick(box, Qt.Key.Key_Up)  # (a closed combo box steps through its choices)
     wait_for(lambda: mcp.policies([ws.id]) == {})
+    # (the server does not run: with no policy left, the tool's row goes)
+    wait_for(lambda: ("time", "get_current_time") not in page.policy_boxes)
+    wait_for(lambda: named(page, QCheckBox, "Use time in this workspace").hasFocus())
 
 
 def test_a_folder_shows_what_its_project_allows(opened, folders):  # noqa: F811

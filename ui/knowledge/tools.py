@@ -46,6 +46,16 @@ SAYS = ("Servers on here give Claude their tools in this workspace's chats. Clau
         "before each call unless its tool is set to Always allow.")
 
 
+def _ancestors(widget: QWidget, top: QWidget) -> list[QWidget]:
+    """*widget*'s parents up to *top* (not included)."""
+    found = []
+    parent = widget.parentWidget()
+    while parent is not None and parent is not top:
+        found.append(parent)
+        parent = parent.parentWidget()
+    return found
+
+
 def _muted(text: str, name: str) -> Label:
     label = Label(text)
     label.setAccessibleName(name)
@@ -70,6 +80,7 @@ class ToolsView(QWidget):
         self.policy_boxes: dict[tuple[str, str], QComboBox] = {}
         self.listed: dict[str, list[ServerTool]] = {}  # tools listed by a server this session
         self._loads = 0
+        self._refocus = ""  # the control just used: the keyboard stays on it (read again)
 
         self.says = _muted(SAYS, "What the Tools page does")
         self.body = QWidget()
@@ -134,7 +145,9 @@ class ToolsView(QWidget):
 
     def _show(self, servers: list[InWorkspace]) -> None:
         focused = self.focusWidget()
-        focus_name = focused.accessibleName() if focused is not None else ""
+        focus_name = self._refocus or (focused.accessibleName() if focused is not None
+                                       and focused.hasFocus() else "")
+        self._refocus = ""
         self.servers = servers
         self.switches.clear()
         self.show_buttons.clear()
@@ -148,11 +161,22 @@ class ToolsView(QWidget):
         if not servers and self.ws_id is not None:
             self.rows.insertWidget(0, _muted(NONE_YET, "No MCP servers"))
         for n, server in enumerate(servers):
-            self.rows.insertWidget(n, self._card(server))
+            card = self._card(server)
+            self.rows.insertWidget(n, card)
+            card.setVisible(self.body.isVisible())  # now, not queued: the focus may go to it
         if focus_name:  # the keyboard stays where it was (a switch, a policy)
-            for widget in self.body.findChildren(QWidget):
-                if widget.accessibleName() == focus_name and widget.isEnabled():
-                    widget.setFocus()
+            names = [focus_name]
+            if focus_name.startswith("Policy of ") and " on " in focus_name:
+                # A tool's row that went (its policy back to Ask, the server not running):
+                # its server's switch.
+                names.append(f"Use {focus_name.rsplit(' on ', 1)[1]} in this workspace")
+            shown = [w for w in self.body.findChildren(QWidget)  # (the old ones: hidden)
+                     if w.isEnabled() and not w.isHidden()
+                     and all(not a.isHidden() for a in _ancestors(w, self.body))]
+            for wanted in names:
+                found = next((w for w in shown if w.accessibleName() == wanted), None)
+                if found is not None:
+                    found.setFocus()
                     break
 
     def _card(self, server: InWorkspace) -> QWidget:
@@ -270,6 +294,8 @@ class ToolsView(QWidget):
         if ws_id is None:
             return
 
+        self._refocus = f"Use {name} in this workspace"
+
         async def switch() -> None:
             try:
                 await self.ops.switch_mcp_server(name, ws_id, on)
@@ -285,6 +311,7 @@ class ToolsView(QWidget):
         if ws_id is None:
             return
         policy = str(box.currentData())
+        self._refocus = box.accessibleName()
 
         async def set_policy() -> None:
             try:
