@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from app.store.search import Finder
     from app.store.mcp import McpStore
     from app.tools.mcp import McpTools
-    from app.tools.mcp_client import McpServers
+    from app.tools.mcp_client import McpServers, ServerTool
     from app.store.web import WebStore
     from app.tools.folder import FolderReader
     from app.chat.engine import ChatEngine
@@ -147,12 +147,19 @@ class Cairn:
     def mcp_servers(self) -> McpServers:
         """The MCP servers that run (none until a chat uses one)."""
         if self._mcp_servers is None:
-            from app.tools.mcp_client import McpServers
+            from app.tools.mcp_client import McpServers, ServerTool
 
             with self._made_lock:
                 if self._mcp_servers is None:
                     self._mcp_servers = McpServers()
         return self._mcp_servers
+
+    def running_mcp_tools(self, name: str) -> list[ServerTool] | None:
+        """The tools of the MCP server *name* as it listed them, when it runs now; None when
+        it does not (asking never starts it, nor the SDK)."""
+        servers = self._mcp_servers
+        owner = servers.owner(name) if servers is not None else None
+        return list(owner.tools) if owner is not None and owner.running else None
 
     def stop_mcp_servers(self) -> None:
         """Every MCP server this process started stopped (at the end of a command), within

@@ -1,5 +1,6 @@
 """Renders the window (wide, narrow at 860×640, with the sidebar's filter in use, with the
 Search box open, on a reply that searched the web), the knowledge panel and its history, the status board and Settings
+(and its Tools tab), the workspace's Tools page and an MCP call's line unfolded
 offscreen, light and dark, with realistic data, into docs/screenshots/*.png.
 
 Run: uv run python docs/screenshots.py
@@ -104,6 +105,55 @@ def add_conversation(cairn: object, chat_id: str) -> None:
                  model="claude-sonnet-5-5", usage=Usage(2690, 0, 4100, 164), cost_usd=0.0075)
 
 
+def add_mcp(cairn: object, root: Path, website: str) -> None:
+    """MCP servers (git on a real repository, started when the Tools page shows its tools;
+    two imported from Claude Desktop), git and time on in Website, git_status always allowed
+    there, and a chat whose reply called git_log."""
+    import subprocess
+
+    from app.store.mcp import ServerConfig
+    from app.store.messages import Usage
+
+    repo = root / "code" / "acme-site"
+    repo.mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=Ada", "-c", "user.email=ada@acme.example"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    for n, message in enumerate(("Hero copy, first pass", "Pricing table: annual plans",
+                                 "Fix the footer links on mobile")):
+        (repo / f"page-{n}.md").write_text(message + "\n")
+        subprocess.run([*git, "add", "."], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", message], check=True)
+    mcp = cairn.mcp  # type: ignore[attr-defined]
+    mcp.add(ServerConfig("git", command="mcp-server-git", args=("--repository", str(repo))))
+    mcp.import_servers([
+        ServerConfig("time", command="uvx", args=("mcp-server-time",
+                                                  "--local-timezone=Europe/London")),
+        ServerConfig("github", command="npx", args=("-y", "@modelcontextprotocol/server-github"),
+                     env={"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_screenshot"})])
+    mcp.turn_on("git", website)
+    mcp.turn_on("time", website)
+    mcp.set_policy("git", "git_status", website, "allow")
+    chats = cairn.chats  # type: ignore[attr-defined]
+    chat = cairn.registry.new_chat(  # type: ignore[attr-defined]
+        folder=str(root / "Acme Inc" / "Website"), title="What shipped this week")
+    chats.append(chat.id, "user", [{"type": "text", "text": "What changed on the site this "
+                                    "week? Keep it short."}])
+    log = subprocess.run([*git, "log", "--format=Commit: %h%nAuthor: %an%nDate: %ad%n"
+                          "Message: %s%n"], capture_output=True, text=True, check=True).stdout
+    chats.append(chat.id, "assistant", [
+        {"type": "tool_use", "id": "toolu_git", "name": "git__git_log",
+         "input": {"repo_path": str(repo), "max_count": 5}}],
+        model="claude-sonnet-5-5", usage=Usage(1810, 0, 0, 64), cost_usd=0.0064)
+    chats.append(chat.id, "user", [{"type": "tool_result", "tool_use_id": "toolu_git",
+                                    "content": [{"type": "text",
+                                                 "text": "Commit history:\n" + log}]}])
+    chats.append(chat.id, "assistant", [{"type": "text", "text":
+                 "Three changes this week:\n\n- **Mobile footer**: its links work again.\n"
+                 "- **Pricing**: the table now shows annual plans.\n"
+                 "- **Hero copy**: a first pass is in."}],
+                 model="claude-sonnet-5-5", usage=Usage(2230, 0, 0, 58), cost_usd=0.0076)
+
+
 def make_data(root: Path) -> None:
     """Folders and a registry a person might have after a few weeks."""
     from app.cairn import Cairn
@@ -179,6 +229,7 @@ def make_data(root: Path) -> None:
                      (acme.id, "2026-11-30T09:12:00.000Z"))
     cairn.knowledge.save(brand.id, "## Assets & links\n- Logo files in Brand/logo/\n",
                          source="user")
+    add_mcp(cairn, root, web.id)
     (root / "Thesis").rename(root / "Thesis (moved)")  # shows as missing
     reg.refresh_status()
     cairn.close()
@@ -313,7 +364,35 @@ def main() -> None:
             dialog.show()
             await asyncio.sleep(0.8)
             dialog.grab().save(str(OUT / f"settings-{scheme}.png"))
+            # Settings → Tools: the MCP servers, what each runs, where it is on.
+            dialog._tabs.setCurrentWidget(dialog.tools_page)
+            await settle(0.8)
+            dialog.grab().save(str(OUT / f"settings-tools-{scheme}.png"))
             dialog.close()
+            # The workspace's Tools page, git's tools shown (it starts: a real server).
+            website = next(w for w in reg.children(acme.id) if w.title == "Website")
+            window.sidebar.set_expanded_ids([acme.id, website.id])
+            shipped = next(c for c in reg.chats_of(website.id)
+                           if c.title == "What shipped this week")
+            await open_chat(window, shipped.id)
+            window.resize(1180, 900)
+            window.split.setSizes([250, 520, 410])
+            panel = window.knowledge
+            panel.tabs.setCurrentWidget(panel.tools)
+            await settle(0.8)
+            panel.tools.show_tools("git")
+            deadline = time.monotonic() + 30
+            while "git" not in panel.tools.listed and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            await settle(0.8)
+            panel.grab().save(str(OUT / f"tools-{scheme}.png"))
+            # The call's line unfolded: its arguments and result, plain text.
+            entry = window.chat_panel.view.conversation.entries[-1]
+            for n in entry.calls():
+                window.chat_panel._anchor(entry, f"cairn:call/{n}", None)
+            await settle(1.0)
+            window.chat_panel.grab().save(str(OUT / f"call-{scheme}.png"))
+            panel.tabs.setCurrentWidget(panel.editor)
 
         with loop:
             loop.run_until_complete(shoot())

@@ -73,7 +73,7 @@ def never() -> str:
     return ""
 
 
-@server.tool()
+@server.tool(structured_output=False)  # (the text once: a message of *megabytes*)
 def huge(megabytes: int) -> str:
     """A long text."""
     return "x" * (megabytes * 1_000_000)

@@ -229,6 +229,10 @@ class SettingsDialog(QDialog):
         self._tabs.addTab(self._connection_page(), "Connection")
         self._tabs.addTab(self._models_page(), "Models")
         self._tabs.addTab(self._memory_page(), "Memory")
+        from ui.settings_tools import ToolsPage  # (its own module: MCP servers)
+
+        self.tools_page = ToolsPage(ops, registry)
+        self._tabs.addTab(self.tools_page, "Tools")
 
         self._message = _note("Settings message")
         self._message.hide()

@@ -170,6 +170,7 @@ class ToolResult(TurnEvent):
     summary: str
     is_error: bool
     outcome: str = ""  # allowed, declined, failed, error (a call that was asked for)
+    content: tuple[dict[str, Any], ...] = ()  # the result as stored (an MCP call's unfolds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -602,7 +603,8 @@ class TurnRun:
                     **({"server": output.called[0], "tool": output.called[1]}
                        if output.called else {})})
                 self._publish(ToolResult(turn.id, name, summary, output.is_error,
-                                         output.outcome, generation=turn.generation))
+                                         output.outcome, tuple(output.content),
+                                         generation=turn.generation))
                 results.append({"type": "tool_result", "tool_use_id": call["id"],
                                 "content": output.content,
                                 **({"is_error": True} if output.is_error else {})})

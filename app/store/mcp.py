@@ -189,6 +189,54 @@ def read_claude_desktop(path: Path | None = None) -> list[ServerConfig]:
     return [from_entry(name, entry, imported=True) for name, entry in servers.items()]
 
 
+def pairs(text: str, kind: str, name: str) -> dict[str, str]:
+    """``KEY=VALUE`` lines (the window's fields; a header may be ``Name: value`` as it is
+    usually written) as a mapping, or refused in one sentence naming the line."""
+    found: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        key, sep, value = line.partition("=")
+        if kind == "header" and (not sep or ":" in key):
+            key, sep, value = line.partition(":")
+            value = value.strip()
+        key = key.strip()
+        if not sep or not key:
+            form = "Name: value" if kind == "header" else "KEY=VALUE"
+            raise Refused(f"cannot add the MCP server '{shown(name[:60])}': line {number} of "
+                          f"its {kind}s is not {form}")
+        found[key] = value
+    return found
+
+
+def from_fields(name: str, *, command: str = "", arguments: str = "", env: str = "",
+                url: str = "", headers: str = "") -> ServerConfig:
+    """A server as the window's form gives it: a command and its arguments one per line
+    (no quoting to get wrong), or a URL; env and headers as lines.  Checked as
+    :meth:`McpStore.add` checks it."""
+    name = name.strip()
+    check_name(name)
+    command, url = command.strip(), url.strip()
+    return checked(ServerConfig(
+        name, command=command or None,
+        args=tuple(a for a in arguments.splitlines() if a.strip()),
+        env=pairs(env, "environment variable", name), url=url or None,
+        headers=pairs(headers, "header", name)))
+
+
+@dataclass(frozen=True, slots=True)
+class InWorkspace:
+    """A server as a workspace's Tools page shows it: whether it is on there (or in its
+    project, for a folder), and the policies set there (tool → allow or off; ask is none)."""
+
+    config: ServerConfig
+    on: bool
+    on_above: bool
+    policies: Mapping[str, str]
+    above: Mapping[str, str] = field(default_factory=dict)  # its project's (they apply here
+    # too, where this workspace sets none: ask is no row)
+
+
 def _secret_user(name: str, kind: str, key: str) -> str:
     return f"mcp:{name}:{kind}:{key}"
 
@@ -326,6 +374,24 @@ class McpStore:
         rows = self._db.query("SELECT workspace_id FROM workspace_mcp WHERE server = ?"
                               " ORDER BY workspace_id", (name,))
         return [r[0] for r in rows]
+
+    def in_workspace(self, chain: list[str]) -> list[InWorkspace]:
+        """Every server as seen from the last workspace of *chain* (its project first)."""
+        if not chain:
+            return []
+        own, above = chain[-1], chain[:-1]
+        on_here, on_above = set(self.on_in([own])), set(self.on_in(above))
+        policies: dict[str, dict[str, str]] = {}
+        for server, tool, policy in self._db.query(
+                "SELECT server, tool, policy FROM mcp_tool_policy WHERE workspace_id = ?"
+                " ORDER BY tool", (own,)):
+            policies.setdefault(server, {})[tool] = policy
+        inherited: dict[str, dict[str, str]] = {}
+        for (server, tool), policy in self.policies(above).items():
+            inherited.setdefault(server, {})[tool] = policy
+        return [InWorkspace(c, c.name in on_here, c.name in on_above,
+                            policies.get(c.name, {}), inherited.get(c.name, {}))
+                for c in self.servers()]
 
     # ----------------------------------------------------------------- per tool
 

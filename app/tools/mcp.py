@@ -218,8 +218,7 @@ class McpTool:
         return await self._source.run(self, chat, tool_input, limit=limit, approver=approver)
 
     def summary(self, tool_input: dict[str, Any], output: ToolOutput) -> str:
-        shown = ", ".join(f"{k}={_short(v)}" for k, v in list(tool_input.items())[:4])
-        head = f"{self.server} · {self.tool.name}" + (f" · {shown}" if shown else "")
+        head = call_line(self.server, self.tool.name, tool_input)
         if output.outcome == DECLINED:
             return f"{head} · declined"
         if output.is_error:
@@ -227,6 +226,62 @@ class McpTool:
                          "")
             return f"{head} · {_short(first, 120)}"
         return head
+
+
+def call_line(server: str, tool: str, arguments: Any) -> str:
+    """A call as its quiet line shows it: server · tool · its first arguments, short."""
+    items = list(arguments.items())[:4] if isinstance(arguments, dict) else []
+    shown = ", ".join(f"{k}={_short(v)}" for k, v in items)
+    return f"{server} · {tool}" + (f" · {shown}" if shown else "")
+
+
+def stored_line(name: str, arguments: Any, content: Any, is_error: bool) -> str | None:
+    """The quiet line of a stored MCP call (as :meth:`McpTool.summary` said it live), from
+    its tool_use's name and input and its tool_result; None for Cairn's own tools."""
+    split = split_api_name(name)
+    if split is None:
+        return None
+    head = call_line(*split, arguments)
+    first = ""
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        first = str(content[0].get("text", ""))
+    if is_error and first.startswith("The person declined"):
+        return f"{head} · declined"
+    if is_error:
+        return f"{head} · {_short(first, 120)}"
+    return head
+
+
+def split_api_name(name: str) -> tuple[str, str] | None:
+    """(server, tool) as an MCP call's stored name ``server__tool`` reads (what was made
+    valid for the API stays so: the chat shows it as sent); None for Cairn's own tools."""
+    server, sep, tool = name.partition("__")
+    return (server, tool) if sep and server and tool else None
+
+
+def call_details(arguments: Any, content: Any, *, is_error: bool, limit: int = 20_000) -> str:
+    """A call's full arguments and result as plain text, for its expanded line: at most
+    *limit* characters of the result shown (a result can be megabytes), the rest said."""
+    try:
+        args = json.dumps(arguments, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError):
+        args = str(arguments)
+    if len(args) > limit:
+        args = args[:limit] + f"\n… (the first {limit:,} of {len(args):,} characters shown)"
+    pieces: list[str] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            pieces.append(str(part.get("text", "")))
+        elif part.get("type") == "attachment":
+            pieces.append(f"[{part.get('media_type', 'image')} {part.get('name', 'image')}, "
+                          f"{part.get('size', 0):,} bytes, sent to Claude as an image]")
+    result = "\n".join(pieces) or "(no content)"
+    total = len(result)
+    if total > limit:
+        result = result[:limit] + f"\n… (the first {limit:,} of {total:,} characters shown)"
+    return (f"Arguments:\n{args}\n\n" + ("Error:" if is_error else "Result:") + f"\n{result}")
 
 
 def _declined(server: str, tool: str, why: str) -> ToolOutput:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 import os
 import re
@@ -75,11 +76,99 @@ class ServerProblem(Exception):
 _SPAWNED: contextvars.ContextVar[list[Any]] = contextvars.ContextVar("cairn_mcp_spawned")
 
 
+# Characters of one message from a stdio server (see _Lines): parsing a message holds the
+# interpreter lock throughout (the SDK's pydantic parse: 24-54 ms for 12 MB here), so past
+# this the window's loop could wait longer than its 50 ms bar.  8 MB still takes the largest
+# image a result may hold (5 MB, as base64) and more than a turn's 4 MB of results.
+MAX_MESSAGE = 8_000_000
+_TOO_LARGE = -32099  # the error Cairn answers in a server's name for a message past it
+_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+
+
+class _Lines:
+    """The SDK's stdio reader's text stream, replaced (``_configure_sdk``): it hands the SDK
+    whole lines only.  The SDK joins each chunk to what it holds of a line (``buffer +
+    chunk``), so a 50 MB answer, read in 64 kB chunks, was copied some 800 times: a minute
+    of copying on the MCP thread, which held the interpreter lock long and often enough to
+    stall the window's loop by hundreds of milliseconds.  Here a line's chunks are joined
+    once.  A message past :data:`MAX_MESSAGE` characters (more than a turn's 4 MB of
+    results could use, and its parse would hold the lock too long) is not kept: the
+    SDK is handed an error answer for its id instead, so the call ends in one sentence."""
+
+    def __init__(self, transport_stream: Any, encoding: str = "utf-8",
+                 errors: str = "strict") -> None:
+        from anyio.streams.text import TextReceiveStream
+
+        self._text = TextReceiveStream(transport_stream, encoding=encoding, errors=errors)
+        self._pending: list[str] = []
+        self._size = 0
+        self._head = ""  # of a message too long: where its id may be, first or last
+        self._tail = ""
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        while True:
+            try:
+                chunk = await self._text.receive()
+            except anyio.EndOfStream:
+                raise StopAsyncIteration from None
+            lines = self._take(chunk)
+            if lines:
+                return lines
+
+    def _take(self, chunk: str) -> str:
+        out: list[str] = []
+        while chunk:
+            at = chunk.find("\n")
+            if at < 0:
+                self._add(chunk)
+                break
+            self._add(chunk[:at])
+            chunk = chunk[at + 1:]
+            line = self._line()
+            if line:
+                out.append(line + "\n")
+        return "".join(out)
+
+    def _add(self, piece: str) -> None:
+        if not piece:
+            return
+        self._size += len(piece)
+        if self._size <= MAX_MESSAGE:
+            self._pending.append(piece)
+            return
+        if self._pending:  # just past the limit: what it held is let go
+            start = "".join(self._pending[:8])
+            self._head = start[:300]
+            self._pending = []
+        self._tail = (self._tail + piece)[-300:]
+
+    def _line(self) -> str:
+        size, self._size = self._size, 0
+        if size <= MAX_MESSAGE:
+            line, self._pending = "".join(self._pending), []
+            return line
+        head, tail, self._head, self._tail = self._head, self._tail, "", ""
+        # An answer's id: after "jsonrpc" at its start (Python's SDK), or at its end (others).
+        found = _ID.search(head if '"id"' in head.split('"result"', 1)[0] else tail) \
+            or _ID.search(tail)
+        log.warning("an MCP server sent a message of %d characters: left out", size)
+        if found is None:
+            return ""  # no id to answer: the call ends at its timeout
+        return json.dumps({"jsonrpc": "2.0", "id": json.loads(found.group(1)), "error": {
+            "code": _TOO_LARGE, "message": f"{size / 1_000_000:,.0f} MB"}})
+
+
 def _configure_sdk() -> None:
     import mcp.client.stdio as stdio
 
     stdio.PROCESS_TERMINATION_TIMEOUT = _SDK_GRACE  # type: ignore[misc]
     stdio.FORCE_KILL_TIMEOUT = _SDK_GRACE  # type: ignore[misc]
+    stdio.TextReceiveStream = _Lines  # type: ignore[misc,assignment]
     spawn = stdio._create_platform_compatible_process
     if getattr(spawn, "cairn_records", False):
         return
@@ -193,6 +282,11 @@ class ServerOwner:
         except Exception as failure:
             from mcp import MCPError
 
+            if isinstance(failure, MCPError) and failure.code == _TOO_LARGE:
+                raise ServerProblem(
+                    f"The MCP server {self.config.name}'s answer to {tool} was "
+                    f"{_one_line(str(failure.message))}, past Cairn's "
+                    f"{MAX_MESSAGE // 1_000_000} MB for one answer: left out.") from None
             closed = isinstance(failure, MCPError) and failure.code == _CONNECTION_CLOSED
             if isinstance(failure, MCPError) and not closed and self.running:  # an answer
                 raise ServerProblem(f"The MCP server {self.config.name} refused {tool}: "

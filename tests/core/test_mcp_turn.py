@@ -184,6 +184,7 @@ async def test_results_image_resource_structured_and_error(online, ours_on, fake
 async def test_a_huge_answer_is_cut_at_the_turns_bound(online, ours_on, fake):
     online.mcp.set_policy("test", "huge", ours_on.id, "allow")
     chat = online.registry.new_chat(folder=ours_on.path)
+    # 6 MB: under Cairn's 8 MB for one message, so it is taken, and cut at the turn's bound.
     fake.reply_tool_use("test__huge", {"megabytes": 6})
     fake.reply_text("Too long to read.")
     result = await online.engine.send(chat.id, "Read it all.")
@@ -193,6 +194,20 @@ async def test_a_huge_answer_is_cut_at_the_turns_bound(online, ours_on, fake):
                if b["type"] == "tool_result"]
     assert len(sent["content"][0]["text"].encode()) <= 4_000_000
     assert sent["content"][0]["text"].endswith("limit of 4 MB.]")
+
+
+async def test_an_answer_past_what_cairn_parses_is_one_sentence(online, ours_on, fake):
+    online.mcp.set_policy("test", "huge", ours_on.id, "allow")
+    chat = online.registry.new_chat(folder=ours_on.path)
+    fake.reply_tool_use("test__huge", {"megabytes": 50})
+    fake.reply_text("It was too long.")
+    result = await online.engine.send(chat.id, "Read it all.")
+    assert result.status == "complete" and result.text == "It was too long."
+    (sent,) = [b for m in online.chats.messages(chat.id) for b in m.content
+               if b["type"] == "tool_result"]
+    assert sent["is_error"] is True
+    assert sent["content"] == [{"type": "text", "text": "The MCP server test's answer to huge "
+                                "was 50 MB, past Cairn's 8 MB for one answer: left out."}]
 
 
 async def test_a_server_that_cannot_start_is_one_sentence_and_the_turn_goes_on(online, workspace,

@@ -197,3 +197,19 @@ async def test_streamable_http_on_loopback(servers, tmp_path):
         await servers.stop_all()
         process.terminate()
         process.wait(timeout=10)
+
+
+async def test_an_answer_past_the_limit_is_one_sentence_and_the_server_goes_on(servers):
+    """A 10 MB answer is not parsed: the call ends in one sentence, and the next call is
+    answered.
+    (Before, the SDK's reader copied what it held of the line at each 64 kB chunk: minutes
+    of copying on the MCP thread for 100 MB, stalling the window.)"""
+    config = ours("big")
+    with pytest.raises(ServerProblem) as said:
+        await servers.call(config, "huge", {"megabytes": 10})
+    assert str(said.value) == ("The MCP server big's answer to huge was 10 MB, past Cairn's "
+                               "8 MB for one answer: left out.")
+    result = await servers.call(config, "echo", {"text": "still here"})
+    assert result.content[0].text == "echo: still here"
+    owner = servers.owner("big")
+    assert owner is not None and owner.starts == 1

@@ -44,7 +44,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 from app.llm.prices import usage_line
 from app.store.files import human_size
 from app.store.messages import FAILED, STOPPED
-from ui.chat.entries import PERSON, Entry
+from ui.chat.entries import CALL, PERSON, Entry
 from ui.chat.markdown import (
     QUOTE_INDENT,
     Colours,
@@ -370,6 +370,16 @@ class MessageDelegate(QStyledItemDelegate):
             add("quiet", f'<p style="color: {quiet};">…</p>')
         last_text = max((i for i, p in enumerate(entry.parts) if p.kind == "text"), default=-1)
         for i, part in enumerate(entry.parts):
+            if part.kind == "tool" and part.detail:  # an MCP call: unfolds to what it did
+                arrow = "▾" if part.open else "▸"
+                add("quiet", f'<p><a href="{CALL}{i}" style="color: {quiet};'
+                             f' text-decoration: none;"><i>{arrow} {html.escape(part.text)}</i>'
+                             "</a></p>")
+                if part.open:
+                    add("quiet", f'<p style="color: {quiet}; white-space: pre-wrap; margin-left: 14px;'
+                                 f' font-family: monospace; font-size: small;">'
+                                 f"{html.escape(part.detail)}</p>")
+                continue
             if part.kind == "tool":
                 add("quiet", f'<p style="color: {quiet};"><i>↳ {html.escape(part.text)}</i></p>')
                 continue

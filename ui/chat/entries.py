@@ -27,6 +27,7 @@ from app.store.messages import COMPLETE, Message, Usage
 from ui.chat import web
 
 PERSON, REPLY = "person", "reply"
+CALL = "cairn:call/"  # an MCP call's line: ``cairn:call/N`` unfolds the entry's part N
 
 _PAGE = re.compile(r"^(?P<name>.+?) — page (?P<page>\d+) of (?P<pages>\d+)$")
 
@@ -35,6 +36,8 @@ _PAGE = re.compile(r"^(?P<name>.+?) — page (?P<page>\d+) of (?P<pages>\d+)$")
 class Part:
     kind: str  # "text" (markdown) | "tool" (a quiet line)
     text: str
+    detail: str = ""  # an MCP call's full arguments and result: the line unfolds to it
+    open: bool = False  # the person unfolded it
 
 
 @dataclass(slots=True, eq=False)  # rows are compared by identity, never by content
@@ -73,6 +76,8 @@ class Entry:
         for part in self.parts:
             out.append(web.marks_as_text(part.text) if part.kind == "text"
                        else f"_{part.text}_")
+            if part.detail and part.open:
+                out.append(f"```\n{part.detail}\n```")
         if self.sources:
             out.append(web.sources_text(self.sources))
         text = "\n\n".join(p for p in out if p)
@@ -97,6 +102,28 @@ class Entry:
                 self.parts[-1].text = merged
                 return
         self.parts.append(Part("tool", line))
+
+    def add_call_line(self, line: str, detail: str = "") -> None:
+        """An MCP call's quiet line (server · tool · arguments · time), which unfolds to
+        *detail* when there is one."""
+        self.parts.append(Part("tool", line, detail))
+
+    def calls(self) -> list[int]:
+        """The parts that unfold (an MCP call's line), by their index."""
+        return [i for i, p in enumerate(self.parts) if p.kind == "tool" and p.detail]
+
+
+def local_time(stamp: str) -> str:
+    """A stored UTC time as the person's local time of day (``14:05``)."""
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone().strftime("%H:%M")
 
 
 def tool_line(summary: str, *, is_error: bool = False) -> str:
@@ -130,12 +157,16 @@ def build(messages: list[Message]) -> list[Entry]:
     entries: list[Entry] = []
     reply: Entry | None = None
     results: dict[str, tuple[str, bool]] = {}  # tool_use id -> (summary, is_error)
+    calls: dict[str, tuple[Any, bool, str]] = {}  # tool_use id -> (content, is_error, when)
     for message in messages:
         if message.role == "user" and not message.from_person:
             for block in message.content:
                 if block.get("type") == "tool_result":
-                    results[str(block.get("tool_use_id"))] = (
-                        _result_summary(block.get("content")), bool(block.get("is_error")))
+                    ident = str(block.get("tool_use_id"))
+                    results[ident] = (_result_summary(block.get("content")),
+                                      bool(block.get("is_error")))
+                    calls[ident] = (block.get("content"), block.get("is_error") is True,
+                                    message.created_at)
     for message in messages:
         if message.from_person:
             reply = None
@@ -146,7 +177,7 @@ def build(messages: list[Message]) -> list[Entry]:
         if reply is None:
             reply = Entry(key=f"m{message.id}", kind=REPLY, usage=Usage())
             entries.append(reply)
-        _add_round(reply, message, results)
+        _add_round(reply, message, results, calls)
     return entries
 
 
@@ -164,7 +195,8 @@ def _person(message: Message) -> Entry:
     return entry
 
 
-def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, bool]]) -> None:
+def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, bool]],
+               calls: dict[str, tuple[Any, bool, str]] | None = None) -> None:
     reply.message_ids.append(message.id)
     joined = False  # a text block follows another of this round: one text
     for block in message.content:
@@ -185,6 +217,9 @@ def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, boo
             continue
         elif shown == SHOWN_TOOL:
             summary, is_error = results.get(str(block.get("id")), ("", False))
+            if "__" in str(block.get("name", "")) and _add_call(reply, block, calls or {}):
+                joined = False
+                continue
             reply.add_tool_line(summary or _file_of(block), is_error=is_error)
         elif shown == SHOWN_WEB:
             # A search's (or a read's) line, then — when it failed — its one sentence.
@@ -203,6 +238,26 @@ def _add_round(reply: Entry, message: Message, results: dict[str, tuple[str, boo
     if message.cost_usd is None and message.usage is not None and message.usage != Usage():
         reply.cost_known = False
     reply.cost_usd = (reply.cost_usd or 0.0) + (message.cost_usd or 0.0)
+
+
+def _add_call(reply: Entry, block: dict[str, Any], calls: dict[str, tuple[Any, bool, str]]
+              ) -> bool:
+    """An MCP call's line, unfolding to its arguments and result; False for another tool."""
+    from app.tools.mcp import call_details, stored_line  # (plain Python; only for MCP calls)
+
+    found = calls.get(str(block.get("id")))
+    content, is_error, when = found if found is not None else (None, False, "")
+    arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
+    line = stored_line(str(block.get("name")), arguments, content, is_error)
+    if line is None:
+        return False
+    if found is None:  # no result stored (the turn stopped before it ran)
+        reply.add_call_line(f"{line} · not run")
+        return True
+    clock = local_time(when)
+    reply.add_call_line(f"{line} · {clock}" if clock else line,
+                        call_details(arguments, content, is_error=is_error))
+    return True
 
 
 def _web(reply: Entry) -> web.WebState:

@@ -31,6 +31,7 @@ from app.chat.turn import (
     RoundStored,
     TextDelta,
     ThinkingDelta,
+    ToolCall,
     ToolNotice,
     ToolResult,
     Turn,
@@ -43,7 +44,7 @@ from ui.chat.approval import ApprovalBar
 from ui.chat.composer import Composer
 from ui.chat.delegate import STREAMING
 from ui.chat import find
-from ui.chat.entries import PERSON, REPLY, Entry, build
+from ui.chat.entries import CALL, PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
 from ui.chat.thumbnails import Thumbnails
 from ui.chat.view import ConversationView, source_of
@@ -79,6 +80,7 @@ class Live:
     started: bool = False  # the first token arrived
     waiting: RetryWaiting | None = None  # the request waits before it is sent again
     waiting_until: float = 0.0  # (time.monotonic()) when it is sent again
+    call_input: dict[str, Any] | None = None  # the tool call running now (its arguments)
 
 
 class ChatPanel(QWidget):
@@ -532,6 +534,15 @@ class ChatPanel(QWidget):
                 entry.add_text(event.text)
             else:
                 entry.thinking += event.text
+        elif isinstance(event, ToolCall):
+            live.call_input = event.input
+            return
+        elif isinstance(event, ToolResult) and "__" in event.name:  # an MCP call: its line
+            from app.tools.mcp import call_details  # (plain Python; only for MCP calls)
+
+            entry.add_call_line(f"{event.summary} · {time.strftime('%H:%M')}", call_details(
+                live.call_input or {}, list(event.content), is_error=event.is_error))
+            live.call_input = None
         elif isinstance(event, ToolResult):
             entry.add_tool_line(event.summary, is_error=event.is_error)
         elif isinstance(event, ToolNotice):  # an MCP server did not start: said, not stored
@@ -647,6 +658,12 @@ class ChatPanel(QWidget):
         elif href == "cairn:thinking":
             entry.thinking_open = not entry.thinking_open
             self.view.entry_changed(entry)
+        elif href.startswith(CALL):  # an MCP call's line: its arguments and result
+            index = href[len(CALL):]
+            if index.isdigit() and int(index) in entry.calls():
+                part = entry.parts[int(index)]
+                part.open = not part.open
+                self.view.entry_changed(entry)
         elif href == "cairn:retry":
             self.run_task(self._retry())
         elif href == "cairn:edit":

@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.chat.delegate import BUBBLE_PAD, Layout, MessageDelegate
-from ui.chat.entries import PERSON, Entry
+from ui.chat.entries import CALL, PERSON, Entry
 from ui.chat.model import ConversationModel, EntryRole
 from app.chat.web import Source
 from ui.chat.web import SOURCE
@@ -461,6 +461,11 @@ class ConversationView(QListView):
         if entry.thinking:
             menu.addAction("Hide thinking" if entry.thinking_open else "Show thinking",
                            lambda: self.sig_anchor.emit(entry, "cairn:thinking", None))
+        for n in entry.calls():  # an MCP call's arguments and result (the keyboard's way too)
+            part = entry.parts[n]
+            line = part.text[:60].replace("&", "&&")
+            menu.addAction(f"{'Hide' if part.open else 'Show'} the call {line}",
+                           partial(self.sig_anchor.emit, entry, f"{CALL}{n}", None))
         self.run_menu(menu, event.globalPos() if event.reason() == QContextMenuEvent.Reason.Mouse
                       else self.viewport().mapToGlobal(self.visualRect(index).center()))
 

@@ -23,6 +23,7 @@ from ui.knowledge.editor import DocumentEditor
 from ui.knowledge.files import FilesView
 from ui.knowledge.folder import FolderSwitches
 from ui.knowledge.instructions import InstructionsView
+from ui.knowledge.tools import ToolsView
 from ui.text import Label, answered, message_box
 from ui.widgets import ElidedLabel
 
@@ -74,7 +75,8 @@ class KnowledgePanel(QWidget):
         self.instructions = InstructionsView(ops, bridge, registry, run_task)
         self.files = FilesView(ops, bridge, run_task)
         self.folder = FolderSwitches(ops, bridge, registry, run_task)
-        for part in (self.editor, self.instructions, self.files, self.folder):
+        self.tools = ToolsView(ops, registry, run_task)
+        for part in (self.editor, self.instructions, self.files, self.folder, self.tools):
             part.sig_error.connect(self.sig_error.emit)
         self.editor.sig_undoable.connect(self.sig_undoable.emit)
         self.editor.sig_dirty.connect(lambda _d: self._mark_tabs())
@@ -83,13 +85,14 @@ class KnowledgePanel(QWidget):
         self.tabs.setAccessibleName("Knowledge panel sections")
         self.tabs.setDocumentMode(True)
         bar = self.tabs.tabBar()
-        bar.setUsesScrollButtons(False)  # three short tabs: never hide one behind arrows
+        bar.setUsesScrollButtons(False)  # four short tabs: never hide one behind arrows
         # Never "Knowledg…": the tabs' whole names set the panel's narrowest width (the
         # window folds the panel rather than squeeze them; see ui/columns.py).
         bar.setElideMode(Qt.TextElideMode.ElideNone)
         self.tabs.addTab(self.editor, "Knowledge")
         self.tabs.addTab(self.instructions, "Instructions")
         self.tabs.addTab(self.files, "Files")
+        self.tabs.addTab(self.tools, "Tools")  # MCP servers (ui/knowledge/tools.py)
         for page in (self.editor, self.instructions, self.files):
             page.setContentsMargins(0, 8, 0, 0)
 
@@ -158,6 +161,7 @@ class KnowledgePanel(QWidget):
         self.folder.open(ws_id)
         self.instructions.open(ws_id)
         self.files.open(ws_id)
+        self.tools.open(ws_id)
         self._show_titles()
 
     def would_leave(self, ws_id: str | None) -> bool:
@@ -249,6 +253,7 @@ class KnowledgePanel(QWidget):
         self.editor.open(owner)
         self.instructions.open(owner)
         self.files.open(owner)
+        self.tools.open(owner)
         self.folder.open(owner)
 
     def _mark_tabs(self) -> None:
