@@ -183,14 +183,17 @@ class MessageStored(Event):
 
 
 @dataclass(frozen=True, slots=True)
-class MessagesSuperseded(Event):
-    """A retry or an edit took *message_ids* out of *chat*'s conversation (they stay stored,
-    ``superseded_by`` message *by*).  For an edit, *by* is the new message: its
-    ``MessageStored`` follows."""
+class BranchShown(Event):
+    """*chat* shows another branch (DESIGN §13): its shown path now ends at message *leaf*
+    (kept as the chat's current leaf).  Above message *at* the path is as it was; from *at*
+    on, a view reads it again (``ChatStore.messages``).  Sent by a switch between versions
+    (*at*: the version chosen), an edit (*at* = *leaf*: the new version of the person's
+    message, its ``MessageStored`` first) and a retry (*at* = *leaf*: the person's message,
+    whose new reply follows as ``MessageStored``)."""
 
     chat: str
-    message_ids: tuple[int, ...]
-    by: int
+    leaf: int
+    at: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -360,17 +360,46 @@ class Operations:
         return await self.run(lambda: set_web_settings(self.cairn.registry, self.cairn.web,
                                                        workspace_id, settings))
 
-    async def retry(self, chat_id: str, *, web: bool | None = None,
-                    approver: Approver | None = None) -> Turn:
-        """*web* as for ``start_turn``: this reply's web search, on, off or the workspace's;
-        *approver* as for ``start_turn``."""
-        return await self.cairn.engine.retry(chat_id, web=web, approver=approver)
+    async def retry(self, chat_id: str, message_id: int | None = None, *,
+                    web: bool | None = None, approver: Approver | None = None) -> Turn:
+        """A new version of a reply, streamed beside the old one (``ChatEngine.retry``):
+        *message_id* a message of that reply (None: the shown path's last one).  *web* as for
+        ``start_turn``: this reply's web search, on, off or the workspace's; *approver* as
+        for ``start_turn``."""
+        return await self.cairn.engine.retry(chat_id, message_id, web=web, approver=approver)
 
-    async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
-                              web: bool | None = None,
-                              approver: Approver | None = None) -> Turn:
+    async def edit(self, chat_id: str, message_id: int, text: str, *,
+                   web: bool | None = None, approver: Approver | None = None) -> Turn:
+        """A new version of the person's message *message_id*, its reply streamed under it
+        (``ChatEngine.edit_and_resend``); the earlier version stays, one switch away."""
         return await self.cairn.engine.edit_and_resend(chat_id, message_id, text, web=web,
                                                        approver=approver)
+
+    edit_and_resend = edit
+
+    # ----------------------------------------------------------------- branches
+
+    async def versions(self, chat_id: str, message_id: int) -> list[Message]:
+        """Message *message_id* and its siblings, oldest first, each with ``version`` and
+        ``versions`` (``ChatStore.versions``)."""
+        return await self.read(lambda: self.cairn.chats.versions(chat_id, message_id))
+
+    async def switch(self, chat_id: str, message_id: int) -> tuple[int, Changes]:
+        """Show version *message_id*'s branch: the newest message below it becomes the
+        chat's current leaf, kept; returns it, and ``BranchShown`` among the changes
+        (``ChatEngine.switch``)."""
+        return await self.run(lambda: self.cairn.engine.switch(chat_id, message_id))
+
+    async def reveal(self, chat_id: str, message_id: int) -> tuple[int, Changes]:
+        """Open the chat on the branch of message *message_id* (a search hit): nothing changes
+        when the shown path holds it, else its branch is shown as by :meth:`switch`.  Returns
+        the chat's leaf (``ChatStore.reveal``)."""
+        return await self.run(lambda: self.cairn.chats.reveal(chat_id, message_id))
+
+    async def fork(self, chat_id: str, message_id: int) -> tuple[Chat, Changes]:
+        """Fork from here: a new chat in the same workspace with the path down to
+        *message_id*, titled "<title> (fork)" (``ChatEngine.fork``); ``ChatAdded``."""
+        return await self.run(lambda: self.cairn.engine.fork(chat_id, message_id))
 
     def stop(self, chat_id: str) -> bool:
         """Stop the reply streaming in the chat; False when none is."""

@@ -1,5 +1,6 @@
-"""The chat engine: what a turn sends (the context, the conversation) and the operations
-that start one — send, retry, edit-and-resend.
+"""The chat engine: what a turn sends (the context, the shown path) and the operations
+that start one — send, retry, edit — with those that choose the branch a chat shows: switch
+between versions, fork from a message (DESIGN §13).
 
 The person's message is stored before anything is sent; the reply is stored when it ends —
 complete, stopped (the partial text is kept) or failed (one sentence says why).  A turn is a
@@ -189,9 +190,11 @@ class ChatEngine:
         return ToolChat(chat.id, chat.workspace_id,
                         tuple(ws.id for ws in self.registry.lineage(chat.workspace_id)))
 
-    def conversation(self, chat_id: str) -> list[dict[str, Any]]:
-        """The conversation as the next request sends it (storage thread: files are read)."""
-        return history(self.chats.messages(chat_id), self.files.expand)
+    def conversation(self, chat_id: str, leaf: int | None = None) -> list[dict[str, Any]]:
+        """The shown path (the path ending at *leaf* when given: a running turn's own) as the
+        next request sends it; no other branch is ever sent (storage thread: files are
+        read)."""
+        return history(self.chats.messages(chat_id, leaf=leaf), self.files.expand)
 
     def project_title(self, chat: Chat) -> str | None:
         """The title of the project the chat belongs to (from memory), None when Ungrouped."""
@@ -218,47 +221,74 @@ class ChatEngine:
         if not text.strip() and not attachments:
             raise Refused("cannot send an empty message")
 
-        async def store(turn: Turn) -> tuple[str, list[int]]:
+        async def store(turn: Turn) -> tuple[str, list[int], int]:
             refs = [await self.storage.run(self.files.attach, Path(p)) for p in attachments]
             content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
             self._still_wanted(turn, "send to")
             message = await self.storage.run(self._store_message, chat, text, content + refs)
-            return text, [message.id]
+            return text, [message.id], message.id
 
         return await self._start(chat, "send to", store, web=web, approver=approver)
 
-    async def retry(self, chat_id: str, *, web: bool | None = None,
-                    approver: Approver | None = None) -> Turn:
-        """Answer the person's last message again, after its reply failed, was stopped or never
-        came.  The old reply's messages stay stored, out of the conversation (superseded by
-        that message): the model and the rebuild see only the new reply.  Refused when the
-        last reply is complete (edit the message to send it again)."""
+    async def retry(self, chat_id: str, message_id: int | None = None, *,
+                    web: bool | None = None, approver: Approver | None = None) -> Turn:
+        """A new version of a reply: the person's message it answers is answered again, and
+        the new reply streams beside the old one (its sibling, shown at once; the old one
+        stays one switch away).  *message_id*: a message of the reply (any of its rounds) or
+        the person's message; None: the shown path's last reply.  Refused in one sentence,
+        nothing changed, when there is nothing of the person's to answer."""
         chat = self._sendable(chat_id, "retry in")
 
-        async def store(turn: Turn) -> tuple[str, list[int]]:
+        async def store(turn: Turn) -> tuple[str, list[int], int]:
             self._still_wanted(turn, "retry in")
-            person = await self.storage.run(self.chats.retry, chat_id)
-            return person.text, []
+            person = await self.storage.run(self.chats.retry, chat_id, message_id)
+            return person.text, [], person.id
 
         return await self._start(chat, "retry in", store, web=web, approver=approver)
 
     async def edit_and_resend(self, chat_id: str, message_id: int, text: str, *,
                               web: bool | None = None,
                               approver: Approver | None = None) -> Turn:
-        """Send the person's message *message_id* again with *text* (its files kept).
+        """A new version of the person's message *message_id* with *text* (its files kept),
+        and its reply streamed under it.
 
-        The edited message is stored as a new one; the original and everything after it stay
-        stored, out of the conversation (superseded by the new one), so the model sees the
-        edited history and the rebuild never learns from what was replaced.
+        The new version is the original's sibling (same parent) and its branch is shown; the
+        original and everything below it stay, one switch away.  The model is sent the new
+        branch only.  Refused in one sentence for a reply or a message the chat does not hold.
         """
         chat = self._sendable(chat_id, "edit a message in")
 
-        async def store(turn: Turn) -> tuple[str, list[int]]:
+        async def store(turn: Turn) -> tuple[str, list[int], int]:
             self._still_wanted(turn, "edit a message in")
             message = await self.storage.run(self.chats.resend, chat_id, message_id, text)
-            return text, [message.id]
+            return text, [message.id], message.id
 
         return await self._start(chat, "edit a message in", store, web=web, approver=approver)
+
+    edit = edit_and_resend
+
+    # ----------------------------------------------------------------- branches
+
+    def switch(self, chat_id: str, message_id: int) -> int:
+        """Show the branch of version *message_id*: the newest message below it becomes the
+        chat's current leaf, kept (``BranchShown``).  Returns that leaf.  Refused while a reply
+        streams in the chat (its branch is being written), for an unknown chat or a message it
+        does not hold; nothing changes then (storage thread)."""
+        self.registry.get_chat(chat_id, verb="switch versions in")
+        if chat_id in self._turns:
+            raise Refused(f"cannot switch versions in session '{chat_id}': a reply is still "
+                          "streaming; stop it first")
+        return self.chats.switch(chat_id, message_id)
+
+    def fork(self, chat_id: str, message_id: int) -> Chat:
+        """A new chat in the same workspace holding the path from the first message down to
+        *message_id* (copied, in one transaction with the chat's record), titled
+        "<title> (fork)".  The copies count as learned (the fork's watermark is at its last
+        message) and carry no tokens or cost of their own: learned and paid once, in the chat
+        they came from (storage thread)."""
+        from app.store.registry.fork import fork_chat
+
+        return fork_chat(self.registry, chat_id, message_id)
 
     async def send(self, chat_id: str, text: str, *, attachments: Sequence[Path] = (),
                    web: bool | None = None, approver: Approver | None = None,
@@ -273,6 +303,15 @@ class ChatEngine:
         """
         turn = await self.start_turn(chat_id, text, attachments=attachments, web=web,
                                      approver=approver)
+        return await self.follow(turn, on_text=on_text, on_thinking=on_thinking,
+                                 on_wait=on_wait)
+
+    async def follow(self, turn: Turn, *, on_text: Callable[[str], None] | None = None,
+                     on_thinking: Callable[[str], None] | None = None,
+                     on_wait: Callable[[RetryWaiting], None] | None = None) -> TurnResult:
+        """Wait for a started *turn*'s result, hearing its text, thinking and waits (the
+        command line's send, retry and edit).  Cancelling the caller stops the turn like
+        Stop, waits until what arrived is stored, and goes on cancelling."""
         if on_text is not None or on_thinking is not None or on_wait is not None:
             def relay(event: TurnEvent) -> None:
                 if isinstance(event, TextDelta) and on_text is not None:
@@ -356,16 +395,17 @@ class ChatEngine:
         return message
 
     async def _start(self, chat: Chat, verb: str,
-                     store: Callable[[Turn], Awaitable[tuple[str, list[int]]]], *,
+                     store: Callable[[Turn], Awaitable[tuple[str, list[int], int]]], *,
                      web: bool | None = None, approver: Approver | None = None) -> Turn:
         """What every way of starting a turn shares: the chat taken, the model checked, then
-        *store* stores the person's side and says (the message, the ids it stored); any
+        *store* stores the person's side and says (the message, the ids it stored, the
+        message the reply goes under); any
         refusal on the way lets go of the chat with nothing stored."""
         turn, work = self._reserve(chat.id, verb)
         try:
             model = self.settings.get("model.chat")
             notice = await self.models_ready(model, "chat")  # a retired model: nothing stored
-            message, stored = await store(turn)
+            message, stored, tip = await store(turn)
         except BaseException:
             self.turn_over(turn, work)
             raise
@@ -375,7 +415,7 @@ class ChatEngine:
             except Exception:
                 log.exception("a turn-start listener failed")
         run = TurnRun(self, turn, work, chat=chat, message=message, model=model, notice=notice,
-                      stored=stored, web=web, approver=approver)
+                      stored=stored, tip=tip, web=web, approver=approver)
         turn.start(asyncio.get_running_loop().create_task(run.run()))
         return turn
 

@@ -386,6 +386,10 @@ class _Progress:
     counted: bool = False  # the server counted the round's output (a message_delta came)
     costs: list[float | None] = field(default_factory=list)  # per finished round
     stored: list[int] = field(default_factory=list)  # ids of the messages the turn stored
+    # The end of the turn's own path (the person's message, then each message stored): what
+    # a round sends and what the next message is stored under, whatever branch the chat
+    # shows meanwhile.
+    tip: int | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     tool_notices: list[str] = field(default_factory=list)
     ended: bool = False  # the stopped or failed reply is stored
@@ -429,7 +433,7 @@ class TurnHost(Protocol):
     def tool_chat(self, chat: Chat) -> ToolChat: ...
     def context_for(self, chat: Chat, message: str, model: str, *, web: bool | None = None
                     ) -> TurnContext: ...
-    def conversation(self, chat_id: str) -> list[dict[str, Any]]: ...
+    def conversation(self, chat_id: str, leaf: int | None = None) -> list[dict[str, Any]]: ...
     def project_title(self, chat: Chat) -> str | None: ...
     def turn_over(self, turn: Turn, work: Work) -> None: ...
     def turn_ended(self, result: TurnResult) -> None: ...
@@ -447,7 +451,7 @@ class TurnRun:
     """
 
     def __init__(self, engine: TurnHost, turn: Turn, work: Work, *, chat: Chat, message: str,
-                 model: str, notice: str | None, stored: list[int],
+                 model: str, notice: str | None, stored: list[int], tip: int | None = None,
                  web: bool | None = None, approver: Approver | None = None) -> None:
         self.engine = engine
         self.approver = approver  # asked before a call its policy does not allow
@@ -457,7 +461,7 @@ class TurnRun:
         self.message = message
         self.model = model
         self.notice = notice
-        self.state = _Progress(stored=list(stored))
+        self.state = _Progress(stored=list(stored), tip=tip)
         self.web = web  # web search for this message: on, off, or as the workspace says
 
     async def run(self) -> TurnResult:
@@ -511,7 +515,7 @@ class TurnRun:
                                                                self.model, web=self.web))
         for round_number in range(MAX_TOOL_ROUNDS + 1):
             stopper.check()
-            messages = await storage.run(engine.conversation, self.chat.id)
+            messages = await storage.run(engine.conversation, self.chat.id, state.tip)
             spent = (state.calls >= MAX_CALLS_PER_TURN
                      or state.result_bytes >= MAX_RESULT_BYTES_PER_TURN)
             request = context.request(messages,
@@ -699,8 +703,10 @@ class TurnRun:
     # ----------------------------------------------------------------- on the storage thread
 
     def _store(self, role: str, content: list[dict[str, Any]], **kwargs: Any) -> Message:
-        stored = self.engine.chats.append(self.chat.id, role, content, **kwargs)
+        stored = self.engine.chats.append(self.chat.id, role, content, parent=self.state.tip,
+                                          **kwargs)
         self.state.stored.append(stored.id)
+        self.state.tip = stored.id
         return stored
 
     def _store_round(self, blocks: list[dict[str, Any]], usage: Usage) -> Message:

@@ -103,18 +103,14 @@ class Report:
 
 
 def exchanges_of(messages: list[Message]) -> list[Exchange]:
-    """Pair each message of the person with the reply text that followed it.
-
-    Messages a retry or an edit replaced (``superseded_by``) are not part of the conversation
-    and are skipped.
+    """Pair each message of the person with the reply text that followed it, along one path
+    (the chat's shown path: other branches are not read, so never learned from here).
     """
     found: list[Exchange] = []
     user: list[str] = []
     reply: list[str] = []
     last = 0
     for message in messages:
-        if message.superseded_by is not None:
-            continue
         if message.role == "user":
             # Tool results are part of the reply's round trip; anything else the person sent
             # (text, attachments) starts an exchange.

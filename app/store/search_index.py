@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.base.db import MIGRATIONS, SEARCH_TEXT_TRIGGER, Database, _statements
+from app.base.db import MIGRATIONS, SEARCH_BRANCHES_TRIGGER, Database, _statements
 from app.store.pdf_text import Budget, pdf_text
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ def problem(db: Database) -> str | None:
         state = db.query("SELECT value FROM search_state WHERE key = 'index'")
         if not state or state[0][0] != "complete":
             return PENDING
-        newest = db.query("SELECT max(id) FROM message WHERE superseded_by IS NULL")[0][0]
+        newest = db.query("SELECT max(id) FROM message")[0][0]
         indexed = db.query("SELECT max(rowid) FROM search_message")[0][0]
         if newest != indexed:
             return MISSING
@@ -242,7 +242,9 @@ def reindex(db: Database, read_blob: BlobReader) -> dict[str, int]:
             conn.execute(f"DROP TABLE IF EXISTS {name}")
         for statement in _statements(script):
             conn.execute(statement)
-        for statement in _statements(SEARCH_TEXT_TRIGGER):  # what a message's blocks declare
+        # What a message's blocks declare, every branch (and nothing is superseded now).
+        conn.execute("DROP TRIGGER IF EXISTS search_message_supersede")
+        for statement in _statements(SEARCH_BRANCHES_TRIGGER):
             conn.execute(statement)
         conn.execute("UPDATE search_message SET text = m.search_text FROM message AS m"
                      " WHERE m.id = search_message.rowid AND m.search_text IS NOT NULL")

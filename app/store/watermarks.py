@@ -61,9 +61,9 @@ def advance_in(conn: sqlite3.Connection, chat_id: str, message_id: int) -> None:
 def remember_origin(conn: sqlite3.Connection, chat_id: str, workspace_id: str | None) -> None:
     """The chat leaves *workspace_id* (None: Ungrouped): what it said there and no rebuild
     covered yet is to be learned there (inside the move's transaction)."""
-    row = conn.execute(
-        "SELECT max(m.id), c.knowledge_watermark FROM chat c LEFT JOIN message m ON"
-        " m.chat_id = c.id WHERE c.id = ?", (chat_id,)).fetchone()
+    row = conn.execute(  # (ids grow along a path: its leaf is its newest message)
+        "SELECT c.leaf_id, c.knowledge_watermark FROM chat c WHERE c.id = ?",
+        (chat_id,)).fetchone()
     if row is None or row[0] is None or row[0] <= row[1]:
         return  # nothing waits: nothing to remember
     conn.execute("INSERT OR IGNORE INTO knowledge_origin (chat_id, upto, workspace_id)"
@@ -91,16 +91,15 @@ def chats_said_in(db: Database, workspace_ids: Sequence[str]) -> list[str]:
 
 
 def chats_with_news(db: Database, chat_ids: Sequence[str]) -> list[str]:
-    """Those of *chat_ids* with a message of the conversation (not one a retry or an edit
-    replaced) after their watermark."""
+    """Those of *chat_ids* whose shown path has a message after their watermark (ids grow
+    along a path: its leaf is its newest message; another branch's news is not learned)."""
     found: list[str] = []
     for start in range(0, len(chat_ids), _BATCH):
         part = list(chat_ids[start:start + _BATCH])
         marks = ", ".join("?" * len(part))
         found += [r[0] for r in db.query(
-            f"SELECT c.id FROM chat c WHERE c.id IN ({marks}) AND EXISTS (SELECT 1 FROM"
-            " message m WHERE m.chat_id = c.id AND m.superseded_by IS NULL"
-            " AND m.id > c.knowledge_watermark)", part)]
+            f"SELECT c.id FROM chat c WHERE c.id IN ({marks})"
+            " AND c.leaf_id > c.knowledge_watermark", part)]
     return found
 
 
@@ -113,7 +112,7 @@ def chats_with_long_replies(db: Database, at_least: int) -> list[str]:
     """
     rows = db.query(
         "SELECT DISTINCT c.id FROM chat c JOIN message m ON m.chat_id = c.id"
-        " WHERE m.id > c.knowledge_watermark AND m.superseded_by IS NULL"
+        " WHERE m.id > c.knowledge_watermark AND c.leaf_id > c.knowledge_watermark"
         " AND m.role = 'assistant' AND m.status = 'complete' AND length(m.content) >= ?",
         (at_least,))
     return [r[0] for r in rows]
