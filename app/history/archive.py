@@ -99,7 +99,7 @@ class Archive:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def open(self, member: Member) -> IO[bytes]:
+    def open(self, member: Member) -> _Bounded:
         """The member's bytes; never more than its entry declares."""
         try:
             if member.zip_index < 0:

@@ -121,7 +121,8 @@ def _content(item: dict[str, Any], role: str, number: int
                 tool_input = part.get("input")
                 body = text_of(tool_input.get("content")) if isinstance(tool_input, dict) \
                     else ""
-                if part.get("name") == "artifacts" and body.strip():
+                if isinstance(tool_input, dict) and part.get("name") == "artifacts" \
+                        and body.strip():
                     blocks.append(text_block(_artifact(tool_input, body)))
                 else:
                     number += 1

@@ -256,6 +256,7 @@ def _workspaces(registry: Registry, files: FileStore, plans: list[ProjectPlan],
         if dry_run:
             if project is not None:
                 entry["files"] = len(project.docs)
+            homes[plan.source_id] = (plan.workspace_id or f"new:{plan.source_id}", plan.folder)
             continue
         ws_id = plan.workspace_id
         if ws_id is None:

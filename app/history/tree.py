@@ -104,10 +104,10 @@ def build(nodes: list[Node], leaf: str | None) -> tuple[list[Message], str | Non
     # The shown leaf: the export's, moved to what it became; else the last message given.
     shown: str | None = None
     if leaf is not None and leaf in by_id and leaf in seen:
-        up: str | None = leaf
-        while up is not None and up not in messages and up not in into:
-            up = shown_parent.get(up)
-        shown = into.get(up, up) if up is not None else None
+        walk: str | None = leaf
+        while walk is not None and walk not in messages and walk not in into:
+            walk = shown_parent.get(walk)
+        shown = into.get(walk, walk) if walk is not None else None
     if shown is None and result:
         last = next((sid for sid in reversed(order) if sid in messages or sid in into), None)
         shown = into.get(last, last) if last is not None else None
