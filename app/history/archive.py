@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, Protocol
 
 from app.base.paths import shown
 from app.errors import Refused, os_reason
@@ -301,11 +301,15 @@ def _open_batch(archive: Archive, zf: zipfile.ZipFile, info: zipfile.ZipInfo, na
 # ===================================================================== JSON, bounded
 
 
+class _Readable(Protocol):
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
 class _Counting:
     """A stream that counts what it gives, and refuses once one top-level value is read past
     :data:`MAX_ITEM_BYTES` (the reader marks where each one starts)."""
 
-    def __init__(self, raw: IO[bytes], name: str, refuse: Refuser) -> None:
+    def __init__(self, raw: _Readable, name: str, refuse: Refuser) -> None:
         self._raw = raw
         self._name = name
         self._refuse = refuse
