@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from ui.chat.panel import ChatPanel
     from ui.knowledge import KnowledgePanel
     from ui.search.box import Target
+    from ui.history import HistoryImport
     from ui.sharing import SharingFlows
     from ui.sidebar import Sidebar
 
@@ -166,6 +167,8 @@ class MainWindow(QMainWindow):
         self.export_action.triggered.connect(self.export_selected)
         self.import_action = menu.addAction("Import workspace…")
         self.import_action.triggered.connect(self._choose_bundle)
+        self.history_action = menu.addAction("Import from Claude.ai or ChatGPT…")
+        self.history_action.triggered.connect(self.import_history)
         self.removed_action = menu.addAction("Recently removed…")
         self.removed_action.triggered.connect(self._show_removed)
         menu.addSeparator()
@@ -173,7 +176,8 @@ class MainWindow(QMainWindow):
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         quit_action.triggered.connect(self.close)  # Ctrl+Q / Cmd+Q: set in _polish
         self._quit_action = quit_action
-        for act in (self.export_action, self.import_action, self.removed_action):
+        for act in (self.export_action, self.import_action, self.history_action,
+                    self.removed_action):
             act.setEnabled(False)  # until the core is attached
         # Where a newcomer finds what exists and its keys (issue 36): the same actions as the
         # toolbar's, and the shortcuts list.  On macOS this is the system's menu bar.
@@ -194,6 +198,19 @@ class MainWindow(QMainWindow):
         # sets up PySide6's Qt namespace, which the first paint does not wait for.)
         about.triggered.connect(self._about)
         about.setMenuRole(QAction.MenuRole.AboutRole)
+
+    def import_history(self) -> None:
+        """File → Import from Claude.ai or ChatGPT…: the import's dialog (one at a time)."""
+        if self.ops is None:
+            return
+        from ui.history import HistoryImport
+
+        dialog = self.history_dialog
+        if dialog is None or not dialog.isVisible():
+            dialog = self.history_dialog = HistoryImport(self.ops, self.run_task, self)
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
 
     def _choose_bundle(self) -> None:
         if self.sharing is not None:
@@ -270,6 +287,7 @@ class MainWindow(QMainWindow):
         center_layout.addWidget(self.center_stack, 1)
         self.chat_panel: ChatPanel | None = None
         self._sharing: SharingFlows | None = None
+        self.history_dialog: HistoryImport | None = None
 
         self.panel = Label("")
         self.panel.setObjectName("side-panel")
@@ -381,7 +399,7 @@ class MainWindow(QMainWindow):
         self.sidebar_slot.addWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action, self.export_action, self.import_action,
-                    self.removed_action):
+                    self.history_action, self.removed_action):
             act.setEnabled(True)
         # What the header, the title and the side panel show: the selected chat, its place,
         # and the titles of the workspaces on its trail (never each streamed message).
