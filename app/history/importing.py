@@ -18,8 +18,10 @@ import hashlib
 import logging
 import os
 import re
+import secrets
 import tempfile
 import threading
+from contextlib import nullcontext
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +43,7 @@ from app.history.model import (
 from app.history.reader import Export, Survey, open_export
 from app.store import imported as store
 from app.store.blobs import BlobStore
+from app.store.import_marker import import_lock, mark_import, undo_import
 from app.store.imported import NewChat, NewMessage, Stored
 from app.store.knowledge import PERSONAL
 from app.store.suggestions import Proposed
@@ -125,7 +128,8 @@ class Report:
         name = SOURCE_NAMES.get(self.source, self.source)
         would = "Would import" if self.dry_run else "Imported"
         out = [f"{would} from {name}: {self.chats_new} new chat(s), {self.chats_updated} "
-               f"with new messages, {self.messages} message(s), {self.attachments} file(s)."]
+               f"with new messages, {self.messages} message(s), {self.attachments} attached "
+               "file(s)."]
         if self.chats_unchanged:
             out.append(f"Already imported, nothing new: {self.chats_unchanged} chat(s).")
         for ws in self.workspaces:
@@ -319,18 +323,63 @@ def _chats(registry: Registry, export: Export, homes: dict[str, tuple[str, str]]
            report: Report, dry_run: bool, progress: Callable[[Progress], None] | None,
            stop: threading.Event | None) -> None:
     known = store.known_chats(registry.db, report.source)
-    blobs = BlobStore(registry.db.path.parent / "files")
+    data = registry.db.path.parent
+    blobs = _Blobs(registry, BlobStore(data / "files"), secrets.token_hex(8))
     total = export.survey.chats
     batch: list[NewChat] = []
-    batch_messages = 0
     read = 0
 
     def flush() -> None:
-        nonlocal batch, batch_messages
+        nonlocal batch
         if batch and not dry_run:
-            _tally(store.store_chats(registry, batch), report)
-        batch, batch_messages = [], 0
+            _tally(store.store_chats(registry, batch, blobs.pending), report)
+            blobs.pending = []
+        batch = []
 
+    with nullcontext() if dry_run else import_lock(data, blobs.token):
+        try:
+            read = _read_chats(registry, export, homes, report, dry_run, progress, stop, known,
+                               blobs, lambda chat, n: batch.append(chat), flush,
+                               lambda: (len(batch), sum(len(c.messages) for c in batch)))
+            flush()
+        finally:
+            blobs.undo()  # the blobs of a batch that never committed (a refusal, a crash)
+    _tick(progress, read, total, report, "")
+
+
+class _Blobs:
+    """The blobs an import writes: each marked in progress first (``app.store.import_marker``),
+    the marks cleared by the transaction that stores its chat."""
+
+    def __init__(self, registry: Registry, store: BlobStore, token: str) -> None:
+        self.registry = registry
+        self.store = store
+        self.token = token
+        self.pending: list[int] = []
+        self._shas: dict[int, str] = {}
+
+    def put(self, data: bytes) -> str:
+        sha = hashlib.sha256(data).hexdigest()
+        marker = mark_import(self.registry.db, self.token, [sha], [])
+        self.pending.append(marker)
+        self._shas[marker] = sha
+        self.store.put(data, prefix=f".import-{self.token}-")
+        return sha
+
+    def undo(self) -> None:
+        for marker in self.pending:
+            undo_import(self.registry.db, self.store, marker, self.token,
+                        [self._shas[marker]], [])
+        self.pending = []
+
+
+def _read_chats(registry: Registry, export: Export, homes: dict[str, tuple[str, str]],
+                report: Report, dry_run: bool, progress: Callable[[Progress], None] | None,
+                stop: threading.Event | None, known: dict[str, str], blobs: _Blobs,
+                add: Callable[[NewChat, int], None], flush: Callable[[], None],
+                size: Callable[[], tuple[int, int]]) -> int:
+    total = export.survey.chats
+    read = 0
     for chat in export.chats():
         read += 1
         for why in chat.skipped:
@@ -360,16 +409,15 @@ def _chats(registry: Registry, export: Export, homes: dict[str, tuple[str, str]]
             report.messages += len(messages)
             report.attachments += sum(len(m.files) for m in messages if m.role == "user")
         else:
-            batch.append(_new_chat(chat, messages, home, blobs, report))
-            batch_messages += len(messages)
-        if len(batch) >= BATCH_CHATS or batch_messages >= BATCH_MESSAGES:
+            add(_new_chat(chat, messages, home, blobs, report), len(messages))
+        chats, messages_waiting = size()
+        if chats >= BATCH_CHATS or messages_waiting >= BATCH_MESSAGES:
             flush()
         _tick(progress, read, total, report, chat.title)
         if stop is not None and stop.is_set():
             report.cancelled = read < total
             break
-    flush()
-    _tick(progress, read, total, report, "")
+    return read
 
 
 def _tick(progress: Callable[[Progress], None] | None, read: int, total: int, report: Report,
@@ -396,7 +444,7 @@ def _new_messages(registry: Registry, chat_id: str, chat: Chat) -> set[str]:
 
 
 def _new_chat(chat: Chat, messages: list[Any], home: tuple[str, str] | None,
-              blobs: BlobStore, report: Report) -> NewChat:
+              blobs: _Blobs, report: Report) -> NewChat:
     stored: list[NewMessage] = []
     for m in messages:
         content = list(m.blocks)

@@ -109,15 +109,20 @@ def offer(db: Database, source: str, proposals: Sequence[tuple[str, Proposed]]) 
     return added
 
 
-def store_chats(registry: Registry, chats: Sequence[NewChat]) -> list[Stored]:
+def store_chats(registry: Registry, chats: Sequence[NewChat],
+                pending: Sequence[int] = ()) -> list[Stored]:
     """Store a batch of chats in one transaction: each new chat with its messages (every
-    branch, its shown leaf), or the messages a chat imported before does not hold yet.  The
-    registry reloads once after (the sidebar sees one ``Reset``)."""
+    branch, its shown leaf), or the messages a chat imported before does not hold yet; the
+    in-progress markers *pending* of the blobs its attachments wrote are cleared in the same
+    transaction (a crash before it: start-up drops the blobs no record uses).  The registry
+    reloads once after (the sidebar sees one ``Reset``)."""
     done: list[Stored] = []
     with registry._changing():
         with registry._writing() as conn:
             for chat in chats:
                 done.append(_store(conn, chat))
+            for marker in pending:
+                conn.execute("DELETE FROM pending_change WHERE id = ?", (marker,))
         if any(d.added or d.new for d in done):
             registry._reload()
     return done

@@ -427,3 +427,30 @@ def test_a_database_of_the_previous_version_gains_the_import_tables_after_a_back
         assert list(isolated.glob(f"cairn-v{previous}-*.db.bak"))
     finally:
         db.close()
+
+
+def test_a_crash_before_a_batch_commits_leaves_no_blob_behind(core, tmp_path, monkeypatch,
+                                                               open_registry):
+    """An image written for a chat whose batch never committed: its in-progress marker makes
+    the next start drop it (as if the process died between the blob and the transaction)."""
+    from app.history import importing
+    from app.store import imported
+
+    def dies(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt  # the process going away mid-import
+
+    monkeypatch.setattr(imported, "store_chats", dies)
+    monkeypatch.setattr(importing._Blobs, "undo", lambda self: None)  # it never ran
+    with pytest.raises(KeyboardInterrupt):
+        run(core, write_gpt_export(tmp_path / "gpt.zip"))
+    files = core.registry.db.path.parent / "files"
+    assert [p for p in files.rglob("*") if p.is_file()]  # the image landed, no record uses it
+    assert core.registry.db.query("SELECT count(*) FROM pending_change")[0][0] == 1
+    core.registry.close()
+    (core.registry.db.path.parent / "imports").mkdir(exist_ok=True)
+    for lock in (core.registry.db.path.parent / "imports").glob("*.lock"):
+        lock.unlink()  # the dead process's lock went with it
+    again = open_registry()
+    assert again.db.query("SELECT count(*) FROM pending_change")[0][0] == 0
+    assert not [p for p in files.rglob("*") if p.is_file()]
+    assert again.db.query("SELECT count(*) FROM imported_chat")[0][0] == 0
