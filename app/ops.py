@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from app.sharing.chat_markdown import ChatExported
     from app.sharing.export import Exported
     from app.history.importing import Preview, Progress, Report
+    from app.knowledge.imported import Backlog
     from app.sharing.importing import Imported
     from app.store.files import KnowledgeFile
     from app.store.knowledge import Conflict, Document, Saved, Version
@@ -288,6 +289,23 @@ class Operations:
             stop.set()
             await asyncio.wait([work])
             raise
+
+    async def imported_backlog(self, ws_id: str) -> Backlog:
+        """What learning the workspace's imported chats would take, and cost (reads)."""
+        from app.knowledge.imported import backlog
+
+        cairn = self.cairn
+        model = str(cairn.settings.get("model.knowledge"))
+        result, _ = await self.run(lambda: backlog(cairn.registry, cairn.chats, model, ws_id))
+        return result
+
+    async def learn_imported(self, plan: Backlog,
+                             progress: Callable[[int, int], object] | None = None) -> int:
+        """Learn from *plan*'s imported chats, one at a time, in the background; cancel the
+        task to stop (what was learned stays).  How many chats were learned."""
+        from app.knowledge.imported import learn
+
+        return await learn(self.cairn.registry, self.cairn.rebuilder, plan, progress)
 
     # ----------------------------------------------------------------- chats
 

@@ -146,7 +146,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
     setup_logging()
     conversation = args.command in (*cli_conversation.COMMANDS, "mcp") or (
-        args.command == "workspace" and args.action in ("knowledge-file", "folder-access", "web")
+        args.command == "workspace" and args.action in ("knowledge-file", "folder-access", "web",
+                                                "learn-imported")
     ) or (args.command == "chat" and args.action in cli_branches.TURNS)
     registry: Registry | None = None
     try:

@@ -189,3 +189,39 @@ def _store(conn: sqlite3.Connection, chat: NewChat) -> Stored:
             conn.execute("UPDATE chat SET updated_at = max(updated_at, ?) WHERE id = ?",
                          (chat.updated_at, chat_id))
     return Stored(chat.source_id, chat_id, new, len(added))
+
+
+def unlearned_chats(db: Database, workspace_id: str) -> list[str]:
+    """The imported chats of *workspace_id* not learned from yet: their watermark covers
+    their imported messages and nothing after them was learned (oldest chat first)."""
+    return [r[0] for r in db.query(
+        "SELECT c.id FROM chat AS c JOIN membership AS m ON m.chat_id = c.id"
+        " WHERE m.workspace_id = ? AND c.archived_at IS NULL"
+        " AND EXISTS (SELECT 1 FROM imported_chat AS i WHERE i.chat_id = c.id)"
+        " AND c.knowledge_watermark >= (SELECT max(message_id) FROM imported_message AS x"
+        " WHERE x.chat_id = c.id)"
+        " AND NOT EXISTS (SELECT 1 FROM imported_item AS l WHERE l.source = 'cairn'"
+        " AND l.kind = 'learned' AND l.key = c.id)"
+        " ORDER BY c.created_at, c.id", (workspace_id,))]
+
+
+def unmark(db: Database, chat_id: str) -> int:
+    """Let the rebuild learn chat *chat_id*'s imported messages (the person asked): its
+    watermark goes back to before its first message; the old one is returned, to put back
+    with :func:`mark` when the person stops before it was learned."""
+    with db.write() as conn:
+        row = conn.execute("SELECT knowledge_watermark FROM chat WHERE id = ?",
+                           (chat_id,)).fetchone()
+        conn.execute("UPDATE chat SET knowledge_watermark = 0 WHERE id = ?", (chat_id,))
+    return int(row[0]) if row else 0
+
+
+def mark(db: Database, chat_id: str, watermark: int, *, learned: bool) -> None:
+    """After learning (*learned*: remembered, so it is not offered again), or after a stop
+    (the watermark put back where it was, unless a rebuild moved it further)."""
+    with db.write() as conn:
+        conn.execute("UPDATE chat SET knowledge_watermark = max(knowledge_watermark, ?)"
+                     " WHERE id = ?", (watermark, chat_id))
+        if learned:
+            conn.execute("INSERT OR IGNORE INTO imported_item (source, kind, key)"
+                         " VALUES ('cairn', 'learned', ?)", (chat_id,))

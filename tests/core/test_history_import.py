@@ -454,3 +454,73 @@ def test_a_crash_before_a_batch_commits_leaves_no_blob_behind(core, tmp_path, mo
     assert again.db.query("SELECT count(*) FROM pending_change")[0][0] == 0
     assert not [p for p in files.rglob("*") if p.is_file()]
     assert again.db.query("SELECT count(*) FROM imported_chat")[0][0] == 0
+
+
+# ===================================================================== learning, when asked
+
+
+async def test_learn_from_imported_chats_says_the_cost_first_then_learns_them(
+        online, fake, tmp_path):
+    """Imported chats are not learned from; per workspace the person sees the estimate
+    (exchanges × the knowledge model's price), then the rebuild learns them one by one."""
+    from app.knowledge.imported import backlog, learn
+    from tests.helpers import add_op
+
+    cairn = online
+    long = "Our brand colour is orange #FF5500, chosen in 2024 for the relaunch campaign."
+    from tests import history_exports as ex
+
+    chats = ex.claude_new_chats()
+    chats[1]["chat_messages"][1] = ex.claude_message(
+        "n2", "assistant", long + " It stays for print and web.", "2025-04-02T09:00:09Z",
+        parent="n1")
+    path = tmp_path / "learn.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("conversations.json", json.dumps(chats))
+        zf.writestr("projects.json", json.dumps(ex.claude_projects()))
+    import_history(cairn.registry, cairn.files, path,
+                   folders={"Acme Inc": str(tmp_path / "Clients" / "Acme")})
+    ws = cairn.registry.workspace_for_folder(str(tmp_path / "Clients" / "Acme"))
+    assert ws is not None and ws.title == "Acme Inc"
+    assert cairn.rebuilder.waiting() == []  # nothing is learned by itself
+    plan = backlog(cairn.registry, cairn.chats, "claude-haiku-5-5", ws.id)
+    assert (len(plan.chats), plan.exchanges) == (1, 1)
+    assert plan.cost_usd is not None and plan.cost_usd > 0
+    assert plan.sentence().startswith("Learning from 1 exchange(s) in 1 imported chat(s) "
+                                      "costs about $")
+    assert not fake.message_requests  # the estimate asks no model
+    fake.reply_json("update_knowledge", {"ops": [add_op(
+        "Brand colour is orange #FF5500", "Our brand colour is orange #FF5500")]})
+    assert await learn(cairn.registry, cairn.rebuilder, plan) == 1
+    assert "#FF5500" in cairn.knowledge.get(ws.id).text
+    assert backlog(cairn.registry, cairn.chats, "claude-haiku-5-5", ws.id).exchanges == 0
+    assert cairn.rebuilder.waiting() == []
+
+
+async def test_stopping_the_learning_puts_the_rest_back_unlearned(quiet_cairn, tmp_path,
+                                                                  monkeypatch):
+    import asyncio
+
+    from app.knowledge.imported import backlog, learn
+
+    cairn = quiet_cairn
+    path = write_claude_export(tmp_path / "c.zip")
+    import_history(cairn.registry, cairn.files, path,
+                   folders={"Acme Inc": str(tmp_path / "Clients" / "Acme")})
+    ws = cairn.registry.workspace_for_folder(str(tmp_path / "Clients" / "Acme"))
+    chat = chat_titled(cairn, "Brand colours")
+    plan = backlog(cairn.registry, cairn.chats, "claude-haiku-5-5", ws.id)
+    plan = type(plan)(ws.id, (chat.id,), 1, 1, 1, plan.model, 0.0)  # (its reply is short)
+    before = cairn.registry.db.query("SELECT knowledge_watermark FROM chat WHERE id = ?",
+                                     (chat.id,))[0][0]
+
+    async def stopped(chat_id):  # type: ignore[no-untyped-def]
+        raise asyncio.CancelledError  # the person pressed Stop while it ran
+
+    monkeypatch.setattr(cairn.rebuilder, "rebuild", stopped)
+    with pytest.raises(asyncio.CancelledError):
+        await learn(cairn.registry, cairn.rebuilder, plan)
+    after = cairn.registry.db.query("SELECT knowledge_watermark FROM chat WHERE id = ?",
+                                    (chat.id,))[0][0]
+    assert after == before > 0  # not learned, and not waiting to be learned either
+    assert cairn.rebuilder.waiting() == []
