@@ -345,3 +345,68 @@ class HistoryImport(QDialog):
             self.reject()
             return
         super().keyPressEvent(event)
+
+
+class LearnImported:
+    """A workspace's "Learn from imported chats…": the estimate first (a question the person
+    answers), then the rebuild in the background with Stop in the window's notice."""
+
+    def __init__(self, window: Any, ops: Operations) -> None:
+        self.window = window
+        self.ops = ops
+        self.running: asyncio.Task[Any] | None = None
+        # The question, as a hook a test can replace: whether the person chose Learn.
+        self.ask: Callable[[str], Any] = self._ask
+
+    def start(self, ws_id: str) -> None:
+        if self.running is not None and not self.running.done():
+            self.window.notice.say("Cairn is already learning from imported chats; stop it "
+                                   "first.")
+            return
+        self.window.run_task(self._estimate_then_learn(ws_id))
+
+    async def _estimate_then_learn(self, ws_id: str) -> None:
+        plan = await self.ops.imported_backlog(ws_id)
+        if not plan.exchanges:
+            self.window.notice.say(plan.sentence())
+            return
+        if not await self.ask(plan.sentence()):
+            return
+        total = len(plan.chats)
+        self.window.notice.say(f"Learning from imported chats: 0 of {total}…", lasting=True)
+        self.window.notice.offer("Stop", self.stop)
+
+        def progress(done: int, of: int) -> None:
+            self.window.notice.say(f"Learning from imported chats: {done} of {of}…",
+                                   lasting=True)
+            self.window.notice.offer("Stop", self.stop)
+
+        self.running = asyncio.ensure_future(self.ops.learn_imported(plan, progress))
+        try:
+            learned = await self.running
+        except asyncio.CancelledError:
+            self.window.notice.say("Stopped learning from imported chats; what was learned "
+                                   "stays, the rest is not learned.")
+            return
+        finally:
+            self.running = None
+        self.window.notice.say(f"Learned from {learned} of {total} imported chat(s).")
+
+    def stop(self) -> None:
+        if self.running is not None:
+            self.running.cancel()
+
+    async def _ask(self, estimate: str) -> bool:
+        from PySide6.QtWidgets import QMessageBox
+
+        from ui.text import answered, message_box
+
+        box = message_box(QMessageBox.Icon.Question, "Learn from imported chats",
+                          estimate, informative="It runs in the background; Stop in the "
+                          "notice ends it, keeping what was learned.",
+                          buttons=QMessageBox.StandardButton.Cancel, parent=self.window)
+        box.setAccessibleName("Learn from imported chats")
+        go = box.addButton("Learn", QMessageBox.ButtonRole.AcceptRole)
+        go.setAccessibleName("Learn")
+        await answered(box)
+        return box.clickedButton() is go

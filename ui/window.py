@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from ui.chat.panel import ChatPanel
     from ui.knowledge import KnowledgePanel
     from ui.search.box import Target
-    from ui.history import HistoryImport
+    from ui.history import HistoryImport, LearnImported
     from ui.sharing import SharingFlows
     from ui.sidebar import Sidebar
 
@@ -84,6 +84,9 @@ class MainWindow(QMainWindow):
     sig_ready = Signal()  # the core is attached and the filled window has painted
     sig_panels = Signal()  # the chat and knowledge panels are built (after sig_ready)
     sig_typing = Signal()  # the person started writing a message (the chat panel's, once)
+    # Issue 40: File → Import from Claude.ai or ChatGPT…, and a workspace's learning.
+    history_dialog: HistoryImport | None
+    learning: LearnImported | None
     sig_board_requested = Signal()
     sig_closing = Signal()  # the main window closes: Cairn quits, its other windows with it
     sig_settings_requested = Signal()
@@ -203,14 +206,27 @@ class MainWindow(QMainWindow):
         """File → Import from Claude.ai or ChatGPT…: the import's dialog (one at a time)."""
         if self.ops is None:
             return
-        from ui.history import HistoryImport
+        from ui.history import HistoryImport, LearnImported
 
         dialog = self.history_dialog
         if dialog is None or not dialog.isVisible():
-            dialog = self.history_dialog = HistoryImport(self.ops, self.run_task, self)
+            dialog = HistoryImport(self.ops, self.run_task, self)
+            self.history_dialog = dialog
         dialog.show()
         dialog.raise_()
         dialog.activateWindow()
+
+    def learn_imported(self, ws_id: str) -> None:
+        """A workspace's "Learn from imported chats…" (the estimate, then the background run)."""
+        if self.ops is None:
+            return
+        learning = self.learning
+        if learning is None:
+            from ui.history import LearnImported
+
+            learning = LearnImported(self, self.ops)
+            self.learning = learning
+        learning.start(ws_id)
 
     def _choose_bundle(self) -> None:
         if self.sharing is not None:
@@ -287,7 +303,8 @@ class MainWindow(QMainWindow):
         center_layout.addWidget(self.center_stack, 1)
         self.chat_panel: ChatPanel | None = None
         self._sharing: SharingFlows | None = None
-        self.history_dialog: HistoryImport | None = None
+        self.history_dialog = None
+        self.learning = None
 
         self.panel = Label("")
         self.panel.setObjectName("side-panel")
@@ -394,6 +411,7 @@ class MainWindow(QMainWindow):
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
         self.sidebar.sig_export.connect(self._export)
+        self.sidebar.sig_learn.connect(self.learn_imported)
         self.sidebar.sig_import.connect(self._choose_bundle)
         self.sidebar.sig_recently_removed.connect(self._show_removed)
         self.sidebar_slot.addWidget(self.sidebar)

@@ -136,3 +136,45 @@ def test_a_chatgpt_export_shows_its_counts(opened, loop, tmp_path):
     wait_for(lambda: dialog.pages.currentIndex() == 3)
     assert dialog.report is not None and dialog.report.chats_new == 2
     dialog.accept()
+
+
+def test_learn_from_imported_chats_asks_with_the_cost_then_runs_in_the_background(
+        opened, loop, tmp_path, fake):
+    from app.history.importing import import_history
+    from tests import history_exports as ex
+    from tests.helpers import add_op
+    from tests.ui.test_sidebar import action_texts
+
+    chats = ex.claude_new_chats()
+    chats[1]["chat_messages"][1] = ex.claude_message(
+        "n2", "assistant", "Our brand colour is orange #FF5500, chosen in 2024 for the "
+        "relaunch campaign, for print and web alike.", "2025-04-02T09:00:09Z", parent="n1")
+    path = tmp_path / "learn.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("conversations.json", json.dumps(chats))
+        zf.writestr("projects.json", json.dumps(ex.claude_projects()))
+    cairn = opened.cairn
+    target = tmp_path / "Clients" / "Acme"
+    import_history(cairn.registry, cairn.files, path, folders={"Acme Inc": str(target)})
+    window = opened.window
+    ws = cairn.registry.workspace_for_folder(str(target))
+    wait_for(lambda: window.sidebar.model.workspace_index(ws.id).isValid())
+    menu = window.sidebar.context_menu(window.sidebar.model.workspace_index(ws.id))
+    assert "Learn from imported chats…" in action_texts(menu)
+    asked: list[str] = []
+
+    async def yes(estimate: str) -> bool:
+        asked.append(estimate)
+        return True
+
+    from ui.history import LearnImported
+
+    window.learning = LearnImported(window, opened.ops)
+    window.learning.ask = yes
+    window.learn_imported(ws.id)
+    fake.reply_json("update_knowledge", {"ops": [add_op(
+        "Brand colour is orange #FF5500", "Our brand colour is orange #FF5500")]})
+    wait_for(lambda: "Learned from 1 of 1 imported chat(s)" in window.notice.label.text())
+    assert asked and asked[0].startswith("Learning from 1 exchange(s) in 1 imported chat(s) "
+                                         "costs about $")
+    assert "#FF5500" in cairn.knowledge.get(ws.id).text
