@@ -524,3 +524,18 @@ async def test_stopping_the_learning_puts_the_rest_back_unlearned(quiet_cairn, t
                                     (chat.id,))[0][0]
     assert after == before > 0  # not learned, and not waiting to be learned either
     assert cairn.rebuilder.waiting() == []
+
+
+def test_what_an_imported_chat_sends_next_is_only_what_cairn_writes(core, tmp_path):
+    """Thinking and tool lines from another service are shown, never sent back: the next
+    turn's history holds only words, and the files as Cairn sends them."""
+    from app.chat.engine import history
+
+    run(core, write_gpt_export(tmp_path / "gpt.zip"))
+    run(core, write_claude_export(tmp_path / "claude.zip"))
+    for title in ("Picture question", "Trip to Lisbon", "Brand colours"):
+        chat = chat_titled(core, title)
+        sent = history(ChatStore(core.registry.db).messages(chat.id), core.files.expand)
+        kinds = {b["type"] for m in sent for b in m["content"]}
+        assert kinds <= {"text", "image", "document"}, (title, kinds)
+        assert [m["role"] for m in sent] == ["user", "assistant"] * (len(sent) // 2)
