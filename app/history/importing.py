@@ -207,8 +207,7 @@ def _plans(registry: Registry, survey: Survey, folders: dict[str, str],
             while folder.casefold() in used:
                 folder, n = os.path.join(root, f"{base} ({n})"), n + 1
         used.add(folder.casefold())
-        here = paths.try_resolve_folder(folder) if os.path.isdir(folder) else None
-        taken = registry._existing(here) if here is not None else None
+        taken = registry.workspace_for_folder(folder) if os.path.isdir(folder) else None
         plans.append(ProjectPlan(p.source_id, p.name, folder, taken.id if taken else None,
                                  p.chats, p.docs))
     return plans
