@@ -55,7 +55,9 @@ def vocabulary(rng: random.Random) -> list[str]:
     words: set[str] = set()
     while len(words) < VOCABULARY:
         words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
-    return sorted(words)
+    ordered = sorted(words)
+    rng.shuffle(ordered)  # how common a word is owes nothing to its spelling
+    return ordered
 
 
 def chats(seed: int = 40) -> Iterator[dict[str, Any]]:
