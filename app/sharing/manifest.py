@@ -418,7 +418,8 @@ def _check_tree(parents: list[int | None], f: _Fields) -> None:
         if parent is None or parent < i:
             continue
         # Up from i: back at i is a cycle; otherwise a parent listed after its message.
-        seen, at = {i}, parent
+        seen = {i}
+        at: int | None = parent
         while at is not None and at not in seen:
             seen.add(at)
             at = parents[at]

@@ -26,11 +26,16 @@ def bulk_messages(starter: Starter, chat_id: str, texts: list[str]) -> list[int]
     now = utc_now()
     ids = []
     with db.write() as conn:
+        parent = conn.execute("SELECT leaf_id FROM chat WHERE id = ?", (chat_id,)).fetchone()[0]
         for n, text in enumerate(texts):
             role = "user" if n % 2 == 0 else "assistant"
-            ids.append(conn.execute(
-                "INSERT INTO message (chat_id, role, content, created_at) VALUES (?, ?, ?, ?)",
-                (chat_id, role, json.dumps([{"type": "text", "text": text}]), now)).lastrowid)
+            parent = conn.execute(
+                "INSERT INTO message (chat_id, role, content, created_at, parent_id)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (chat_id, role, json.dumps([{"type": "text", "text": text}]), now,
+                 parent)).lastrowid
+            ids.append(parent)
+        conn.execute("UPDATE chat SET leaf_id = ? WHERE id = ?", (parent, chat_id))
     return ids
 
 
