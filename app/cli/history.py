@@ -62,12 +62,26 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
                       hub=registry.hub)
     stop = threading.Event()
     previous: Any = None
+    shown_at = [0.0]
+
+    def progress(p: Any) -> None:  # on a terminal: a line that counts, a few times a second
+        import time
+
+        now = time.monotonic()
+        if now - shown_at[0] >= 0.25 or p.chats == p.total:
+            shown_at[0] = now
+            sys.stderr.write(f"\rReading chat {p.chats:,} of {p.total:,}…")
+            sys.stderr.flush()
+
+    tell = progress if sys.stderr.isatty() and not out.as_json else None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         report = import_history(registry, files, source, folders=folders, into=into,
-                                dry_run=args.dry_run, stop=stop)
+                                dry_run=args.dry_run, stop=stop, progress=tell)
     finally:
+        if tell is not None:
+            sys.stderr.write("\r\033[K")
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     out.emit(report.to_json(), lambda: "\n".join(text_of(line) for line in report.lines()))
