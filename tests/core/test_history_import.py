@@ -539,3 +539,16 @@ def test_what_an_imported_chat_sends_next_is_only_what_cairn_writes(core, tmp_pa
         kinds = {b["type"] for m in sent for b in m["content"]}
         assert kinds <= {"text", "image", "document"}, (title, kinds)
         assert [m["role"] for m in sent] == ["user", "assistant"] * (len(sent) // 2)
+
+
+def test_an_unpacked_folder_never_follows_a_link_out_of_it(core, tmp_path):
+    folder = tmp_path / "unpacked"
+    with zipfile.ZipFile(write_claude_export(tmp_path / "c.zip")) as zf:
+        zf.extractall(folder)
+    secret = tmp_path / "elsewhere"
+    secret.mkdir()
+    (secret / "conversations.json").write_text("not json at all")
+    (folder / "more.json").symlink_to(secret / "conversations.json")
+    (folder / "linked").symlink_to(secret, target_is_directory=True)
+    seen = preview(core.registry, folder)  # the links are not part of the export
+    assert seen.chats == 2
