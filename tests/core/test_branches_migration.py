@@ -12,7 +12,9 @@ from app.base import db as dbmodule
 from app.base.db import SCHEMA_VERSION, Database
 from app.store.messages import ChatStore
 
-PREVIOUS = SCHEMA_VERSION - 1
+# The version before the branches' migration (later migrations may follow it).
+PREVIOUS = next(i for i, m in enumerate(dbmodule.MIGRATIONS)
+                if "ALTER TABLE message ADD COLUMN parent_id" in m)
 NOW = "2026-03-01T10:00:00.000Z"
 
 
