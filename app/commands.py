@@ -6,6 +6,7 @@ from __future__ import annotations
 CONVERSATION = ("ask", "context", "files", "memory", "knowledge", "settings", "key", "models")
 SHARING = ("export", "import")
 SEARCH = ("search",)
+HISTORY = ("import-history",)
 SETUP = ("completion", "install-desktop")  # about the system Cairn runs on: no data folder opened
 MCP = ("mcp",)
-SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING, *SEARCH, *SETUP, *MCP)
+SUBCOMMANDS = ("workspace", "chat", *CONVERSATION, *SHARING, *HISTORY, *SEARCH, *SETUP, *MCP)

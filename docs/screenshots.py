@@ -393,6 +393,24 @@ def main() -> None:
             await settle(1.0)
             window.chat_panel.grab().save(str(OUT / f"call-{scheme}.png"))
             panel.tabs.setCurrentWidget(panel.editor)
+            # File → Import from Claude.ai or ChatGPT…: what the export holds, then the report.
+            from tests.history_exports import write_claude_export
+
+            export = write_claude_export(root / f"claude-export-{scheme}.zip")
+            window.import_history()
+            importer = window.history_dialog
+            importer.resize(640, 440)
+            importer.open_source(str(export))
+            while importer.pages.currentIndex() != 1:
+                await asyncio.sleep(0.05)
+            await settle(0.5)
+            importer.grab().save(str(OUT / f"history-import-{scheme}.png"))
+            importer.start()
+            while importer.pages.currentIndex() != 3:
+                await asyncio.sleep(0.05)
+            await settle(0.5)
+            importer.grab().save(str(OUT / f"history-report-{scheme}.png"))
+            importer.accept()
 
         with loop:
             loop.run_until_complete(shoot())

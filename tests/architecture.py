@@ -21,22 +21,25 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "tools": ("vocabulary", "base", "store"),
     "chat": ("vocabulary", "base", "store", "llm", "knowledge", "tools"),
     "sharing": ("vocabulary", "base", "store"),
+    "history": ("vocabulary", "base", "store"),
     "composition": ("vocabulary", "base", "store", "llm", "knowledge", "tools", "chat",
-                    "sharing"),
+                    "sharing", "history"),
     "operations": ("vocabulary", "base", "store", "llm", "knowledge", "tools", "chat",
-                   "sharing", "composition"),
+                   "sharing", "history", "composition"),
     "cli": ("vocabulary", "base", "store", "llm", "knowledge", "tools", "chat", "sharing",
-            "composition"),
+            "history", "composition"),
     "ui": ("vocabulary", "base", "store", "llm", "knowledge", "tools", "chat", "sharing",
-           "composition", "operations", "cli"),
+           "history", "composition", "operations", "cli"),
 }
 PACKAGES = {
     "app.base": "base", "app.store": "store", "app.llm": "llm", "app.knowledge": "knowledge",
-    "app.tools": "tools", "app.chat": "chat", "app.sharing": "sharing", "app.cairn": "composition",
+    "app.tools": "tools", "app.chat": "chat", "app.sharing": "sharing", "app.history": "history",
+    "app.cairn": "composition",
     "app.ops": "operations", "app.cli": "cli", "ui": "ui",
 }
 # Third-party modules only one layer may import.
 OWNED = {"anthropic": "llm", "httpx": "llm", "sqlite3": None, "mcp": "tools", "mcp_types": "tools",
+         "ijson": "history",
          "httpx2": "tools"}
 FORBIDDEN_IN_CORE = ("PySide6", "qasync", "shiboken6")
 SQLITE_LAYERS = ("base", "store")  # the database and the store: the only code with SQL

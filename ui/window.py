@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from ui.chat.panel import ChatPanel
     from ui.knowledge import KnowledgePanel
     from ui.search.box import Target
+    from ui.history import HistoryImport, LearnImported
     from ui.sharing import SharingFlows
     from ui.sidebar import Sidebar
 
@@ -83,6 +84,9 @@ class MainWindow(QMainWindow):
     sig_ready = Signal()  # the core is attached and the filled window has painted
     sig_panels = Signal()  # the chat and knowledge panels are built (after sig_ready)
     sig_typing = Signal()  # the person started writing a message (the chat panel's, once)
+    # Issue 40: File → Import from Claude.ai or ChatGPT…, and a workspace's learning.
+    history_dialog: HistoryImport | None
+    learning: LearnImported | None
     sig_board_requested = Signal()
     sig_closing = Signal()  # the main window closes: Cairn quits, its other windows with it
     sig_settings_requested = Signal()
@@ -166,6 +170,8 @@ class MainWindow(QMainWindow):
         self.export_action.triggered.connect(self.export_selected)
         self.import_action = menu.addAction("Import workspace…")
         self.import_action.triggered.connect(self._choose_bundle)
+        self.history_action = menu.addAction("Import from Claude.ai or ChatGPT…")
+        self.history_action.triggered.connect(self.import_history)
         self.removed_action = menu.addAction("Recently removed…")
         self.removed_action.triggered.connect(self._show_removed)
         menu.addSeparator()
@@ -173,7 +179,8 @@ class MainWindow(QMainWindow):
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         quit_action.triggered.connect(self.close)  # Ctrl+Q / Cmd+Q: set in _polish
         self._quit_action = quit_action
-        for act in (self.export_action, self.import_action, self.removed_action):
+        for act in (self.export_action, self.import_action, self.history_action,
+                    self.removed_action):
             act.setEnabled(False)  # until the core is attached
         # Where a newcomer finds what exists and its keys (issue 36): the same actions as the
         # toolbar's, and the shortcuts list.  On macOS this is the system's menu bar.
@@ -198,6 +205,32 @@ class MainWindow(QMainWindow):
         # sets up PySide6's Qt namespace, which the first paint does not wait for.)
         about.triggered.connect(self._about)
         about.setMenuRole(QAction.MenuRole.AboutRole)
+
+    def import_history(self) -> None:
+        """File → Import from Claude.ai or ChatGPT…: the import's dialog (one at a time)."""
+        if self.ops is None:
+            return
+        from ui.history import HistoryImport, LearnImported
+
+        dialog = self.history_dialog
+        if dialog is None or not dialog.isVisible():
+            dialog = HistoryImport(self.ops, self.run_task, self)
+            self.history_dialog = dialog
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+
+    def learn_imported(self, ws_id: str) -> None:
+        """A workspace's "Learn from imported chats…" (the estimate, then the background run)."""
+        if self.ops is None:
+            return
+        learning = self.learning
+        if learning is None:
+            from ui.history import LearnImported
+
+            learning = LearnImported(self, self.ops)
+            self.learning = learning
+        learning.start(ws_id)
 
     def _choose_bundle(self) -> None:
         if self.sharing is not None:
@@ -274,6 +307,8 @@ class MainWindow(QMainWindow):
         center_layout.addWidget(self.center_stack, 1)
         self.chat_panel: ChatPanel | None = None
         self._sharing: SharingFlows | None = None
+        self.history_dialog = None
+        self.learning = None
 
         self.panel = Label("")
         self.panel.setObjectName("side-panel")
@@ -385,12 +420,13 @@ class MainWindow(QMainWindow):
         self.sidebar.sig_workspace_selected.connect(self._workspace_selected)
         self.sidebar.sig_error.connect(self.notice.say)
         self.sidebar.sig_export.connect(self._export)
+        self.sidebar.sig_learn.connect(self.learn_imported)
         self.sidebar.sig_import.connect(self._choose_bundle)
         self.sidebar.sig_recently_removed.connect(self._show_removed)
         self.sidebar_slot.addWidget(self.sidebar)
         for act in (self.add_action, self.new_chat_action, self.board_action,
                     self.settings_action, self.export_action, self.import_action,
-                    self.removed_action, self.delete_chat_action):
+                    self.history_action, self.removed_action, self.delete_chat_action):
             act.setEnabled(True)
         # What the header, the title and the side panel show: the selected chat, its place,
         # and the titles of the workspaces on its trail (never each streamed message).

@@ -20,6 +20,7 @@ from app.cli import branches as cli_branches
 from app.cli import chat as cli_chat
 from app.cli import completion as cli_completion
 from app.cli import desktop as cli_desktop
+from app.cli import history as cli_history
 from app.cli import conversation as cli_conversation
 from app.cli import mcp as cli_mcp
 from app.cli import search as cli_search
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_conversation.add_parsers(commands, json_flag)
     cli_conversation.add_setting_parsers(commands, json_flag)
     cli_sharing.add_parsers(commands, json_flag)
+    cli_history.add_parsers(commands, json_flag)
     cli_search.add_parsers(commands, json_flag)
     cli_completion.add_parser(commands)
     cli_desktop.add_parser(commands, json_flag)
@@ -144,7 +146,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
     setup_logging()
     conversation = args.command in (*cli_conversation.COMMANDS, "mcp") or (
-        args.command == "workspace" and args.action in ("knowledge-file", "folder-access", "web")
+        args.command == "workspace" and args.action in ("knowledge-file", "folder-access", "web",
+                                                "learn-imported")
     ) or (args.command == "chat" and args.action in cli_branches.TURNS)
     registry: Registry | None = None
     try:
@@ -178,6 +181,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             return cli_conversation.run(cairn, args, out.emit, stdout, stderr)
         if args.command in cli_sharing.COMMANDS:
             return cli_sharing.run(registry, args, out.emit)
+        if args.command in cli_history.COMMANDS:
+            return cli_history.run(registry, args, out)
         if args.command == "workspace":
             return cli_workspace.run(registry, args, out)
         if args.command == "search":

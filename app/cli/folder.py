@@ -1,5 +1,6 @@
 """``cairn workspace knowledge-file|folder-access|web ID on|off|status``: what a workspace may
-do in its own folder, and on the web (the same use cases as the window's switches)."""
+do in its own folder, and on the web (the same use cases as the window's switches); and
+``cairn workspace learn-imported ID [--yes]`` (issue 40)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
         return 0
     if args.action == "web":
         return _web(cairn, args, emit)
+    if args.action == "learn-imported":
+        return _learn_imported(cairn, args, emit)
     from app.tools.folder import access, switch_access
 
     ws = cairn.registry.get_workspace(args.id, verb="change the folder access of")
@@ -81,4 +84,26 @@ def _web(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
                 f"tokens).{sites}")
 
     emit({"id": ws.id, **settings.to_json()}, said)
+    return 0
+
+
+def _learn_imported(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
+    """The estimate; with --yes, the rebuild over the imported chats (Ctrl+C stops it: what
+    was learned stays, the rest stays unlearned)."""
+    import asyncio
+
+    from app.knowledge.imported import backlog, learn
+
+    ws = cairn.registry.get_workspace(args.id, verb="learn from the imported chats of")
+    plan = backlog(cairn.registry, cairn.chats, str(cairn.settings.get("model.knowledge")),
+                   ws.id)
+    if not args.yes or not plan.exchanges:
+        emit({**plan.to_json(), "learned": 0}, lambda: plan.sentence() + (
+            f" Run `cairn workspace learn-imported {ws.id} --yes` to start." if plan.exchanges
+            else ""))
+        return 0
+    learned = asyncio.run(learn(cairn.registry, cairn.rebuilder, plan))
+    emit({**plan.to_json(), "learned": learned},
+         lambda: f"Learned from {learned} of {len(plan.chats)} imported chat(s) in "
+                 f"{shown(ws.title)}.")
     return 0

@@ -67,6 +67,13 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
                    help="only this site (repeatable; replaces the blocked ones)")
     p.add_argument("--block", metavar="DOMAIN", action="append", default=None,
                    help="never this site (repeatable; replaces the allowed ones)")
+    # Issue 40: learning from chats imported from Claude.ai or ChatGPT (app/cli/folder.py
+    # runs it, with the window's use case): the estimate first, the run only with --yes.
+    p = json_flag(ws_cmds.add_parser("learn-imported", help="learn from this workspace's "
+                                                            "imported chats (says the cost "
+                                                            "first; runs with --yes)"))
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--yes", action="store_true", help="run it (after the estimate)")
     p = json_flag(ws_cmds.add_parser("restore", help="bring a recently removed workspace back"))
     p.add_argument("id", metavar="ID")
     p.add_argument("--into", metavar="PATH", default=None,

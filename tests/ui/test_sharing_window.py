@@ -63,8 +63,8 @@ def test_the_file_menu_and_the_workspaces_menu_offer_sharing(opened, loop, folde
     assert action_texts(menu) == ["Import workspace…", "Recently removed…"]
     file_menu = window.menuBar().actions()[0].menu()
     assert [a.text() for a in file_menu.actions() if a.text()] == [
-        "Add workspace", "Export workspace…", "Import workspace…", "Recently removed…",
-        "Quit"]
+        "Add workspace", "Export workspace…", "Import workspace…",
+        "Import from Claude.ai or ChatGPT…", "Recently removed…", "Quit"]
     window.export_selected()  # nothing selected: it says what to do
     assert window.notice.label.text() == "Select a workspace (or one of its chats) to export it."
     window.select_workspace(ws.id)

@@ -38,6 +38,7 @@ class SidebarActions(QObject):
 
     sig_refused = Signal(str)  # an operation was refused: the core's sentence
     sig_export_requested = Signal(str)  # a workspace id: the window asks where, and runs it
+    sig_learn_requested = Signal(str)  # a workspace id: learn from its imported chats
     sig_select_workspace_requested = Signal(str)  # a workspace id: just added or moved
     sig_select_chat_requested = Signal(str)  # a chat id: just moved or unarchived
     sig_open_chat_requested = Signal(str)  # a chat id: just made, to be opened
@@ -132,6 +133,9 @@ class SidebarActions(QObject):
 
     def export_workspace(self, ws_id: str) -> None:
         self.sig_export_requested.emit(ws_id)
+
+    def learn_imported(self, ws_id: str) -> None:
+        self.sig_learn_requested.emit(ws_id)
 
     # Issue 23: the folder one click away.
     def reveal_folder(self, ws_id: str) -> None:

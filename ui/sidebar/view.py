@@ -86,6 +86,7 @@ class Sidebar(QWidget):
     sig_workspace_selected = Signal(str)  # a workspace id: the person opened it
     sig_error = Signal(str)  # a refusal, as the core's sentence
     sig_export = Signal(str)  # a workspace id: the person asked to export it
+    sig_learn = Signal(str)  # a workspace id: learn from its imported chats (issue 40)
     sig_import = Signal()  # the person asked to import a .cairn bundle
     sig_recently_removed = Signal()  # the person asked for Recently removed
     sig_all_loaded = Signal()  # (from the loading thread) every chat is in memory
@@ -110,6 +111,7 @@ class Sidebar(QWidget):
         self.handlers = SidebarActions(registry, ops, self)  # what menus, keys, drops ask for
         self.handlers.sig_refused.connect(self._refused)
         self.handlers.sig_export_requested.connect(self.sig_export)
+        self.handlers.sig_learn_requested.connect(self.sig_learn)
         self.handlers.sig_select_workspace_requested.connect(
             lambda ws_id: self.open_item(WORKSPACE, ws_id))
         self.handlers.sig_select_chat_requested.connect(lambda c: self.open_item(CHAT, c))
