@@ -227,7 +227,7 @@ def test_an_unreachable_server_fails_the_test_in_one_sentence(qtbot, open_dialog
     # Issue 20, item 2: nothing was stored, and Esc asks before the typed address goes.
     assert online.settings.get("api.base_url") == stored
     asked: list[str] = []
-    import ui.settings as settings_module
+    import ui.settings.dialog as settings_module  # (where the dialog asks)
     real = settings_module.message_box
 
     def recorded(*args, **kwargs):
@@ -425,7 +425,7 @@ def test_plain_http_to_another_machine_is_said_and_asked_before_the_key_goes(
     Send over http saves the URL with the agreement to that one origin."""
     from app.store import settings as settings_module
     from app.store.settings import origin
-    from ui import settings as settings_ui
+    from ui.settings import connection as settings_ui  # (where the page warns)
 
     dialog = open_dialog()
     real = settings_module.plain_http_host
