@@ -248,7 +248,7 @@ _DECLARED = (
 )
 SETTINGS: dict[str, Setting] = {setting.key: setting for setting in _DECLARED}
 
-# Views of the table, for the code that reads one column.
+# Views of the table (taken at import), for the code that reads one column.
 DEFAULTS: dict[str, Any] = {key: s.default for key, s in SETTINGS.items()}
 LABELS: dict[str, str] = {key: s.label for key, s in SETTINGS.items()}
 CHOICES: dict[str, tuple[str, ...]] = {key: s.values() for key, s in SETTINGS.items()
@@ -272,7 +272,7 @@ class Settings:
     def _stored(self) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for key, raw in self._db.query("SELECT key, value FROM setting"):
-            if key not in DEFAULTS:
+            if key not in SETTINGS:
                 continue  # a setting of a newer Cairn: kept, not used
             try:
                 value = json.loads(raw)
@@ -289,8 +289,8 @@ class Settings:
         """Catch up with settings another process saved (``cairn settings set``): the keys
         whose value changed, each announced as ``SettingChanged``.  One small read."""
         stored = self._stored()
-        changed = [key for key in DEFAULTS
-                   if stored.get(key, DEFAULTS[key]) != self.get(key)]
+        changed = [key for key, setting in SETTINGS.items()
+                   if stored.get(key, setting.default) != self.get(key)]
         self._values = stored
         if self._hub is not None:
             for key in changed:
@@ -298,16 +298,16 @@ class Settings:
         return changed
 
     def get(self, key: str) -> Any:
-        if key not in DEFAULTS:
+        if key not in SETTINGS:
             raise KeyError(key)
-        return self._values.get(key, DEFAULTS[key])
+        return self._values.get(key, SETTINGS[key].default)
 
     def set(self, key: str, value: Any) -> None:
-        if key not in DEFAULTS:
+        if key not in SETTINGS:
             raise Refused(f"cannot change setting '{_shown(key)}': there is no such setting")
         reason = reason_to_refuse(key, value)
         if reason is not None:
-            raise Refused(f"cannot change setting '{LABELS.get(key, key)}': {reason}")
+            raise Refused(f"cannot change setting '{SETTINGS[key].label}': {reason}")
         with self._db.write() as conn:
             conn.execute("INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)",
                          (key, json.dumps(value)))

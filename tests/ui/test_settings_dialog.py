@@ -484,3 +484,24 @@ def test_the_key_is_shown_for_its_server_and_saved_for_the_base_url_typed_with_i
     assert keyring.get_password(KEYRING_SERVICE, key_user("http://localhost:4000")) == \
         "sk-litellm-proxy"
     assert keyring.get_password(KEYRING_SERVICE, KEYRING_USER) == "sk-ant-anthropic"
+
+
+def test_a_setting_declared_once_gets_its_field_on_its_page_and_is_saved(
+        qtbot, open_dialog, online, monkeypatch):
+    """Adding a setting is one declaration: the Models page adds a field made for its type
+    (a list of its choices), named for assistive technology; Save stores the value chosen."""
+    from app.store.settings import SETTINGS, Setting
+
+    declared = Setting("chat.tone", "plain", "Tone", "How chats answer.",
+                       choices=(("plain", "Plain"), ("warm", "Warm")), page="models",
+                       field="Tone", said="The tone")
+    monkeypatch.setitem(SETTINGS, declared.key, declared)
+    dialog = open_dialog()
+    tone = named(dialog, QComboBox, "Tone")
+    assert [tone.itemText(i) for i in range(tone.count())] == ["Plain", "Warm"]
+    assert tone.currentData() == "plain" and not dialog.has_unsaved_changes()
+    tone.setCurrentIndex(tone.findData("warm"))
+    assert dialog.has_unsaved_changes()
+    click(qtbot, dialog, "Save")
+    qtbot.waitUntil(lambda: message(dialog) == "Saved.")
+    assert online.settings.get("chat.tone") == "warm"
