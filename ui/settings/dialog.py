@@ -184,14 +184,14 @@ class SettingsDialog(QDialog):
 
     def _show_value(self, key: str, value: Any) -> None:
         for page in self._pages:
-            if key in page.keys():
+            if key in page.shown_keys():
                 page.show_setting(key, value)
 
     def _load_values(self) -> None:
         """The settings as stored (memory reads only): the models' lists are filled by
         :meth:`_fill_models`."""
         self._shown = {key: self._settings.get(key) for page in self._pages
-                       for key in page.keys()}
+                       for key in page.shown_keys()}
         for page in self._pages:
             for key, field in page.fields.items():
                 show_value(field, self._settings.get(key))
@@ -218,7 +218,7 @@ class SettingsDialog(QDialog):
         successor = self._models.switch[purpose].property("successor")
         if not successor:
             return
-        setting = dict((p, s) for p, s, _e, _t in PURPOSES)[purpose]
+        setting = {p: s for p, s, _e, _t in PURPOSES}[purpose]
         box = self._models.model_boxes[purpose]
         box.setCurrentIndex(max(box.findData(successor), 0))
         self._start(self._save_settings({setting: str(successor)}, said="Switched to "

@@ -192,7 +192,7 @@ class Page(QWidget):
                 made = self.field(setting.key)
                 form.addRow("" if isinstance(made, QCheckBox) else setting.label, made)
 
-    def keys(self) -> list[str]:
+    def shown_keys(self) -> list[str]:
         return list(self.fields)
 
     def typed(self) -> dict[str, Any]:

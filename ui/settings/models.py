@@ -101,7 +101,7 @@ class ModelsPage(Page):
 
     # ------------------------------------------------------------ the models' own fields
 
-    def keys(self) -> list[str]:
+    def shown_keys(self) -> list[str]:
         return [*(setting for _p, setting, _e, _t in PURPOSES), *self.fields]
 
     def typed(self) -> dict[str, Any]:
