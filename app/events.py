@@ -248,7 +248,7 @@ class FileRemoved(Event):
 
 @dataclass(frozen=True, slots=True)
 class SettingChanged(Event):
-    """A setting (a key of ``app.store.settings.DEFAULTS``) was saved."""
+    """A setting (a key of ``app.store.settings.SETTINGS``) was saved."""
 
     key: str
 

@@ -169,11 +169,18 @@ class JsonLines:
 
 
 def add_setting_parsers(commands: Commands, json_flag: JsonFlag) -> None:
+    from app.store.settings import SETTINGS
+
+    names = _Names(SETTINGS)  # completed by the shell; an unknown one is refused in a sentence
     settings = commands.add_parser("settings", help="models, base URL, idle delay")
     actions = settings.add_subparsers(dest="action", metavar="ACTION", required=True)
     json_flag(actions.add_parser("show", help="every setting and its value"))
+    json_flag(actions.add_parser("list", help="every setting: its value, default, choices "
+                                              "and what it does"))
+    p = json_flag(actions.add_parser("get", help="one setting's value"))
+    p.add_argument("name", metavar="NAME", choices=names, help=", ".join(SETTINGS))
     p = json_flag(actions.add_parser("set", help="change one setting"))
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", choices=names, help=", ".join(SETTINGS))
     p.add_argument("value", metavar="VALUE")
     json_flag(commands.add_parser("models", help="the models the server offers, and the ones "
                                                  "Cairn uses"))
@@ -707,22 +714,32 @@ def _report_rebuild(report: Report, stderr: TextIO) -> None:
                      "kept for you to decide: `cairn knowledge suggestions ID` lists them.\n")
 
 
+class _Names(tuple[str, ...]):
+    """The settings' names as a positional's choices: listed for completion, but any name
+    passes argparse, so an unknown one gets the store's own sentence, not argparse's."""
+
+    def __contains__(self, _name: object) -> bool:
+        return True
+
+
 def _settings(cairn: Cairn, args: argparse.Namespace,
               emit: Emit, stderr: TextIO) -> int:
-    from app.store.settings import DEFAULTS, LABELS
+    from app.store.settings import SETTINGS
 
+    if args.action in ("set", "get") and args.name not in SETTINGS:
+        verb = "change" if args.action == "set" else "read"
+        raise Refused(f"cannot {verb} setting '{shown(args.name[:80])}': there is no such "
+                      f"setting (there are {', '.join(SETTINGS)})")
     if args.action == "set":
-        if args.name not in DEFAULTS:
-            raise Refused(f"cannot change setting '{shown(args.name[:80])}': there is no such "
-                          f"setting (there are {', '.join(DEFAULTS)})")
-        kind = type(DEFAULTS[args.name])
+        label = SETTINGS[args.name].label
+        kind = type(SETTINGS[args.name].default)
         raw = args.value.strip()
         value: Any = raw
         if kind is bool:
             choices = {"on": True, "true": True, "yes": True, "1": True,
                        "off": False, "false": False, "no": False, "0": False}
             if raw.lower() not in choices:
-                raise Refused(f"cannot change setting '{LABELS[args.name]}': say on or off, not "
+                raise Refused(f"cannot change setting '{label}': say on or off, not "
                               f"'{shown(raw[:80])}'")
             value = choices[raw.lower()]
         elif kind is int:
@@ -730,13 +747,37 @@ def _settings(cairn: Cairn, args: argparse.Namespace,
             # A number below 0 is read, and refused by the setting's own range, which says it.
             sign, number = (-1, raw[1:]) if raw.startswith("-") else (1, raw)
             if not (number.isascii() and number.isdigit()):
-                raise Refused(f"cannot change setting '{LABELS[args.name]}': '{shown(raw[:80])}' is not "
+                raise Refused(f"cannot change setting '{label}': '{shown(raw[:80])}' is not "
                               "a whole number")
             digits = number.lstrip("0") or "0"
             value = sign * (int(digits) if len(digits) <= 12 else 10**12)  # (out of range)
         cairn.settings.set(args.name, value)
-    values = {name: cairn.settings.get(name) for name in DEFAULTS}
-    emit(values, lambda: "\n".join(f"{name} = {json.dumps(value)}" for name, value in values.items()))
+    if args.action == "get":
+        one = cairn.settings.get(args.name)
+        emit({args.name: one}, lambda: json.dumps(one))
+        return 0
+    values = {name: cairn.settings.get(name) for name in SETTINGS}
+    if args.action == "list":
+        rows = [{"name": s.key, "label": s.label, "value": values[s.key], "default": s.default,
+                 "about": s.about, **({"choices": list(s.values())} if s.choices else {}),
+                 **({"range": list(s.range)} if s.range else {})}
+                for s in SETTINGS.values()]
+
+        def said() -> str:
+            lines = []
+            for row in rows:
+                extra = (f" One of: {', '.join(json.dumps(c) for c in row['choices'])}."
+                         if "choices" in row else
+                         f" From {row['range'][0]:,} to {row['range'][1]:,}." if "range" in row
+                         else "")
+                lines.append(f"{row['name']} = {json.dumps(row['value'])}  ({row['label']}; "
+                             f"default {json.dumps(row['default'])})\n    {row['about']}{extra}")
+            return "\n".join(lines)
+
+        emit(rows, said)
+    else:
+        emit(values, lambda: "\n".join(f"{name} = {json.dumps(value)}"
+                                       for name, value in values.items()))
     _warn_of_plain_http(cairn, stderr)
     return 0
 

@@ -6,6 +6,8 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,40 +65,6 @@ def key_owner(base_url: str | None) -> str:
 CHAT_MODEL = "claude-sonnet-5-5"
 KNOWLEDGE_MODEL = "claude-haiku-5-5"
 
-DEFAULTS: dict[str, Any] = {
-    "model.chat": CHAT_MODEL,
-    "model.knowledge": KNOWLEDGE_MODEL,
-    "model.chat_effort": "",  # empty: the model's own default
-    "model.knowledge_effort": "low",  # the rebuild is bookkeeping: keep it cheap
-    "api.base_url": "",  # empty: ANTHROPIC_BASE_URL, else Anthropic's own
-    # The one plain-http server on another machine the person agreed to send the key to
-    # (http://host:port); empty: none.  Loopback http needs no agreement.
-    "api.plain_http": "",
-    "memory.enabled": True,  # personal memory goes to the model (on by default)
-    "knowledge.idle_seconds": 20,
-    "chat.enter_sends": True,  # Enter sends and Shift+Enter breaks the line (off: swapped)
-}
-
-
-# How a sentence names each setting: the label Settings shows, never the key.
-LABELS: dict[str, str] = {
-    "model.chat": "Chat model",
-    "model.knowledge": "Knowledge model",
-    "model.chat_effort": "Chat effort",
-    "model.knowledge_effort": "Knowledge effort",
-    "api.base_url": "Base URL",
-    "api.plain_http": "Plain http allowed to",
-    "memory.enabled": "Memory",
-    "knowledge.idle_seconds": "Knowledge idle delay",
-    "chat.enter_sends": "Enter sends",
-}
-
-# Settings that take one of a few values ("" means the model's own default).
-CHOICES: dict[str, tuple[str, ...]] = {
-    "model.chat_effort": ("", "low", "medium", "high", "xhigh", "max"),
-    "model.knowledge_effort": ("", "low", "medium", "high", "xhigh", "max"),
-}
-
 # The idle delay before a rebuild: from at once to a day (a longer one is a mistake).
 MAX_IDLE_SECONDS = 86_400
 
@@ -104,33 +72,46 @@ _UNREAD = object()
 
 
 def reason_to_refuse(key: str, value: Any) -> str | None:
-    """Why *value* cannot be setting *key*, as the tail of a sentence; None when it can."""
-    expected = type(DEFAULTS[key])
+    """Why *value* cannot be setting *key*, as the tail of a sentence; None when it can:
+    the wrong type, a value not among its choices or outside its range, then its own check."""
+    setting = SETTINGS[key]
+    expected = type(setting.default)
     if type(value) is not expected:
         words = {bool: "on or off", int: "a whole number", str: "text"}
         return f"expected {words.get(expected, expected.__name__)}"
-    if key in CHOICES and value not in CHOICES[key]:
-        listed = ", ".join(repr(c) if c else "'' (the model's default)" for c in CHOICES[key])
+    if setting.choices and value not in setting.values():
+        listed = ", ".join(repr(c) if c else "'' (the model's default)"
+                           for c in setting.values())
         return f"'{_shown(value)}' is not one of {listed}"
-    if key in ("model.chat", "model.knowledge"):
-        if not value.strip():
-            return "a model name cannot be empty"
-        if any(char.isspace() or not char.isprintable() for char in value):
-            return (f"'{_shown(value)}' is not a model name: a model name has no spaces or "
-                    "control characters")
-        if len(value) > 200:
-            return "a model name is at most 200 characters"
-    if key == "knowledge.idle_seconds" and not 0 <= value <= MAX_IDLE_SECONDS:
-        given = f"{value:,} seconds is too long: " if 0 < value < 10**12 else ""
-        return f"{given}the delay is from 0 to {MAX_IDLE_SECONDS:,} seconds (a day)"
-    if key == "api.base_url" and value:
-        return _url_reason(value)
-    if key == "api.plain_http" and value:
-        return _url_reason(value) or (
-            None if plain_http_host(value) and origin(value) == value else
-            f"'{_shown(value)}' is not a plain http address of another machine, such as "
-            "http://192.168.1.20:11434 (https and this machine's own need no permission)")
+    if setting.range is not None and not setting.range[0] <= value <= setting.range[1]:
+        low, high = setting.range
+        given = f"{value:,} {setting.unit} is too long: " if 0 < value < 10**12 else ""
+        return f"{given}{setting.range_said or f'from {low:,} to {high:,}'}"
+    return setting.check(value) if setting.check is not None else None
+
+
+def _model_reason(value: str) -> str | None:
+    if not value.strip():
+        return "a model name cannot be empty"
+    if any(char.isspace() or not char.isprintable() for char in value):
+        return (f"'{_shown(value)}' is not a model name: a model name has no spaces or "
+                "control characters")
+    if len(value) > 200:
+        return "a model name is at most 200 characters"
     return None
+
+
+def _base_url_reason(value: str) -> str | None:
+    return _url_reason(value) if value else None
+
+
+def _plain_http_reason(value: str) -> str | None:
+    if not value:
+        return None
+    return _url_reason(value) or (
+        None if plain_http_host(value) and origin(value) == value else
+        f"'{_shown(value)}' is not a plain http address of another machine, such as "
+        "http://192.168.1.20:11434 (https and this machine's own need no permission)")
 
 
 def plain_http_host(url: str) -> str | None:
@@ -193,6 +174,87 @@ def _shown(value: str) -> str:
     return shown(value if len(value) <= 200 else value[:200] + "…")
 
 
+@dataclass(frozen=True)
+class Setting:
+    """One setting, declared once: the store checks with it, ``cairn settings`` lists,
+    refuses and completes with it, and the Settings dialog builds its field from it."""
+
+    key: str
+    default: Any  # its type is the setting's type (bool, int or str)
+    label: str  # how a sentence names it (a refusal, `cairn settings list`), never the key
+    about: str  # one sentence: what it does
+    choices: tuple[tuple[str, str], ...] = ()  # (value, how the dialog shows it)
+    range: tuple[int, int] | None = None  # a whole number's lowest and highest
+    range_said: str = ""  # the refusal's tail for a number out of range
+    unit: str = ""  # a number's unit ("seconds")
+    check: Callable[[Any], str | None] | None = None  # the rest of the refusal, or None
+    # In the Settings dialog (empty: not shown there): its page, the field's accessible
+    # name, the form row's label (or a check box's text), a tooltip, and how the dialog's
+    # messages name it ("The idle delay was changed outside this window").
+    page: str = ""
+    field: str = ""
+    row: str = ""
+    tip: str = ""
+    said: str = ""
+
+    def values(self) -> tuple[str, ...]:
+        return tuple(value for value, _shown in self.choices)
+
+
+_EFFORTS = (("", "Model's default"), ("low", "Low"), ("medium", "Medium"), ("high", "High"),
+            ("xhigh", "Extra high"), ("max", "Max"))
+
+# Every setting, in the order `cairn settings` lists them.  Adding one: a line here (the
+# dialog shows it on its page with a field made for its type; see docs/ARCHITECTURE.md).
+_DECLARED = (
+    Setting("model.chat", CHAT_MODEL, "Chat model", "The model chats use.",
+            check=_model_reason, page="models", field="Chat model", said="The chat model"),
+    Setting("model.knowledge", KNOWLEDGE_MODEL, "Knowledge model",
+            "The model that merges a quiet chat into the knowledge and personal memory.",
+            check=_model_reason, page="models", field="Knowledge model",
+            said="The knowledge model"),
+    Setting("model.chat_effort", "", "Chat effort",
+            "How hard the chat model thinks ('' is the model's own default).",
+            choices=_EFFORTS, page="models", field="Chat effort", said="The chat effort"),
+    Setting("model.knowledge_effort", "low", "Knowledge effort",
+            "How hard the knowledge model thinks (low: the rebuild is bookkeeping).",
+            choices=_EFFORTS, page="models", field="Knowledge effort",
+            said="The knowledge effort"),
+    Setting("api.base_url", "", "Base URL",
+            "The server Cairn talks to (empty: ANTHROPIC_BASE_URL, else Anthropic's own).",
+            check=_base_url_reason, page="connection", field="Base URL",
+            said="The base URL"),
+    Setting("api.plain_http", "", "Plain http allowed to",
+            "The one plain-http server on another machine you agreed to send your key to "
+            "(http://host:port; empty: none; loopback needs no agreement).",
+            check=_plain_http_reason),
+    Setting("memory.enabled", True, "Memory",
+            "Whether your personal memory goes with every message.",
+            page="memory", field="Memory", row="Use personal memory in chats",
+            said="The Memory switch"),
+    Setting("knowledge.idle_seconds", 20, "Knowledge idle delay",
+            "How long a chat stays quiet before its knowledge is updated.",
+            range=(0, MAX_IDLE_SECONDS), unit="seconds",
+            range_said=f"the delay is from 0 to {MAX_IDLE_SECONDS:,} seconds (a day)",
+            page="models", field="Idle delay", row="Update after",
+            tip="How long a chat stays quiet before its knowledge is updated",
+            said="The idle delay"),
+    Setting("chat.enter_sends", True, "Enter sends",
+            "Enter sends and Shift+Enter starts a new line (off: swapped; Ctrl+Enter always "
+            "sends).",
+            page="models", field="Enter sends", row="Enter sends, Shift+Enter starts a new line",
+            tip="Off: Enter starts a new line and Shift+Enter sends (Ctrl+Enter always sends)",
+            said="The Enter switch"),
+)
+SETTINGS: dict[str, Setting] = {setting.key: setting for setting in _DECLARED}
+
+# Views of the table (taken at import), for the code that reads one column.
+DEFAULTS: dict[str, Any] = {key: s.default for key, s in SETTINGS.items()}
+LABELS: dict[str, str] = {key: s.label for key, s in SETTINGS.items()}
+CHOICES: dict[str, tuple[str, ...]] = {key: s.values() for key, s in SETTINGS.items()
+                                       if s.choices}
+
+
 class Settings:
     """Settings, read once and then served from memory.  With a *hub*, each saved setting is
     announced there (``SettingChanged``) after its commit, on the committing thread."""
@@ -210,7 +272,7 @@ class Settings:
     def _stored(self) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for key, raw in self._db.query("SELECT key, value FROM setting"):
-            if key not in DEFAULTS:
+            if key not in SETTINGS:
                 continue  # a setting of a newer Cairn: kept, not used
             try:
                 value = json.loads(raw)
@@ -227,8 +289,8 @@ class Settings:
         """Catch up with settings another process saved (``cairn settings set``): the keys
         whose value changed, each announced as ``SettingChanged``.  One small read."""
         stored = self._stored()
-        changed = [key for key in DEFAULTS
-                   if stored.get(key, DEFAULTS[key]) != self.get(key)]
+        changed = [key for key, setting in SETTINGS.items()
+                   if stored.get(key, setting.default) != self.get(key)]
         self._values = stored
         if self._hub is not None:
             for key in changed:
@@ -236,16 +298,16 @@ class Settings:
         return changed
 
     def get(self, key: str) -> Any:
-        if key not in DEFAULTS:
+        if key not in SETTINGS:
             raise KeyError(key)
-        return self._values.get(key, DEFAULTS[key])
+        return self._values.get(key, SETTINGS[key].default)
 
     def set(self, key: str, value: Any) -> None:
-        if key not in DEFAULTS:
+        if key not in SETTINGS:
             raise Refused(f"cannot change setting '{_shown(key)}': there is no such setting")
         reason = reason_to_refuse(key, value)
         if reason is not None:
-            raise Refused(f"cannot change setting '{LABELS.get(key, key)}': {reason}")
+            raise Refused(f"cannot change setting '{SETTINGS[key].label}': {reason}")
         with self._db.write() as conn:
             conn.execute("INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)",
                          (key, json.dumps(value)))

@@ -175,6 +175,9 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
            + [[ws, "0"], [ws, "99"], [ws, "1", "--text", "\x1b[2J# heading"]]
            for action in ("accept", "dismiss")},
         ("settings", "show"): extra,
+        ("settings", "list"): extra,
+        ("settings", "get"): [[name] for name in IDS if name not in SETTINGS] + [[]]
+        + [["model.chat", "surplus"]],
         ("settings", "set"): [s[1:] for s in settings] + [["model.chat"], []],
         ("models",): extra,
         ("search",): [["x", "--workspace", i] for i in IDS] + [["x", "--limit", n] for n in NUMBERS]

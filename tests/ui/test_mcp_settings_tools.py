@@ -20,7 +20,7 @@ from app.store.settings import KEYRING_SERVICE
 from tests.ui.helpers import wait_for
 from tests.ui.test_settings_dialog import named
 from ui.settings import SettingsDialog
-from ui.settings_tools import AddServerDialog, ToolsPage
+from ui.settings.tools import AddServerDialog, ToolsPage
 
 SECRET = "ghp_SECRET-from-the-window-7731"
 SAMPLE = {

@@ -227,7 +227,7 @@ def test_an_unreachable_server_fails_the_test_in_one_sentence(qtbot, open_dialog
     # Issue 20, item 2: nothing was stored, and Esc asks before the typed address goes.
     assert online.settings.get("api.base_url") == stored
     asked: list[str] = []
-    import ui.settings as settings_module
+    import ui.settings.dialog as settings_module  # (where the dialog asks)
     real = settings_module.message_box
 
     def recorded(*args, **kwargs):
@@ -425,7 +425,7 @@ def test_plain_http_to_another_machine_is_said_and_asked_before_the_key_goes(
     Send over http saves the URL with the agreement to that one origin."""
     from app.store import settings as settings_module
     from app.store.settings import origin
-    from ui import settings as settings_ui
+    from ui.settings import connection as settings_ui  # (where the page warns)
 
     dialog = open_dialog()
     real = settings_module.plain_http_host
@@ -484,3 +484,24 @@ def test_the_key_is_shown_for_its_server_and_saved_for_the_base_url_typed_with_i
     assert keyring.get_password(KEYRING_SERVICE, key_user("http://localhost:4000")) == \
         "sk-litellm-proxy"
     assert keyring.get_password(KEYRING_SERVICE, KEYRING_USER) == "sk-ant-anthropic"
+
+
+def test_a_setting_declared_once_gets_its_field_on_its_page_and_is_saved(
+        qtbot, open_dialog, online, monkeypatch):
+    """Adding a setting is one declaration: the Models page adds a field made for its type
+    (a list of its choices), named for assistive technology; Save stores the value chosen."""
+    from app.store.settings import SETTINGS, Setting
+
+    declared = Setting("chat.tone", "plain", "Tone", "How chats answer.",
+                       choices=(("plain", "Plain"), ("warm", "Warm")), page="models",
+                       field="Tone", said="The tone")
+    monkeypatch.setitem(SETTINGS, declared.key, declared)
+    dialog = open_dialog()
+    tone = named(dialog, QComboBox, "Tone")
+    assert [tone.itemText(i) for i in range(tone.count())] == ["Plain", "Warm"]
+    assert tone.currentData() == "plain" and not dialog.has_unsaved_changes()
+    tone.setCurrentIndex(tone.findData("warm"))
+    assert dialog.has_unsaved_changes()
+    click(qtbot, dialog, "Save")
+    qtbot.waitUntil(lambda: message(dialog) == "Saved.")
+    assert online.settings.get("chat.tone") == "warm"
