@@ -652,6 +652,7 @@ MIGRATIONS: tuple[str, ...] = (
             archived = archived + (SELECT archived_at IS NOT NULL FROM chat WHERE id = OLD.chat_id)
         WHERE place = coalesce((SELECT workspace_id FROM membership WHERE chat_id = OLD.chat_id), '');
     END;
+    """,
     # History brought from Claude.ai and ChatGPT (issue 40, app/history/): the source ids an
     # import remembers, so that importing the same export again adds nothing and a newer one
     # adds only what is new.  imported_chat: a chat of the export and the chat it became (and

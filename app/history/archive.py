@@ -134,7 +134,7 @@ def _stamp(path: Path) -> tuple[int, int]:
             return total, newest
         info = os.stat(path)
         return info.st_size, info.st_mtime_ns
-    except OSError:
+    except (OSError, ValueError):
         return (-1, -1)
 
 
@@ -174,7 +174,11 @@ def open_archive(source: Path) -> Archive:
     archive = Archive(source, refuse)
     try:
         archive.stamp = _stamp(source)
-        if source.is_dir():
+        try:  # a name too long, a NUL, a folder without access: one sentence, not a trace
+            is_folder = source.is_dir()
+        except (OSError, ValueError) as error:
+            refuse(os_reason(error))
+        if is_folder:
             _walk_folder(archive, source)
         else:
             _open_zip(archive, source, "", refuse)

@@ -126,11 +126,18 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         + [[ws, "on", "--allow", d] for d in ("", "not a site", "\x1b[2J", "a" * 300, "\0")]
         + [[ws, "on", "--allow", "a.org", "--block", "b.org"]],
         ("workspace", "restore"): [[i] for i in IDS] + [[ws], [ws, "extra"]],
+        # Learning from imported chats: unknown workspaces, with and without --yes.
+        ("workspace", "learn-imported"): [[i] for i in IDS] + [[i, "--yes"] for i in IDS],
         ("export",): [[i, str(Path(h["root"]).parent / "out.cairn")] for i in IDS]
         + [[ws, p] for p in ("", "/nonexistent/dir/out.cairn", str(h["root"]), "\0",
                              "x" * 100_000, docs[0])],
         ("import",): [[f, str(Path(h["root"]).parent / "new")] for f in attach]
         + [[docs[0], p] for p in PATHS] + [["/nonexistent.cairn", str(h["root"])]],
+        # A history export: paths that are none (folders, files of other kinds, missing), and
+        # --folder-for values that name no project or no folder.
+        ("import-history",): [[p] for p in PATHS] + [[f] for f in attach]
+        + [["/nonexistent/export.zip"], [docs[0], "--dry-run"],
+           [docs[0], "--folder-for", "x"], [docs[0], "--folder-for", "=/tmp"]],
         ("chat", "new"): [["--title", t] for t in TITLES] + [["--folder"], ["--bogus"]],
         ("chat", "list"): extra,
         **{("chat", action): [[i] for i in IDS]
