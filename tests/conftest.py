@@ -10,6 +10,7 @@ import keyring
 import pytest
 
 from tests.memory_keyring import TEST_KEY, MemoryKeyring
+from tests.slow import SLOW_FIXTURES, SLOW_TESTS
 from ui.pyside_hook import read_no_sources
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -22,6 +23,18 @@ from hypothesis import settings as _hypothesis  # noqa: E402
 _hypothesis.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     _hypothesis.load_profile("ci")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks ``slow`` what tests/slow.py says is."""
+    for item in items:
+        where = Path(item.path).relative_to(config.rootpath).as_posix()
+        name = getattr(item, "originalname", item.name)
+        if (item.get_closest_marker("process") is not None
+                or where.startswith("tests/process/")
+                or any(f in getattr(item, "fixturenames", ()) for f in SLOW_FIXTURES)
+                or name in SLOW_TESTS.get(where, ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
