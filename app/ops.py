@@ -25,6 +25,7 @@ from app.errors import Refused
 from app.events import Event
 
 if TYPE_CHECKING:
+    from app.base.fuzzy import Match
     from app.cairn import Cairn
     from app.chat.turn import EngineListener, Subscription, Turn
     from app.knowledge.cairn_file import FileState
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from app.store.knowledge import Conflict, Document, Saved, Version
     from app.store.messages import Message
     from app.store.registry.removed import RemovedWorkspace
-    from app.base.fuzzy import Match
     from app.store.search import Hit
     from app.store.suggestions import Suggestion
     from app.tools import Approver

@@ -918,8 +918,8 @@ def _statements(script: str) -> Iterator[str]:
             if pending.strip():
                 yield pending
             pending = ""
-    if pending.strip() and not all(l.strip().startswith("--") or not l.strip()
-                                   for l in pending.splitlines()):
+    if pending.strip() and not all(line.strip().startswith("--") or not line.strip()
+                                   for line in pending.splitlines()):
         yield pending
 
 

@@ -18,8 +18,8 @@ from app import version
 from app.base.paths import shown
 from app.cli import chat as cli_chat
 from app.cli import completion as cli_completion
-from app.cli import desktop as cli_desktop
 from app.cli import conversation as cli_conversation
+from app.cli import desktop as cli_desktop
 from app.cli import mcp as cli_mcp
 from app.cli import search as cli_search
 from app.cli import sharing as cli_sharing

@@ -23,8 +23,6 @@ from app.store.pdf_text import pdf_text
 from tests.helpers import fresh_python, run, run_json
 from tests.pdfs import encrypted, make_pdf
 
-
-
 REPORT = make_pdf("Annual report\nThe quagga migrates in spring.",
                   "Tariff schedule for the (zebra) crossing")
 

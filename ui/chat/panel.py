@@ -39,10 +39,10 @@ from app.chat.turn import (
 )
 from app.errors import CairnError
 from app.store.messages import FAILED, STOPPED, Message
+from ui.chat import find
 from ui.chat.approval import ApprovalBar
 from ui.chat.composer import Composer
 from ui.chat.delegate import STREAMING
-from ui.chat import find
 from ui.chat.entries import PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
 from ui.chat.thumbnails import Thumbnails

@@ -48,10 +48,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.chat.web import Source
 from ui.chat.delegate import BUBBLE_PAD, Layout, MessageDelegate
 from ui.chat.entries import PERSON, Entry
 from ui.chat.model import ConversationModel, EntryRole
-from app.chat.web import Source
 from ui.chat.web import SOURCE
 from ui.links import is_web, target_of
 from ui.text import tip
