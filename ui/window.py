@@ -175,7 +175,7 @@ class MainWindow(QMainWindow):
         self._quit_action = quit_action
         for act in (self.export_action, self.import_action, self.removed_action):
             act.setEnabled(False)  # until the core is attached
-        # Where a newcomer finds what exists and its keys (issue 36): the same actions as the
+        # Where a newcomer finds what exists and its keys: the same actions as the
         # toolbar's, and the shortcuts list.  On macOS this is the system's menu bar.
         chats = self.menuBar().addMenu("&Chat")
         chats.addAction(self.new_chat_action)
@@ -321,7 +321,7 @@ class MainWindow(QMainWindow):
             self.panel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._build_shortcuts()
         self._tint_icons()
-        from ui import focus  # the keyboard's place, plainly visible (issue 36)
+        from ui import focus  # the keyboard's place, plainly visible
 
         app = QApplication.instance()
         if isinstance(app, QApplication):
@@ -345,13 +345,13 @@ class MainWindow(QMainWindow):
         self.board_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
         self.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
         shortcut("Ctrl+F", self.focus_filter)
-        shortcut("Ctrl+K", self.open_search)  # Cmd+K on macOS: find anything (issue 22)
+        shortcut("Ctrl+K", self.open_search)  # Cmd+K on macOS: find anything
         # The menus name the keys their window-wide actions answer (shown, not bound again).
         self.find_action.setShortcut(QKeySequence("Ctrl+F"))
         self.find_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.search_action.setShortcut(QKeySequence("Ctrl+K"))
         self.search_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        # A toolbar gives its buttons no keyboard focus: Tab reaches them here (issue 36).
+        # A toolbar gives its buttons no keyboard focus: Tab reaches them here.
         for act in self._bar.actions():
             button = self._bar.widgetForAction(act)
             if button is not None and not isinstance(button, QToolBar):
@@ -697,7 +697,7 @@ class MainWindow(QMainWindow):
         self.sharing.export(ws_id)
 
     def focus_filter(self) -> None:
-        """Ctrl+F: find in the chat when the chat has the focus (issue 22), else the
+        """Ctrl+F: find in the chat when the chat has the focus, else the
         sidebar's filter."""
         focus = QApplication.focusWidget()
         panel = self.chat_panel

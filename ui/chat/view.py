@@ -409,7 +409,7 @@ class ConversationView(QListView):
         if not had_one and self.conversation.rowCount() and \
                 event.reason() != Qt.FocusReason.MouseFocusReason:
             # Tabbed into: the newest message takes the focus frame, so it shows where the
-            # keyboard is (issue 20, item 8).
+            # keyboard is.
             last = self.conversation.index(self.conversation.rowCount() - 1, 0)
             self.selectionModel().setCurrentIndex(
                 last, QItemSelectionModel.SelectionFlag.ClearAndSelect)

@@ -1,4 +1,4 @@
-"""The search box (issue 22, item 4): one field, ``Search``, opened with Ctrl+K (Cmd+K) from
+"""The search box: one field, ``Search``, opened with Ctrl+K (Cmd+K) from
 anywhere in the window; a quick switcher too.
 
 Workspace and chat titles that match the typed letters fuzzily come first, then what the

@@ -1,4 +1,4 @@
--- What a workspace may do in its own folder (issue 23), off unless the person turned it
+-- What a workspace may do in its own folder, off unless the person turned it
 -- on.  knowledge_file: its document kept as <folder>/CAIRN.md; written_version and
 -- written_sha: the version last written to (or taken in from) that file and the SHA-256
 -- of its bytes then, so a change of the file is told from a write Cairn has not made yet

@@ -1,4 +1,4 @@
--- Start-up at any size (issue 24): the constraints do the checking, and the first paint
+-- Start-up at any size: the constraints do the checking, and the first paint
 -- reads counts rather than every chat.  A chat is in Ungrouped unless a membership row
 -- names it.  Triggers hold what foreign keys hold only where a connection turned them on
 -- (a hand edit in the sqlite3 shell does not): a membership names a stored chat and a

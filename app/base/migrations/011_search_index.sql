@@ -1,4 +1,4 @@
--- Find anything (issue 22): a full-text index in this database, kept current in the same
+-- Find anything: a full-text index in this database, kept current in the same
 -- transaction as every write that changes indexed text.  Messages and chat titles are
 -- kept by the triggers below (every path that writes them, imports and cascades too);
 -- knowledge entries and a file's text are written by app/store/search_index.py, because
