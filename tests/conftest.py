@@ -38,6 +38,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
+def _alone_when_marked(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Under pytest-xdist, a test marked ``alone`` (it times the event loop against a bar)
+    runs with no test of another worker beside it: it takes a lock every other test shares
+    (the workers' common temporary folder holds it), so the other worker waits at its next
+    test.  On two cores a neighbour's work would otherwise count as Cairn's stall."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None or os.name != "posix":  # one process (or no flock): nothing beside it
+        yield
+        return
+    import fcntl
+
+    alone = request.node.get_closest_marker("alone") is not None
+    lock = tmp_path_factory.getbasetemp().parent / "alone.lock"
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     data = tmp_path / "cairn-data"
     monkeypatch.setenv("CAIRN_DATA_DIR", str(data))

@@ -11,7 +11,7 @@ still names a test.
 
 from __future__ import annotations
 
-SLOW_FIXTURES = ("opened", "scale", "ops_for_scale")
+SLOW_FIXTURES = ("opened", "offline_window", "scale", "ops_for_scale")
 SLOW_TESTS = {
     # thousands of versions, interleavings or generated cases
     "tests/core/test_knowledge_history.py":
