@@ -13,21 +13,21 @@ from app.store.registry.state import FirstPaint
 from app.store.settings import Settings
 
 if TYPE_CHECKING:
+    from app.chat.engine import ChatEngine
+    from app.chat.turn import TurnResult
     from app.knowledge.cairn_file import KnowledgeFiles
+    from app.knowledge.rebuild import Rebuilder
+    from app.knowledge.scheduler import KnowledgeScheduler
     from app.llm.catalog import Catalog
     from app.store.files import FileStore
     from app.store.folder import FolderStore
     from app.store.knowledge import KnowledgeStore
-    from app.store.search import Finder
     from app.store.mcp import McpStore
-    from app.tools.mcp import McpTools
-    from app.tools.mcp_client import McpServers, ServerTool
+    from app.store.search import Finder
     from app.store.web import WebStore
     from app.tools.folder import FolderReader
-    from app.chat.engine import ChatEngine
-    from app.chat.turn import TurnResult
-    from app.knowledge.rebuild import Rebuilder
-    from app.knowledge.scheduler import KnowledgeScheduler
+    from app.tools.mcp import McpTools
+    from app.tools.mcp_client import McpServers, ServerTool
 
 
 class Cairn:
@@ -147,7 +147,7 @@ class Cairn:
     def mcp_servers(self) -> McpServers:
         """The MCP servers that run (none until a chat uses one)."""
         if self._mcp_servers is None:
-            from app.tools.mcp_client import McpServers, ServerTool
+            from app.tools.mcp_client import McpServers
 
             with self._made_lock:
                 if self._mcp_servers is None:
@@ -224,10 +224,10 @@ class Cairn:
 
     def _make_engine(self) -> None:
         from app.chat.engine import ChatEngine
+        from app.knowledge.rebuild import Rebuilder
         from app.tools import Toolbox
         from app.tools.folder import FolderReader, folder_tools
         from app.tools.workspace_files import ReadWorkspaceFile
-        from app.knowledge.rebuild import Rebuilder
 
         with self._made_lock:  # (the storage thread may ask first: a chat's knowledge)
             if self._engine is not None:

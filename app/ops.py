@@ -25,26 +25,26 @@ from app.errors import Refused
 from app.events import Event
 
 if TYPE_CHECKING:
+    from app.base.fuzzy import Match
     from app.cairn import Cairn
     from app.chat.turn import EngineListener, Subscription, Turn
+    from app.history.importing import Preview, Progress, Report
     from app.knowledge.cairn_file import FileState
+    from app.knowledge.imported import Backlog
     from app.knowledge.merge import Hunk, Merged
     from app.knowledge.status import ChatKnowledge, OwnerKnowledge
     from app.records import Chat, WebSettings, Workspace
     from app.sharing.chat_markdown import ChatExported
     from app.sharing.export import Exported
-    from app.history.importing import Preview, Progress, Report
-    from app.knowledge.imported import Backlog
     from app.sharing.importing import Imported
     from app.store.files import KnowledgeFile
     from app.store.knowledge import Conflict, Document, Saved, Version
+    from app.store.mcp import InWorkspace, ServerConfig
     from app.store.messages import Message
     from app.store.registry.removed import RemovedWorkspace
     from app.store.registry.removed_chats import RemovedChat
-    from app.base.fuzzy import Match
     from app.store.search import Hit
     from app.store.suggestions import Suggestion
-    from app.store.mcp import InWorkspace, ServerConfig
     from app.tools import Approver
     from app.tools.mcp_client import ServerTool
 

@@ -10,6 +10,7 @@ import keyring
 import pytest
 
 from tests.memory_keyring import TEST_KEY, MemoryKeyring
+from tests.slow import SLOW_FIXTURES, SLOW_TESTS
 from ui.pyside_hook import read_no_sources
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -22,6 +23,41 @@ from hypothesis import settings as _hypothesis  # noqa: E402
 _hypothesis.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     _hypothesis.load_profile("ci")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks ``slow`` what tests/slow.py says is."""
+    for item in items:
+        where = Path(item.path).relative_to(config.rootpath).as_posix()
+        name = getattr(item, "originalname", item.name)
+        if (item.get_closest_marker("process") is not None
+                or where.startswith("tests/process/")
+                or any(f in getattr(item, "fixturenames", ()) for f in SLOW_FIXTURES)
+                or name in SLOW_TESTS.get(where, ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _alone_when_marked(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Under pytest-xdist, a test marked ``alone`` (it times the event loop against a bar)
+    runs with no test of another worker beside it: it takes a lock every other test shares
+    (the workers' common temporary folder holds it), so the other worker waits at its next
+    test.  On two cores a neighbour's work would otherwise count as Cairn's stall."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None or os.name != "posix":  # one process (or no flock): nothing beside it
+        yield
+        return
+    import fcntl
+
+    alone = request.node.get_closest_marker("alone") is not None
+    lock = tmp_path_factory.getbasetemp().parent / "alone.lock"
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

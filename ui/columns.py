@@ -9,7 +9,7 @@ before the chat does); it unfolds when the window is wide enough again, unless t
 person folded it themselves.  A panel the person opens in a narrow window stays open (their
 choice) until the window's width changes again; when the three columns cannot fit (800 px
 wide), the sidebar steps aside for it, so the chat keeps :data:`CHAT_MIN` rather than ~200 px
-in which tables broke their words (issue 36), and comes back when the panel closes or the
+in which tables broke their words, and comes back when the panel closes or the
 window widens.
 """
 

@@ -1,7 +1,7 @@
 """A focus ring that shows where the keyboard is, on buttons, check boxes and menus' buttons.
 
 Fusion marks a focused button with a one-pixel outline in a shade of the selection colour,
-which in Cairn's calm palettes is all but invisible (issue 36).  Rather than a style sheet
+which in Cairn's calm palettes is all but invisible.  Rather than a style sheet
 (which would restyle every button) or a Python style (whose every drawing call would cross
 into Python), one small widget follows the focus: laid over the focused control, it draws a
 two-pixel ring in the theme's link colour, light or dark.  Fields, lists and the conversation

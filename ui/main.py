@@ -13,7 +13,6 @@ from pathlib import Path
 
 from app.commands import SUBCOMMANDS
 
-
 WINDOW_USAGE = """usage: cairn [open] [PATH] [--data-dir DATA_DIR] [--exit-after-first-paint]
 
 Opens Cairn's window (one per data folder). With PATH (relative to the current folder), the

@@ -305,7 +305,7 @@ class SharingFlows:
             self.window.notice.say(str(refused))
             return
         self.window.select_workspace(imported.workspace.id)
-        if imported.knowledge_files:  # the bundle kept its knowledge as CAIRN.md (issue 23)
+        if imported.knowledge_files:  # the bundle kept its knowledge as CAIRN.md
             await self._adopt_cairn_md(imported.knowledge_files)
         self.window.notice.say(
             f"Imported “{imported.workspace.title}” into {imported.workspace.path} "

@@ -19,7 +19,6 @@ import re
 
 from PySide6.QtWidgets import QDialog, QLabel, QMessageBox, QPushButton, QWidget
 
-
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 

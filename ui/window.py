@@ -55,9 +55,9 @@ if TYPE_CHECKING:
     from app.store.registry.state import FirstPaint
     from ui.bridge import EventBridge
     from ui.chat.panel import ChatPanel
+    from ui.history import HistoryImport, LearnImported
     from ui.knowledge import KnowledgePanel
     from ui.search.box import Target
-    from ui.history import HistoryImport, LearnImported
     from ui.sharing import SharingFlows
     from ui.sidebar import Sidebar
 
@@ -182,7 +182,7 @@ class MainWindow(QMainWindow):
         for act in (self.export_action, self.import_action, self.history_action,
                     self.removed_action):
             act.setEnabled(False)  # until the core is attached
-        # Where a newcomer finds what exists and its keys (issue 36): the same actions as the
+        # Where a newcomer finds what exists and its keys: the same actions as the
         # toolbar's, and the shortcuts list.  On macOS this is the system's menu bar.
         chats = self.menuBar().addMenu("&Chat")
         chats.addAction(self.new_chat_action)
@@ -210,7 +210,7 @@ class MainWindow(QMainWindow):
         """File → Import from Claude.ai or ChatGPT…: the import's dialog (one at a time)."""
         if self.ops is None:
             return
-        from ui.history import HistoryImport, LearnImported
+        from ui.history import HistoryImport
 
         dialog = self.history_dialog
         if dialog is None or not dialog.isVisible():
@@ -360,7 +360,7 @@ class MainWindow(QMainWindow):
             self.panel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._build_shortcuts()
         self._tint_icons()
-        from ui import focus  # the keyboard's place, plainly visible (issue 36)
+        from ui import focus  # the keyboard's place, plainly visible
 
         app = QApplication.instance()
         if isinstance(app, QApplication):
@@ -385,13 +385,13 @@ class MainWindow(QMainWindow):
         self.shortcuts_action.setShortcut(QKeySequence("Ctrl+/"))
         self.delete_chat_action.setShortcut(QKeySequence("Ctrl+Shift+Backspace"))
         shortcut("Ctrl+F", self.focus_filter)
-        shortcut("Ctrl+K", self.open_search)  # Cmd+K on macOS: find anything (issue 22)
+        shortcut("Ctrl+K", self.open_search)  # Cmd+K on macOS: find anything
         # The menus name the keys their window-wide actions answer (shown, not bound again).
         self.find_action.setShortcut(QKeySequence("Ctrl+F"))
         self.find_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.search_action.setShortcut(QKeySequence("Ctrl+K"))
         self.search_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        # A toolbar gives its buttons no keyboard focus: Tab reaches them here (issue 36).
+        # A toolbar gives its buttons no keyboard focus: Tab reaches them here.
         # (Its buttons only: the spacer before Settings is no stop for Tab.)
         from PySide6.QtWidgets import QToolButton
 
@@ -778,7 +778,7 @@ class MainWindow(QMainWindow):
         self.sharing.export(ws_id)
 
     def focus_filter(self) -> None:
-        """Ctrl+F: find in the chat when the chat has the focus (issue 22), else the
+        """Ctrl+F: find in the chat when the chat has the focus, else the
         sidebar's filter."""
         focus = QApplication.focusWidget()
         panel = self.chat_panel

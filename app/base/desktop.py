@@ -1,8 +1,8 @@
-"""A workspace's folder, one click away (issue 23): reveal it in the file manager, open a
+"""A workspace's folder, one click away: reveal it in the file manager, open a
 terminal there.  The commands are pure functions of the system, so each system's command is
 tested on every machine; :func:`run` checks the folder and starts the command detached.
 
-A folder's name is never an argument to a program that parses its arguments (issue 35):
+A folder's name is never an argument to a program that parses its arguments:
 Windows Terminal splits every argument at ``;`` and runs what follows (a folder
 ``Notes;calc``), Explorer reads commas and switches (``a,/root,…``).  On Windows the folder is
 the started program's working folder instead (``CreateProcess``'s own field, parsed by no

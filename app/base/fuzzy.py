@@ -5,7 +5,7 @@ higher, and a shorter title wins a tie.
 Letters merely scattered through a title are no match: each run of them must begin a word
 (initials, a word's start), or the letters must run on as one piece of a word.  "Bauer" once
 found a chat titled "Landsat bands: blue and red" (b·a…u…e…r) and ranked it above the
-messages that say Bauer (issue 36).
+messages that say Bauer.
 
 Fifty thousand titles are screened by one compiled regular expression (C speed) before any is
 scored in Python, so a keystroke costs milliseconds.

@@ -1,4 +1,4 @@
-"""The rule for a path Claude names inside a workspace's folder (issue 23, folder access).
+"""The rule for a path Claude names inside a workspace's folder.
 
 A path is relative to the folder, written with ``/`` (``\\`` is taken as one too).  Refused,
 as the tail of one sentence: ``..`` segments, absolute paths, drive letters (``C:``), UNC and
@@ -8,7 +8,7 @@ device paths (``\\\\server\\share``, ``\\\\?\\``), NUL, Windows device names (``
 junction — and anything but a directory or a regular file (devices, FIFOs, sockets).
 
 The folder's other rules live here too, so that whichever module answers the folder tools
-applies the same ones (issue 35, item 9):
+applies the same ones:
 
 - a regular file with more than one name on the disk (a hard link) is not read: its other
   name may be outside the folder (``~/.ssh/id_rsa`` linked in by a repository's script), and

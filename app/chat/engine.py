@@ -36,18 +36,18 @@ from app.chat.turn import (
     TurnResult,
     TurnRun,
 )
+from app.chat.web import web_settings, web_tools
 from app.errors import CairnError, Refused
 from app.llm.catalog import Catalog, ModelInfo, estimate_tokens
 from app.records import Chat
-from app.chat.web import web_settings, web_tools
-from app.store.web import WebStore
-from app.tools import Approver, Toolbox, ToolChat
+from app.store.blocks import Replay, kind_of_block, paired_ids
 from app.store.files import FileStore
 from app.store.knowledge import PERSONAL, KnowledgeStore
-from app.store.blocks import Replay, kind_of_block, paired_ids
 from app.store.messages import COMPLETE, FAILED, STOPPED, ChatStore, Message
 from app.store.registry.registry import DEFAULT_CHAT_TITLE, Registry
 from app.store.settings import Settings
+from app.store.web import WebStore
+from app.tools import Approver, Toolbox, ToolChat
 
 if TYPE_CHECKING:
     from app.llm.client import Client

@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from app.base.ids import new_id
 from app.base.live import Stopped, Stopper, Work
+from app.chat.web import web_line
 from app.llm.prices import cost as _cost
 from app.llm.prices import estimate_output
 from app.llm.prices import total as total_cost
-from app.chat.web import web_line
 from app.llm.requests import Round, stream_round
 from app.store.messages import COMPLETE, FAILED, STOPPED, Message, Usage
 

@@ -19,9 +19,9 @@ from app.base.paths import shown
 from app.cli import branches as cli_branches
 from app.cli import chat as cli_chat
 from app.cli import completion as cli_completion
+from app.cli import conversation as cli_conversation
 from app.cli import desktop as cli_desktop
 from app.cli import history as cli_history
-from app.cli import conversation as cli_conversation
 from app.cli import mcp as cli_mcp
 from app.cli import search as cli_search
 from app.cli import sharing as cli_sharing

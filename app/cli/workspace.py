@@ -41,7 +41,7 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
                                                     "is untouched; restorable for 30 days)"))
     p.add_argument("id", metavar="ID")
     json_flag(ws_cmds.add_parser("removed", help="the recently removed workspaces"))
-    # Issue 23: what a workspace may do in its own folder (app/cli/folder.py runs them).
+    # What a workspace may do in its own folder (app/cli/folder.py runs them).
     p = json_flag(ws_cmds.add_parser("knowledge-file", help="keep the knowledge document as "
                                                             "CAIRN.md in the folder (on|off)"))
     p.add_argument("id", metavar="ID")
@@ -54,7 +54,7 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("switch", choices=("on", "off", "status"))
     p.add_argument("--allow", metavar="PATH", action="append", default=None,
                    help="a hidden or secret-looking path Claude may read (repeatable)")
-    # Issue 34: Claude searching and reading the web in the workspace's chats
+    # Claude searching and reading the web in the workspace's chats
     # (app/cli/folder.py runs it, with the window's use case).
     p = json_flag(ws_cmds.add_parser("web", help="let Claude search and read the web in this "
                                                  "workspace's chats (on|off; $10 per 1,000 "

@@ -21,8 +21,8 @@ import re
 import secrets
 import tempfile
 import threading
-from contextlib import nullcontext
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -225,7 +225,7 @@ def import_history(registry: Registry, files: FileStore, source: Path, *,
     and the import ends there, its report saying so.  Refused in one sentence, nothing
     written, when the export does not pass its checks or a project's folder cannot be used."""
     folders = dict(folders or {})
-    for project, folder in folders.items():
+    for folder in folders.values():
         if not paths.is_fully_qualified(folder):
             raise Refused(f"Workspace path is not fully qualified: '{shown(folder)}'")
     if into is not None and not paths.is_fully_qualified(into):

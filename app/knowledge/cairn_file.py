@@ -165,7 +165,7 @@ class KnowledgeFiles:
                           "document: say which to keep (the document or the file)")
         if differs and found is not None:
             text = found.data.decode("utf-8")
-            # Either way the file's text is a version in the history (issue 36): kept as the
+            # Either way the file's text is a version in the history: kept as the
             # document, or kept behind the document that replaces it.
             self._knowledge.save(ws_id, text, source=SOURCE)
             if keep == "document":

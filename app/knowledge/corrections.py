@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from app.knowledge import accounting as ac
 from app.knowledge import document as doc
-from app.knowledge.document import canonical_section, normalise
 from app.knowledge import tokens as tk
+from app.knowledge.document import canonical_section, normalise
 from app.knowledge.meaning import encodable
 from app.knowledge.validator import TARGETS, Layer, Outcome, Refusal
 

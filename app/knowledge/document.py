@@ -339,7 +339,7 @@ def placement(parsed: Parsed, section: str, texts: Iterable[str]
                 own[0].title, lines)
     at = _new_section_at(parsed, rank)  # the leading gap goes where not needed (splice)
     # The entries right under the heading, as the six sections are written: a blank line
-    # between them would be the only one in the document (issue 20).
+    # between them would be the only one in the document.
     block = ("", f"## {section}") + lines + _gap_after(parsed, at)
     return Splice(at, at, block, rank), section, lines
 

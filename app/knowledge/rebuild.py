@@ -55,10 +55,10 @@ from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops
 from app.llm.catalog import Catalog
 from app.store import watermarks
 from app.store.knowledge import PERSONAL, Change, KnowledgeStore
-from app.store.suggestions import Proposed
 from app.store.messages import COMPLETE, ChatStore, Message
 from app.store.registry.registry import Registry
 from app.store.settings import Settings
+from app.store.suggestions import Proposed
 
 if TYPE_CHECKING:
     from app.llm.client import Client, Reply

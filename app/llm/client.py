@@ -20,7 +20,7 @@ from app.store.settings import Settings
 
 if TYPE_CHECKING:
     # The SDK is imported where a call is made, never when Cairn opens: importing it costs
-    # about half a second, and the window is filled in without it (issue 24; the warm-up
+    # about half a second, and the window is filled in without it (the warm-up
     # imports it once the person is looking at the window).
     import anthropic
 

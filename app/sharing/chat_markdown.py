@@ -1,5 +1,5 @@
 """One chat as a Markdown file: Export chat as Markdown in the window and
-``cairn chat export ID FILE`` (issue 36, item 17).
+``cairn chat export ID FILE``.
 
 The file is what a person reads or pastes elsewhere: the title, where the chat was, then who
 said what, each reply as Claude wrote it (Markdown already).  Attachments are named, not

@@ -82,7 +82,7 @@ def export_workspace(registry: Registry, ws_id: str, target: Path, *, with_chats
     refuse = checked_target(target, replace=replace)
     tree = _descendants(registry, ws)
     folders = [(w, _relative(ws, w)) for w in tree]
-    for w, rel in folders:
+    for _, rel in folders:
         problem = folder_problem(rel)
         if problem:
             raise Refused(f"cannot export workspace '{ws_id}': its folder '{shown(rel)}' "

@@ -11,7 +11,7 @@ is checked (an import, a bundle): pydantic costs a third of a second to load, wh
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
@@ -74,8 +74,8 @@ class SearchResultLocation(Strict):
     title: StrictStr | None = None
 
 
-Citation = Annotated[Union[CharLocation, PageLocation, ContentBlockLocation,
-                           WebSearchResultLocation, SearchResultLocation],
+Citation = Annotated[CharLocation | PageLocation | ContentBlockLocation
+                     | WebSearchResultLocation | SearchResultLocation,
                      Field(discriminator="type")]
 
 
@@ -91,7 +91,7 @@ class ServerCaller(Strict):
     tool_id: StrictStr
 
 
-Caller = Annotated[Union[DirectCaller, ServerCaller], Field(discriminator="type")]
+Caller = Annotated[DirectCaller | ServerCaller, Field(discriminator="type")]
 
 
 # ----------------------------------------------------------------- the kinds
@@ -139,7 +139,7 @@ class ResultText(Strict):
     text: StrictStr
 
 
-ResultPart = Annotated[Union[ResultText, AttachmentBlock], Field(discriminator="type")]
+ResultPart = Annotated[ResultText | AttachmentBlock, Field(discriminator="type")]
 
 
 class ToolResultBlock(Strict):
@@ -173,7 +173,7 @@ class WebSearchError(Strict):
 class WebSearchToolResultBlock(Strict):
     type: Literal["web_search_tool_result"]
     tool_use_id: StrictStr
-    content: Union[list[WebSearchResult], WebSearchError]
+    content: list[WebSearchResult] | WebSearchError
     caller: Caller | None = None
 
 
@@ -195,7 +195,7 @@ class CitationsConfig(Strict):
 
 class FetchedDocument(Strict):
     type: Literal["document"]
-    source: Annotated[Union[Base64PDF, PlainText], Field(discriminator="type")]
+    source: Annotated[Base64PDF | PlainText, Field(discriminator="type")]
     title: StrictStr | None = None
     citations: CitationsConfig | None = None
 
@@ -215,7 +215,7 @@ class WebFetchError(Strict):
 class WebFetchToolResultBlock(Strict):
     type: Literal["web_fetch_tool_result"]
     tool_use_id: StrictStr
-    content: Annotated[Union[WebFetchResult, WebFetchError], Field(discriminator="type")]
+    content: Annotated[WebFetchResult | WebFetchError, Field(discriminator="type")]
     caller: Caller | None = None
 
 

@@ -8,6 +8,9 @@ file is then found by its name and description only) and a line in the log, neve
 exception.  A job that reads many PDFs (an import, a reindex, the pass after the migration)
 shares one :class:`Budget`: all its PDFs together take at most ``JOB_SECONDS``, so a bundle
 of a hundred hostile PDFs costs a minute, not a hundred times ten seconds.
+
+Each read runs on a thread of its own (:func:`_on_own_thread`), so that a PDF nested past
+Python's recursion limit reads the same wherever it is indexed from.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import threading
 import time
 from typing import Any
 
@@ -79,11 +83,37 @@ def pdf_text(data: bytes, *, name: str, limit: int, budget: Budget | None = None
         budget.left_out += 1
         return ""
     try:
-        return _read(data, name=name, limit=limit, budget=budget)
+        return _on_own_thread(data, name=name, limit=limit, budget=budget)
     except Exception as error:  # pypdf's errors, and any other: RecursionError, MemoryError…
         log.warning("cannot read the text of the PDF '%s' (%s: %r); it is found by its name "
                     "and description only", name, type(error).__name__, _said(error))
         return ""
+
+
+def _on_own_thread(data: bytes, *, name: str, limit: int, budget: Budget | None) -> str:
+    """:func:`_read` on a new thread, waited for: its result, or its error raised here.
+
+    pypdf turns a RecursionError (objects nested thousands deep) into a damaged part and
+    carries on from wherever its parser stopped, and where that is depends on how deep the
+    stack already was: the same file then gave a page's text or a warning depending on the
+    caller (the storage thread, an import, a test under pytest-xdist).  A new thread starts at
+    the same depth every time, so a PDF's text depends only on its bytes (and pypdf's and
+    Python's versions, and the recursion limit, which Cairn never changes)."""
+    result: list[str] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(_read(data, name=name, limit=limit, budget=budget))
+        except BaseException as error:  # handed to the caller, which logs it
+            failure.append(error)
+
+    reader = threading.Thread(target=run, name="cairn-pdf-text", daemon=True)
+    reader.start()
+    reader.join()
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 def _now() -> float:

@@ -22,9 +22,9 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
-log = logging.getLogger(__name__)
-
 from app.store.files import PAGE_CHARS  # one page of a text file (about 5,000 tokens)
+
+log = logging.getLogger(__name__)
 
 WORKER = "worker"  # a thread of the toolbox's own pool
 NETWORK = "network"  # awaited: the tool calls out (an MCP server, on a thread of its own)

@@ -1,4 +1,4 @@
-"""Claude reads the project's folder (issue 23), when the person allows it.
+"""Claude reads the project's folder, when the person allows it.
 
 Off by default (spec 004: a folder is only referenced).  On, for a project and every folder
 under it, a turn offers two tools: ``listFolder`` (names, kinds, sizes, a page at a time) and

@@ -10,8 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from app.store.files import MAX_IMAGE_BYTES, MAX_PDF_BYTES, FileStore, file_name, image_type
-from app.tools import MAX_RESULT_BYTES, WORKER, ToolChat, ToolOutput, error, summary_line, \
-    text_page, too_large
+from app.tools import (
+    MAX_RESULT_BYTES,
+    WORKER,
+    ToolChat,
+    ToolOutput,
+    error,
+    summary_line,
+    text_page,
+    too_large,
+)
 
 DEFINITION: dict[str, Any] = {
     "name": "readWorkspaceFile",

@@ -203,7 +203,7 @@ def search_figures(data: Path) -> dict[str, tuple[float, float, int, float, floa
         times: dict[str, list[float]] = {k: [] for k in kinds}
         cpu: dict[str, list[float]] = {k: [] for k in kinds}
         found: dict[str, int] = {k: 0 for k in kinds}
-        for kind, queries in kinds.items():  # warm: the first query reads the index in
+        for queries in kinds.values():  # warm: the first query reads the index in
             finder.find(queries[0])
         for i in range(60):  # interleaved: machine noise hits every kind alike
             for kind, queries in kinds.items():

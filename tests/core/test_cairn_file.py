@@ -13,10 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.errors import Refused
-from tests.helpers import add_op, talk
 from app.store.knowledge import KnowledgeStore
+from tests.helpers import add_op, talk
 from ui.main import main
-
 
 
 @pytest.fixture
@@ -46,7 +45,7 @@ async def test_cairn_md_is_written_on_switch_on_and_after_every_kind_of_version(
     assert not cairn_md(project).exists()  # off by default: nothing written into the folder
     state = cairn.knowledge_files.switch(project.id, True)
     assert state.on and state.state == "written"
-    assert cairn_md(project).read_bytes() == "## Facts\n- Budget 40000 EUR\n".encode()
+    assert cairn_md(project).read_bytes() == b"## Facts\n- Budget 40000 EUR\n"
 
     # A save in Cairn, with text that must survive byte for byte (CRLF); the file ends with
     # a newline in the text's style even when the text does not (issue 36: a line added with

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.errors import Refused
-from app.knowledge import cairn_disk
-from app.knowledge import suggestions
+from app.knowledge import cairn_disk, suggestions
 from app.knowledge.cairn_file import KnowledgeFiles
 from app.store.folder import FolderStore
 from app.store.suggestions import Proposed

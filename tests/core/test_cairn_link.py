@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from app.base import cairn_link
 from app.base.cairn_link import Link, is_link, parse
@@ -41,7 +42,7 @@ def test_the_grammar_is_taken(text, link):
     f"cairn://user@chat/{CH}", f"cairn://chat:80/{CH}", f"cairn:chat/{CH}",
     f"cairn://chat/{CH[:-1]}%6C", f"cairn://chat/{CH}\n", f" cairn://chat/{CH}",
     f"cairn://chat/../{CH}", f"cairn://open?workspace={CH}", f"cairn://chat/{WS}",
-    f"cairn://chat/ch_abcdefghijk\u0131",  # a dotless i: not an id letter
+    "cairn://chat/ch_abcdefghijk\u0131",  # a dotless i: not an id letter
     "cairn://", "cairn:", "cairn://delete?workspace=" + WS,
     "cairn://chat/" + "a" * 300,
 ])

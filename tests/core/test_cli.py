@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import fresh_python
-
 from ui.main import main
-
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

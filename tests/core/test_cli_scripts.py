@@ -80,12 +80,12 @@ def test_a_message_from_standard_input_that_cannot_be_sent_is_refused(
 
 def test_knowledge_set_and_memory_set_read_standard_input_for_dash(offline_cli, workspace,
                                                                    capsys, monkeypatch):
-    stdin_of(monkeypatch, "## Facts\n- The accent colour is orange.\n".encode())
+    stdin_of(monkeypatch, b"## Facts\n- The accent colour is orange.\n")
     assert cli.main(["knowledge", "set", workspace.id, "-"]) == 0
     capsys.readouterr()
     assert cli.main(["knowledge", "show", workspace.id]) == 0
     assert "accent colour is orange" in capsys.readouterr().out
-    stdin_of(monkeypatch, "I write in British English.\n".encode())
+    stdin_of(monkeypatch, b"I write in British English.\n")
     assert cli.main(["memory", "set", "-"]) == 0
     capsys.readouterr()
     assert cli.main(["memory", "show"]) == 0

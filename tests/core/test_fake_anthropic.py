@@ -534,7 +534,9 @@ def test_the_fakes_web_search_stream_has_the_fixtures_shape(fake):
                                   "max_tokens": 10, "messages": HELLO, "tools": [SEARCH_TOOL]})
     mine, theirs = skeleton(events), skeleton(fixture_events("anthropic-stream-web-search.sse"))
     # The fake cuts text and JSON into more pieces than the fixture: compare runs of deltas.
-    squash = lambda shape: [s for n, s in enumerate(shape) if n == 0 or s != shape[n - 1]]
+    def squash(shape: list) -> list:
+        return [s for n, s in enumerate(shape) if n == 0 or s != shape[n - 1]]
+
     assert squash(mine) == squash(theirs)
     typed_events(fixture_events("anthropic-stream-web-search.sse"))  # the fixture holds too
 

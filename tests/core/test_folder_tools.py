@@ -12,8 +12,8 @@ import pytest
 
 from app.base import inside
 from app.base.inside import parts_of, resolve_inside
-from app.tools.folder import switch_access
 from app.errors import Refused
+from app.tools.folder import switch_access
 from ui.main import main
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-FOLDER"

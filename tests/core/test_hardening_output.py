@@ -57,7 +57,7 @@ def test_a_folder_named_with_a_line_break_keeps_the_list_one_line_per_workspace(
                                    "\u0301", " \u200b "])
 def test_a_title_of_only_invisible_characters_is_refused(ws, capsys, title):
     code, out, err = run(capsys, "workspace", "rename", ws["id"], title)
-    assert (code, out, err) == (1, "", f"cannot rename workspace 'Acme': the title has "
+    assert (code, out, err) == (1, "", "cannot rename workspace 'Acme': the title has "
                                        "only invisible characters\n")
     assert run_json(capsys, "workspace", "show", ws["id"])["title"] == "Acme"
     before = run_json(capsys, "chat", "list")

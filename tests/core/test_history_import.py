@@ -20,7 +20,6 @@ from app.store import watermarks
 from app.store.knowledge import PERSONAL, KnowledgeStore
 from app.store.messages import ChatStore, checked_content
 from tests.history_exports import (
-    claude_message,
     gpt_chats,
     png,
     write_claude_export,
@@ -365,7 +364,7 @@ def test_a_stop_keeps_whole_chats_and_says_so(core, tmp_path):
     path = write_claude_export(tmp_path / "c.zip")
     report = run(core, path, progress=lambda p: stop.set(), stop=stop)
     assert report.cancelled and report.chats_new == 1
-    for chat_id, leaf in core.registry.db.query("SELECT id, leaf_id FROM chat"):
+    for (leaf,) in core.registry.db.query("SELECT leaf_id FROM chat"):
         assert leaf is not None  # every chat stored is whole, with its shown leaf
     assert run(core, path).chats_new == 1  # the next import goes on where it stopped
 

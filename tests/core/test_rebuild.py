@@ -11,10 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.errors import Refused
-from tests.helpers import LONG, add_op, talk
 from app.knowledge.rebuild import exchanges_of, length_guidance
 from app.knowledge.status import owner_knowledge
-
+from tests.helpers import LONG, add_op, talk
 
 
 @pytest.fixture

@@ -23,8 +23,6 @@ from app.store.pdf_text import pdf_text
 from tests.helpers import fresh_python, run, run_json
 from tests.pdfs import encrypted, make_pdf
 
-
-
 REPORT = make_pdf("Annual report\nThe quagga migrates in spring.",
                   "Tariff schedule for the (zebra) crossing")
 
@@ -144,6 +142,26 @@ def test_a_damaged_pdf_is_added_and_found_by_its_name(cairn, acme, tmp_path, cas
     assert found(cairn, "figures") == [("file", f.id)]
     assert "quagga" not in content(cairn, f.id).casefold()
     assert "ledger.pdf" in caplog.text  # one line says why its text is not indexed
+
+
+@pytest.mark.parametrize("case", ["nested dictionaries", "nested deep"])
+def test_a_pdf_nested_past_the_recursion_limit_reads_the_same_from_any_caller(case, caplog):
+    """pypdf recovers from a RecursionError from wherever its parser stopped; the read runs on
+    a thread of its own, so that the caller's stack depth (the storage thread, an import, a
+    test under pytest-xdist) does not change the text nor the log line."""
+
+    def at_depth(depth: int) -> tuple[str, str]:
+        if depth:
+            return at_depth(depth - 1)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="app.store.pdf_text"):
+            text = pdf_text(HOSTILE[case], name="ledger.pdf", limit=10_000)
+        return text, caplog.text
+
+    reads = {at_depth(depth) for depth in range(8)}
+    assert len(reads) == 1
+    ((text, said),) = reads
+    assert "quagga" not in text and "ledger.pdf" in said
 
 
 def test_an_encrypted_pdf_is_found_by_its_name_and_one_without_a_user_password_by_its_text(

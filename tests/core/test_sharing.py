@@ -72,7 +72,7 @@ def _build(reg: Registry, folders: Any, tmp_path: Path) -> dict[str, Any]:
                  model="claude-sonnet-5-5", usage=Usage(130, 0, 30, 14), cost_usd=0.0013)
     # A tree (issue 38): the first question edited, answered, then the first branch shown
     # again (the chat's leaf is not its newest message).
-    edited = chats.resend(plans.id, first.id, "When do we launch, roughly?")
+    chats.resend(plans.id, first.id, "When do we launch, roughly?")
     chats.append(plans.id, "assistant", [{"type": "text", "text": "Spring."}])
     chats.switch(plans.id, first.id)
     with reg.db.write() as conn:

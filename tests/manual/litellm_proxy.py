@@ -9,7 +9,15 @@ dependency of Cairn's: install it apart, then run from the repository root:
 It prints each `cairn` command and its output; on 2026-12-06 with LiteLLM 1.108.7 both routes
 said "Knowledge: 1 change applied" on the first turn, and a wrong key "did not accept the API
 key (it says “No connected db.”)". The proxy listens on 127.0.0.1:4000 only."""
-import json, os, subprocess, sys, time, urllib.request, urllib.error, tempfile, pathlib
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))

@@ -43,6 +43,8 @@ from tests.benchmarks.stall_bench import (
     probe,
 )
 
+pytestmark = pytest.mark.alone  # no other worker's test beside it (tests/conftest.py)
+
 RATE = 2_000  # tokens per second: twice the design's bar (see the module's docstring)
 ATTEMPTS = 2
 

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.store.mcp import ServerConfig
-from app.tools.mcp_client import McpServers, ServerProblem, Timeouts, log_file, open_log, \
-    LOG_BYTES
+from app.tools.mcp_client import LOG_BYTES, McpServers, ServerProblem, Timeouts, log_file, open_log
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = str(ROOT / "tests" / "mcp_test_server.py")

@@ -86,3 +86,18 @@ def opened(qapp, loop, isolated, fake, folders) -> Iterator[Starter]:
     starter = open_window(qapp, isolated)
     yield starter
     close_window(starter)
+
+
+@pytest.fixture
+def offline_window(qapp, loop, isolated) -> Iterator[Starter]:
+    """The window at 1200x800 on a data folder with no server set: the knowledge panel's
+    tests and those of the strips and names in it.  Anything the panel asks while the test
+    ends is answered Discard."""
+    from ui.knowledge.panel import DISCARD
+
+    starter = open_window(qapp, isolated, size=(1200, 800))
+    yield starter
+    panel = starter.window.knowledge
+    if panel is not None:  # nothing asks while the test ends
+        panel.ask_unsaved = helpers.replies(lambda: DISCARD)
+    close_window(starter)

@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QCheckBox, QDialog, QLabel, QMessageBox, QTextBrowser, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QDialog,
+    QLabel,
+    QMessageBox,
+    QTextBrowser,
+    QWidget,
+)
 
 from tests.ui.helpers import close_window, open_window, replies, run, wait_for
 from tests.ui.test_knowledge_panel import click, named, show, workspace
@@ -125,7 +133,7 @@ def test_dismissing_a_conflict_copy_leaves_the_file_and_the_document(opened, fol
     panel = show(opened, ws_id)
     name = "CAIRN.sync-conflict-20261201-101010-ABCDEFG.md"
     (root / name).write_text("## Facts\n- Budget 1 EUR\n", encoding="utf-8")
-    said = appears(panel, "CAIRN.md conflict copy")
+    appears(panel, "CAIRN.md conflict copy")
     click(panel, "Dismiss the conflict copy")
     qtbot.waitUntil(lambda: not panel.folder.notices.isVisible(), timeout=3000)
     assert opened.cairn.knowledge.get(ws_id).text == START and (root / name).exists()

@@ -13,13 +13,13 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 
+from app.chat.web import clean, domain_of, safe_url
 from app.store.messages import COMPLETE, Message, Usage
 from tests.ui.web_replies import CLAIM, PYPI, QT, QUESTION, WHEELS, WIKI, citation, web_reply
 from ui.chat.entries import REPLY, Entry, build
 from ui.chat.markdown import render
 from ui.chat.model import ConversationModel
 from ui.chat.view import ConversationView, source_of
-from app.chat.web import clean, domain_of, safe_url
 from ui.chat.web import MARK_CLOSE, MARK_OPEN, SOURCE
 from ui.links import open_found
 
@@ -316,6 +316,7 @@ def test_a_replys_text_without_web_blocks_is_unchanged():
 def test_web_search_turned_on_in_a_workspace_then_a_reply_with_sources_and_a_mark_opened(
         opened, loop, fake, folders, monkeypatch):
     from fake_anthropic import cited_text, web_search_result
+
     from tests.ui.helpers import run, wait_for
     from tests.ui.test_chat_view import entries, idle, send
 

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QApplication, QToolBar
 
 from tests.ui.helpers import close_window, configure, wait_for
 from ui.app import start
-from ui.theme import apply_theme
 from ui.focus import ring_of
+from ui.theme import apply_theme
 
 
 def strong_pixels(image: QImage, colour: QColor) -> int:

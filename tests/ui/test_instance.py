@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,13 +22,16 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix sockets")
 
 
 @pytest.fixture
-def temporary(tmp_path, monkeypatch) -> Path:
-    """A temporary folder of the test's own, as $TMPDIR, with no runtime folder."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
+def temporary(monkeypatch) -> Iterator[Path]:
+    """A temporary folder of the test's own, as $TMPDIR, with no runtime folder.  Made directly
+    in the system's temporary folder, not under pytest's tmp_path: under pytest-xdist that
+    path (…/popen-gw0/<test name>/) leaves a socket's path longer than the 108 bytes
+    AF_UNIX allows."""
+    folder = Path(tempfile.mkdtemp(prefix="cairn-test-"))
     monkeypatch.setenv("TMPDIR", str(folder))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    return folder
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_socket_is_in_a_folder_only_the_user_can_create_names_in(temporary, isolated):

@@ -7,7 +7,7 @@ accessible names.  Rebuild results are written through the core, as the rebuild 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,19 +27,14 @@ from PySide6.QtWidgets import (
 )
 
 from tests.ui import helpers
-from tests.ui.helpers import close_window, open_window, replies, run, wait_for
+from tests.ui.helpers import replies, run, wait_for
 from ui.app import Starter, start
 from ui.knowledge.panel import CANCEL, DISCARD, SAVE, KnowledgePanel
 
 W = TypeVar("W", bound=QWidget)
 @pytest.fixture
-def opened(qapp, loop, isolated) -> Iterator[Starter]:
-    starter = open_window(qapp, isolated, size=(1200, 800))
-    yield starter
-    panel = starter.window.knowledge
-    if panel is not None:  # nothing asks while the test ends
-        panel.ask_unsaved = replies(lambda: DISCARD)
-    close_window(starter)
+def opened(offline_window: Starter) -> Starter:
+    return offline_window
 
 
 def panel_of(starter: Starter) -> KnowledgePanel:

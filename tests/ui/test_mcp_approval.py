@@ -34,7 +34,7 @@ def _results(fake) -> list[dict]:
 
 def test_allow_once_then_always_then_no_question(opened, fake, folders, tmp_path):
     (acme,) = folders("Acme Inc")
-    chat_id = _with_time(opened, acme)
+    _with_time(opened, acme)
     panel = opened.window.chat_panel
     bar = panel.approval
     fake.reply_tool_use("time__get_current_time", {"timezone": "Europe/Oslo"})

@@ -12,8 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
 
-from app.store.messages import Message
 from app.store.mcp import ServerConfig
+from app.store.messages import Message
 from app.tools.mcp import call_details
 from tests.ui.helpers import wait_for
 from tests.ui.test_chat_view import entries, idle, new_chat, send

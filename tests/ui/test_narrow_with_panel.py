@@ -13,8 +13,8 @@ import pytest
 from tests.ui.helpers import close_window, configure, run, wait_for
 from tests.ui.test_search_box import bulk_messages
 from ui.app import start
-from ui.theme import apply_theme
 from ui.columns import CHAT_MIN
+from ui.theme import apply_theme
 
 TABLE = """Here is the palette:
 

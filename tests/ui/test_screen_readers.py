@@ -4,18 +4,24 @@ automation)."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtGui import QAccessible
 
 from tests.ui.helpers import wait_for
 from tests.ui.test_search_box import bulk_messages, make_chat
-from tests.ui.test_suggestions_strip import (  # noqa: F401 - the fixture
+from tests.ui.test_suggestions_strip import (
     PREFERENCES,
     merge,
-    opened,
     strip_of,
     suggest,
     with_document,
 )
+from ui.app import Starter
+
+
+@pytest.fixture
+def opened(offline_window: Starter) -> Starter:
+    return offline_window
 
 
 def told(widget) -> str:

@@ -8,17 +8,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtWidgets import QLabel
 
 from app.store.knowledge import Change
 from app.store.suggestions import Proposed
 from tests.ui.helpers import wait_for
-from tests.ui.test_knowledge_panel import click, named, opened, show, workspace  # noqa: F401
+from tests.ui.test_knowledge_panel import click, named, show, workspace
 from ui.app import Starter
 from ui.knowledge.suggestions import SuggestionsStrip
 
 PREFERENCES = ("## Working style & preferences\n- Write in a warm, friendly tone.\n"
                "- Keep answers short.\n- Use metric units only.\n")
+
+
+@pytest.fixture
+def opened(offline_window: Starter) -> Starter:
+    return offline_window
 
 
 def suggest(starter: Starter, owner: str, *items: Proposed) -> None:

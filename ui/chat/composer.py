@@ -246,7 +246,7 @@ class Composer(QFrame):
         self.stop_button.clicked.connect(self.sig_stop.emit)
         self.stop_button.hide()
         row.addWidget(self.attach, 0)
-        self.web = WebToggle()  # web search for the next message (issue 34)
+        self.web = WebToggle()  # web search for the next message
         row.addWidget(self.web, 0)
         row.addStretch(1)
         row.addWidget(self.send_button)

@@ -129,7 +129,7 @@ def local_time(stamp: str) -> str:
 def tool_line(summary: str, *, is_error: bool = False) -> str:
     if is_error:
         return f"Could not read a file: {summary}" if summary else "Could not read a file"
-    if summary.startswith("Listed "):  # listFolder (issue 23): "Listed notes/ — 3 entries"
+    if summary.startswith("Listed "):  # listFolder: "Listed notes/ — 3 entries"
         return summary
     found = _PAGE.match(summary)
     if found:

@@ -1,4 +1,4 @@
-"""Find in the open chat, going to a message, and Ctrl+Home (issue 22, item 5).
+"""Find in the open chat, going to a message, and Ctrl+Home.
 
 The find bar asks the search index for every message of the chat that matches (the whole
 chat, not the rows read so far) and steps through them, newest first; going to a message

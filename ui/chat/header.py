@@ -105,7 +105,7 @@ class ChatHeader(QWidget):
         top.addWidget(self.trail, 0)
         top.addWidget(self.title, 1)
         layout.addLayout(top)
-        # Issue 23: the workspace's folder under the title (the middle elided, whole in the
+        # The workspace's folder under the title (the middle elided, whole in the
         # tooltip); the sidebar's menu reveals it, copies it or opens a terminal there.
         self.path = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)
         self.path.setObjectName("chat-path")

@@ -40,10 +40,10 @@ from app.chat.turn import (
 )
 from app.errors import CairnError
 from app.store.messages import FAILED, STOPPED, Message
+from ui.chat import find
 from ui.chat.approval import ApprovalBar
 from ui.chat.composer import Composer
 from ui.chat.delegate import STREAMING
-from ui.chat import find
 from ui.chat.entries import CALL, PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
 from ui.chat.thumbnails import Thumbnails
@@ -108,9 +108,9 @@ class ChatPanel(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.composer)
-        self.find_bar = find.install(self, self)  # find in the chat, and Ctrl+Home (issue 22)
+        self.find_bar = find.install(self, self)  # find in the chat, and Ctrl+Home
         layout.insertWidget(1, self.find_bar)
-        # Before an MCP tool runs: the turn waits here for the person (issue 37).
+        # Before an MCP tool runs: the turn waits here for the person.
         self.approval = ApprovalBar()
         layout.insertWidget(layout.indexOf(self.composer), self.approval)
         self._reveal: tuple[str, int, tuple[str, ...]] | None = None  # a result to go to
@@ -327,7 +327,7 @@ class ChatPanel(QWidget):
         trail = [ws.title for ws in self.registry.lineage(chat.workspace_id)]
         self.header.show_chat(trail, chat.title, chat.id)
         folder = self.registry.workspace(chat.workspace_id) if chat.workspace_id else None
-        self.header.show_path(folder.path if folder is not None else "")  # issue 23
+        self.header.show_path(folder.path if folder is not None else "")
         self._show_archived(chat.archived)
 
     def _show_archived(self, archived: bool) -> None:

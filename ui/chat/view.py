@@ -48,10 +48,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.chat.web import Source
 from ui.chat.delegate import BUBBLE_PAD, Layout, MessageDelegate
 from ui.chat.entries import CALL, PERSON, Entry
 from ui.chat.model import ConversationModel, EntryRole
-from app.chat.web import Source
 from ui.chat.web import SOURCE
 from ui.links import is_web, target_of
 from ui.text import tip
@@ -409,7 +409,7 @@ class ConversationView(QListView):
         if not had_one and self.conversation.rowCount() and \
                 event.reason() != Qt.FocusReason.MouseFocusReason:
             # Tabbed into: the newest message takes the focus frame, so it shows where the
-            # keyboard is (issue 20, item 8).
+            # keyboard is.
             last = self.conversation.index(self.conversation.rowCount() - 1, 0)
             self.selectionModel().setCurrentIndex(
                 last, QItemSelectionModel.SelectionFlag.ClearAndSelect)

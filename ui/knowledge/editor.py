@@ -249,7 +249,7 @@ class DocumentEditor(QWidget):
         self.views.addWidget(self.history)
         # The stack's least height would be its tallest page's (the history's): kept, it left
         # the suggestions less than they need at the default size and Qt drew their lines
-        # over each other.  The document keeps what the strip leaves it (issue 36).
+        # over each other.  The document keeps what the strip leaves it.
         self.views.setMinimumHeight(self.suggestions.DOCUMENT_LEAST)
 
         layout = QVBoxLayout(self)

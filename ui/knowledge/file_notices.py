@@ -1,4 +1,4 @@
-"""What CAIRN.md asks the person to decide, under its switch in the knowledge panel (issue 33):
+"""What CAIRN.md asks the person to decide, under its switch in the knowledge panel:
 
 - an outside save removed entries Cairn wrote since it last read the file: they are named,
   with **Restore** (put them back where they stood) and **Dismiss** (the save stands);

@@ -1,4 +1,4 @@
-"""The knowledge panel's two folder switches (issue 23): keep the shown document as CAIRN.md
+"""The knowledge panel's two folder switches: keep the shown document as CAIRN.md
 in its folder, and let Claude read the project's folder.  Each says in one sentence what it
 does; a refused outside edit of CAIRN.md, or a deleted file, is said under its switch, and
 what CAIRN.md asks the person to decide (entries an outside save removed, sync conflict

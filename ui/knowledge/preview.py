@@ -1,4 +1,4 @@
-"""The knowledge preview, built off the GUI thread and bounded (issue 35, item 6).
+"""The knowledge preview, built off the GUI thread and bounded.
 
 Qt's rich-text import (``setHtml``) is quadratic in how deep emphasis nests: a 200 KB
 document of nested ``*_*_…`` (it can arrive as CAIRN.md, or in a bundle) took 16 s, and 320

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
@@ -55,7 +54,7 @@ def heading(suggestion: Suggestion) -> str:
 
 def source(suggestion: Suggestion) -> str:
     """Whose words the evidence quotes, only when they were found in the chat's messages:
-    a quote found nowhere is said so, never passed off as the chat's (issue 36)."""
+    a quote found nowhere is said so, never passed off as the chat's."""
     return {"person": "you said", "claude": "Claude said"}.get(
         suggestion.said_by or "", "not found in the chat's messages")
 
@@ -104,8 +103,7 @@ class CardArea(QScrollArea):
     """A card's words, as tall as they need when wrapped, up to the room the strip has;
     beyond that they scroll (the buttons stay below, in sight).  A layout gives a box of
     wrapped labels only what the widgets beside it leave (the document, the folder
-    switches): at the default size the card's lines were clipped and drawn over each other
-    (issue 36)."""
+    switches): at the default size the card's lines were clipped and drawn over each other."""
 
     LEAST = 60  # px: the heading and a line, however short the window
 

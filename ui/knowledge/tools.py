@@ -35,8 +35,8 @@ from ui.text import Label, sentence, tip
 if TYPE_CHECKING:
     from app.ops import Operations
     from app.store.mcp import InWorkspace
-    from app.tools.mcp_client import ServerTool
     from app.store.registry.registry import Registry
+    from app.tools.mcp_client import ServerTool
     from ui.tasks import RunTask
 
 POLICY_NAMES = (("ask", "Ask"), ("allow", "Always allow"), ("off", "Off"))

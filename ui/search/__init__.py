@@ -1,1 +1,1 @@
-"""The search box and quick switcher (issue 22)."""
+"""The search box and quick switcher."""

@@ -1,4 +1,4 @@
-"""The search box (issue 22, item 4): one field, ``Search``, opened with Ctrl+K (Cmd+K) from
+"""The search box: one field, ``Search``, opened with Ctrl+K (Cmd+K) from
 anywhere in the window; a quick switcher too.
 
 Workspace and chat titles that match the typed letters fuzzily come first, then what the
@@ -16,7 +16,16 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainter, QPalette, QTextCharFormat, QTextLayout
 from PySide6.QtWidgets import (
     QApplication,

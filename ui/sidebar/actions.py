@@ -137,7 +137,7 @@ class SidebarActions(QObject):
     def learn_imported(self, ws_id: str) -> None:
         self.sig_learn_requested.emit(ws_id)
 
-    # Issue 23: the folder one click away.
+    # The folder one click away.
     def reveal_folder(self, ws_id: str) -> None:
         self.runner.run(self._ops.reveal_folder(ws_id))
 
@@ -274,7 +274,7 @@ class SidebarActions(QObject):
     def _confirm(self, title: str, text: str, action: str) -> bool:
         undone_by_unarchive = action in ("Archive", "Stop and archive")
         # macOS shows no window title on a question: its bold text is the title there.
-        # Elsewhere the title bar says it, and the text saying it again read twice (issue 36).
+        # Elsewhere the title bar says it, and the text saying it again read twice.
         import sys
 
         main, more = (title, text) if sys.platform == "darwin" else (text, "")

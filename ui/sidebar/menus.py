@@ -85,8 +85,8 @@ def workspace_menu(actions: Actions, ws: Workspace, parent: QWidget | None = Non
     if ws.status == MISSING_DIR:
         menu.addSeparator()
         _add(menu, "Move to folder…", lambda: actions.move_to_folder(ws.id))
-    # Issue 23: the folder one click away.  A missing folder cannot be shown or opened
-    # (issue 36): only its path, which Move to folder… above helps find, is offered.
+    # The folder one click away.  A missing folder cannot be shown or opened:
+    # only its path, which Move to folder… above helps find, is offered.
     menu.addSeparator()
     if ws.status != MISSING_DIR:
         _add(menu, REVEAL, lambda: actions.reveal_folder(ws.id))

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import PurePath
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
 
 from PySide6.QtCore import (

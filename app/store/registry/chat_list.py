@@ -177,7 +177,7 @@ class ChatList(RegistryState):
 
         With *reuse_untouched* and no title, a chat of that list nothing was done in (see
         ``_untouched``) is given instead, moved to the top: the window's New chat, pressed
-        again and again, keeps one empty "New chat", not one per press (issue 36).
+        again and again, keeps one empty "New chat", not one per press.
         """
         clean = one_line(title)  # NFC, one line, no control or bidi character, capped
         if title.strip() and not visible(clean):
