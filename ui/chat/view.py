@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QListView,
     QMenu,
+    QStyleOptionViewItem,
     QTextBrowser,
     QToolButton,
     QToolTip,
@@ -51,6 +52,7 @@ from PySide6.QtWidgets import (
 from ui.chat.delegate import BUBBLE_PAD, Layout, MessageDelegate
 from ui.chat.entries import PERSON, Entry
 from ui.chat.model import ConversationModel, EntryRole
+from ui.chat.versions import VersionSwitch
 from app.chat.web import Source
 from ui.chat.web import SOURCE
 from ui.links import is_web, target_of
@@ -59,6 +61,8 @@ from ui.text import tip
 OLDER_AT = 400  # pixels from the top at which older messages are asked for
 BOTTOM_SLACK = 4  # pixels from the bottom that still count as "at the bottom"
 MENU_SOURCES = 12  # a message's menu offers its first sources (the keyboard's way to them)
+PREVIOUS_VERSION, NEXT_VERSION = "cairn:previous-version", "cairn:next-version"
+FORK = "cairn:fork"
 
 
 def source_number(href: str) -> int:
@@ -137,6 +141,12 @@ class ConversationView(QListView):
         bar.rangeChanged.connect(self._range_changed)
         self.conversation.modelReset.connect(self._close_selector)
         self.conversation.dataChanged.connect(self._data_changed)
+        # ‹ 2/3 › under each message with versions (issue 38): a widget of its row.
+        self.versions_enabled = True  # False while a reply streams in the chat
+        self.conversation.modelReset.connect(
+            lambda: self._add_switches(0, self.conversation.rowCount() - 1))
+        self.conversation.rowsInserted.connect(lambda _p, first, last:
+                                               self._add_switches(first, last))
 
     # ----------------------------------------------------------------- public
 
@@ -211,10 +221,61 @@ class ConversationView(QListView):
         self.jump.move(x, self.height() - self.jump.height() - 12)
         self.jump.raise_()
 
-    def _data_changed(self, top: QModelIndex, _bottom: QModelIndex, _roles: object = None
+    def _data_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: object = None
                       ) -> None:
         if top.row() == self._selector_row:
             self._close_selector()
+        self._add_switches(top.row(), bottom.row())
+
+    # ----------------------------------------------------------------- versions (issue 38)
+
+    def _add_switches(self, first: int, last: int) -> None:
+        """Rows *first*..*last*: ‹ 2/3 › for each that has versions, none for the others."""
+        for row in range(max(0, first), min(last, self.conversation.rowCount() - 1) + 1):
+            index = self.conversation.index(row, 0)
+            entry = self._entry(index)
+            switch = self.indexWidget(index)
+            if entry is None or entry.of <= 1:
+                if switch is not None:
+                    self.setIndexWidget(index, None)  # type: ignore[arg-type]
+                continue
+            if not isinstance(switch, VersionSwitch):
+                switch = VersionSwitch()
+                switch.sig_step.connect(lambda step, w=switch: self._switch_stepped(w, step))
+                self.setIndexWidget(index, switch)
+            switch.entry = entry  # type: ignore[attr-defined]
+            switch.show_version(entry.nth, entry.of, enabled=self.versions_enabled)
+
+    def set_versions_enabled(self, enabled: bool) -> None:
+        """The arrows step only while nothing streams in the chat."""
+        if enabled == self.versions_enabled:
+            return
+        self.versions_enabled = enabled
+        for row in range(self.conversation.rowCount()):
+            switch = self.indexWidget(self.conversation.index(row, 0))
+            if isinstance(switch, VersionSwitch):
+                switch.show_version(switch.nth, switch.of, enabled=enabled)
+
+    def switch_of(self, row: int) -> VersionSwitch | None:
+        """Row *row*'s ‹ 2/3 ›, or None."""
+        switch = self.indexWidget(self.conversation.index(row, 0))
+        return switch if isinstance(switch, VersionSwitch) else None
+
+    def _switch_stepped(self, switch: VersionSwitch, step: int) -> None:
+        entry = getattr(switch, "entry", None)
+        if entry is not None:
+            self.sig_anchor.emit(entry, PREVIOUS_VERSION if step < 0 else NEXT_VERSION, None)
+
+    def _place_switch(self, row: int) -> None:
+        """Row *row*'s ‹ 2/3 › follows its footer (which moves when the row is hovered)."""
+        index = self.conversation.index(row, 0)
+        switch = self.indexWidget(index)
+        if switch is None:
+            return
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        option.rect = self.visualRect(index)
+        self.messages.updateEditorGeometry(switch, option, index)
 
     # ----------------------------------------------------------------- selecting text
 
@@ -253,6 +314,9 @@ class ConversationView(QListView):
         self.messages.editing_row = index.row()
         self._place_selector()
         browser.show()
+        switch = self.indexWidget(index)
+        if switch is not None:  # ‹ 2/3 › stays clickable over the browser's footer
+            switch.raise_()
         self.viewport().update()
         return browser
 
@@ -368,6 +432,7 @@ class ConversationView(QListView):
             for r in (previous, row):
                 if r >= 0:
                     self.viewport().update(self.visualRect(self.conversation.index(r, 0)))
+                    self._place_switch(r)
         if index.isValid():
             rect = self.visualRect(index)
             href, _ = self._anchor_of(index, event.position() - QPointF(rect.topLeft()))
@@ -401,6 +466,7 @@ class ConversationView(QListView):
         previous, self.messages.hovered_row = self.messages.hovered_row, -1
         if previous >= 0:
             self.viewport().update(self.visualRect(self.conversation.index(previous, 0)))
+            self._place_switch(previous)
         super().leaveEvent(event)
 
     def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
@@ -420,6 +486,15 @@ class ConversationView(QListView):
             return
         if event.key() == Qt.Key.Key_Escape:
             self.sig_escape.emit()  # Stop, as in the composer
+            return
+        if event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Right) and \
+                event.modifiers() == Qt.KeyboardModifier.AltModifier:
+            entry = self._entry(self.currentIndex())  # Alt+Left, Alt+Right: its versions
+            if entry is not None and entry.of > 1 and self.versions_enabled:
+                step = -1 if event.key() == Qt.Key.Key_Left else 1
+                if 1 <= entry.nth + step <= entry.of:
+                    self.sig_anchor.emit(entry, PREVIOUS_VERSION if step < 0 else NEXT_VERSION,
+                                         None)
             return
         if event.key() == Qt.Key.Key_F10 and \
                 event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
@@ -461,6 +536,14 @@ class ConversationView(QListView):
         if entry.thinking:
             menu.addAction("Hide thinking" if entry.thinking_open else "Show thinking",
                            lambda: self.sig_anchor.emit(entry, "cairn:thinking", None))
+        if entry.of > 1:  # its versions (issue 38), as ‹ › and Alt+Left, Alt+Right do
+            for text, href, step in (("Previous version", PREVIOUS_VERSION, -1),
+                                     ("Next version", NEXT_VERSION, 1)):
+                action = menu.addAction(f"{text} (Alt+{'Left' if step < 0 else 'Right'})",
+                                        partial(self.sig_anchor.emit, entry, href, None))
+                action.setEnabled(self.versions_enabled and 1 <= entry.nth + step <= entry.of)
+        if entry.message_ids:  # stored: a new chat with the conversation up to here
+            menu.addAction("Fork from here", lambda: self.sig_anchor.emit(entry, FORK, None))
         self.run_menu(menu, event.globalPos() if event.reason() == QContextMenuEvent.Reason.Mouse
                       else self.viewport().mapToGlobal(self.visualRect(index).center()))
 
