@@ -303,6 +303,15 @@ class ChatEngine:
         """
         turn = await self.start_turn(chat_id, text, attachments=attachments, web=web,
                                      approver=approver)
+        return await self.follow(turn, on_text=on_text, on_thinking=on_thinking,
+                                 on_wait=on_wait)
+
+    async def follow(self, turn: Turn, *, on_text: Callable[[str], None] | None = None,
+                     on_thinking: Callable[[str], None] | None = None,
+                     on_wait: Callable[[RetryWaiting], None] | None = None) -> TurnResult:
+        """Wait for a started *turn*'s result, hearing its text, thinking and waits (the
+        command line's send, retry and edit).  Cancelling the caller stops the turn like
+        Stop, waits until what arrived is stored, and goes on cancelling."""
         if on_text is not None or on_thinking is not None or on_wait is not None:
             def relay(event: TurnEvent) -> None:
                 if isinstance(event, TextDelta) and on_text is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from app import version
 from app.base.paths import shown
+from app.cli import branches as cli_branches
 from app.cli import chat as cli_chat
 from app.cli import completion as cli_completion
 from app.cli import desktop as cli_desktop
@@ -143,7 +144,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         os.environ["CAIRN_DATA_DIR"] = str(args.data_dir)  # logs follow the data folder
     setup_logging()
     conversation = args.command in (*cli_conversation.COMMANDS, "mcp") or (
-        args.command == "workspace" and args.action in ("knowledge-file", "folder-access", "web"))
+        args.command == "workspace" and args.action in ("knowledge-file", "folder-access", "web")
+    ) or (args.command == "chat" and args.action in cli_branches.TURNS)
     registry: Registry | None = None
     try:
         # Imported here so --help and --version stay instant, and the registry's commands
@@ -166,6 +168,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         out = Out(stdout, getattr(args, "json", False))
         if args.command == "mcp":
             return cli_mcp.run(cairn, args, out)
+        if conversation and args.command == "chat":
+            return cli_branches.run_turn(cairn, args, stdout, stderr)
         if conversation and args.command == "workspace":
             from app.cli import folder as cli_folder
 

@@ -1,5 +1,5 @@
 """``cairn chat …``: create, list, show, archive, pin and move chats (the registry and the
-stored messages only)."""
+stored messages only); versions, switch, fork, retry and edit in :mod:`app.cli.branches`."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("--title", metavar="T", default="")
     json_flag(chat_cmds.add_parser("list", help="pinned, by workspace, ungrouped, archived"))
     for action, text in (
-        ("show", "one chat"),
+        ("show", "one chat and its shown path (each message's id, parent and version)"),
         ("archive", "hide a chat from the grouping"),
         ("unarchive", "return a chat to its place"),
         ("pin", "surface a chat ahead of the others"),
@@ -37,6 +37,9 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     ):
         p = json_flag(chat_cmds.add_parser(action, help=text))
         p.add_argument("id", metavar="ID")
+    from app.cli import branches
+
+    branches.add_parsers(chat_cmds, json_flag, whole_number)
     p = json_flag(chat_cmds.add_parser("export", help="write one chat as a Markdown file"))
     p.add_argument("id", metavar="ID")
     p.add_argument("file", metavar="FILE", help="the Markdown file to write (relative to the "
@@ -115,8 +118,10 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
 
         chat = registry.get_chat(args.id)
         try:  # a row edited by hand must not cost a traceback: say so in one sentence
-            messages = ChatStore(registry.db).messages(chat.id)
-            data = {**chat.to_json(), "messages": [m.to_json() for m in messages]}
+            chats = ChatStore(registry.db)
+            messages = chats.messages(chat.id)
+            data = {**chat.to_json(), "leaf": chats.leaf(chat.id),
+                    "messages": [m.to_json() for m in messages]}
             page = _chat_block(chat) + _conversation(messages)
         except (ValueError, TypeError, AttributeError, KeyError, IndexError) as error:
             log.warning("chat %s holds a message that cannot be read: %s", chat.id,
@@ -127,6 +132,10 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
         return 0
     elif action == "export":
         return _export(registry, args, out)
+    elif action in ("versions", "switch", "fork"):
+        from app.cli import branches
+
+        return branches.run(registry, args, out)
     elif action == "archive":
         chat = registry.archive_chat(args.id)
     elif action == "unarchive":
@@ -191,12 +200,15 @@ def _conversation(messages: list[Message]) -> str:
         text = text_of(message.text.strip())
         if message.role == "user" and not text and not names:
             continue  # tool results: part of the reply's round trip
+        if message.role == "assistant" and not text and message.status == "complete":
+            continue  # a round that only called a tool
         lines.append("")
+        lines.append(f"#{message.id}" + (f" after #{message.parent_id}"
+                                         if message.parent_id is not None else "")
+                     + f" · version {message.version} of {message.versions}")
         if message.role == "user":
             lines.append("You: " + text + "".join(f"\n  [attached {n}]" for n in names))
             continue
-        if not text and message.status == "complete":
-            continue  # a round that only called a tool
         lines.append("Claude: " + (text or "(nothing)"))
         if message.status != "complete":
             lines.append(f"  [{message.status}"

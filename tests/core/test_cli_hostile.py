@@ -140,6 +140,13 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("chat", "export"): [[i, str(Path(h["root"]).parent / "chat.md")] for i in IDS]
         + [[chat, p] for p in ("", "/nonexistent/dir/chat.md", str(h["root"]), "\0",
                                "x" * 100_000, docs[0])],
+        # Issue 38: unknown chats, message ids that are not numbers or not of the chat.
+        **{("chat", action): [[i, "1"] for i in IDS] + [[chat, n] for n in NUMBERS]
+           + [[chat, "1"], [chat]] for action in ("versions", "switch", "fork")},
+        ("chat", "retry"): [[i] for i in IDS] + [[chat, n] for n in NUMBERS if n]
+        + [[chat], [chat, "1"]],
+        ("chat", "edit"): [[i, "1", "x"] for i in IDS] + [[chat, n, "x"] for n in NUMBERS]
+        + [[chat, "1", "x"], [chat, "1", ""], [chat, "1"]],
         ("chat", "move"): [[i, "--to", "1"] for i in IDS] + [[chat, "--to", n] for n in NUMBERS]
         + [[chat, "--to", "0"], [chat, "--to", "2"]],
         ("ask",): [["--chat", i, "Hello"] for i in IDS]

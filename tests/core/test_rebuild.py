@@ -550,20 +550,22 @@ def test_pending_counts_from_the_watermark_equal_the_whole_chat_computation(
     db = cairn.registry.db
     with db.write() as conn:
         ids = []
-        for role, content, status in messages:
+        shown: list[int] = []  # the path; a message drawn "out" is on a branch off it
+        for (role, content, status), out in zip(messages, superseded):
             ids.append(conn.execute(
-                "INSERT INTO message (chat_id, role, content, status, created_at)"
-                " VALUES (?, ?, ?, ?, '2026-11-30T00:00:00.000Z')",
-                (chat.id, role, json.dumps(content), status)).lastrowid)
-        for message_id, out in zip(ids, superseded):
-            if out:
-                conn.execute("UPDATE message SET superseded_by = ? WHERE id = ?",
-                             (ids[0], message_id))
+                "INSERT INTO message (chat_id, role, content, status, created_at, parent_id)"
+                " VALUES (?, ?, ?, ?, '2026-11-30T00:00:00.000Z', ?)",
+                (chat.id, role, json.dumps(content), status,
+                 shown[-1] if shown else None)).lastrowid)
+            if not out:
+                shown.append(ids[-1])
+        conn.execute("UPDATE chat SET leaf_id = ? WHERE id = ?",
+                     (shown[-1] if shown else None, chat.id))
         mark = 0 if position == 0 or not ids else (ids + [ids[-1] + 1])[position - 1]
         conn.execute("UPDATE chat SET knowledge_watermark = ? WHERE id = ?", (mark, chat.id))
-    # What the rebuild computed before: every message of the chat, folded, then filtered.
-    whole = [e for e in exchanges_of(cairn.chats.messages(chat.id, superseded=True))
-             if e.last_message > mark]
+    # The whole shown path, folded, then filtered: no other branch is ever learned.
+    path = [m for m in map(lambda i: cairn.chats.message(chat.id, i), shown) if m is not None]
+    whole = [e for e in exchanges_of(path) if e.last_message > mark]
     assert cairn.rebuilder.pending(chat.id) == whole
     others = sum(sum(e.qualifies for e in cairn.rebuilder.pending(c.id))
                  for c in cairn.registry.chats_of(project.id) if c.id != chat.id)

@@ -12,10 +12,10 @@ import pytest
 
 from app.errors import Refused
 from app.events import (
+    BranchShown,
     Event,
     FileAdded,
     KnowledgeSaved,
-    MessagesSuperseded,
     MessageStored,
     RebuildApplied,
     RebuildFailed,
@@ -33,7 +33,7 @@ from app.store.messages import FAILED, ChatStore
 from app.store.settings import Settings
 from tests.core.test_rebuild import LONG, add_op, hold_knowledge_calls, watermark
 
-STORE_EVENTS = (MessageStored, MessagesSuperseded, KnowledgeSaved, FileAdded, SettingChanged,
+STORE_EVENTS = (MessageStored, BranchShown, KnowledgeSaved, FileAdded, SettingChanged,
                 RebuildQueued, RebuildStarted, RebuildApplied, RebuildFailed, WorkStarted,
                 WorkEnded)
 
@@ -83,27 +83,44 @@ def test_every_stored_message_is_announced_once_after_its_commit(cairn, chat):
     assert heard.seen == [question, answer]  # readable while it was announced
 
 
-def test_a_retry_announces_what_left_the_conversation(cairn, chat):
+def test_a_retry_shows_the_persons_message_as_the_end_of_the_path(cairn, chat):
     person = cairn.chats.append(chat.id, "user", [{"type": "text", "text": "When?"}])
     failed = cairn.chats.append(chat.id, "assistant", [], status=FAILED, error="No network.")
     heard = Heard(cairn, look=lambda e: [m.id for m in cairn.chats.messages(chat.id)])
     assert cairn.chats.retry(chat.id) == person
-    assert heard.events == [MessagesSuperseded(chat.id, (failed.id,), person.id)]
+    assert heard.events == [BranchShown(chat.id, person.id, person.id)]
     assert heard.seen == [[person.id]]
-    cairn.chats.append(chat.id, "assistant", [{"type": "text", "text": "Done."}])
-    with pytest.raises(Refused):  # the reply is complete: refused, nothing announced
-        cairn.chats.retry(chat.id)
-    assert heard.of(MessagesSuperseded) == [heard.events[0]] and len(heard.events) == 2
+    again = cairn.chats.append(chat.id, "assistant", [{"type": "text", "text": "Done."}])
+    assert [m.id for m in cairn.chats.versions(chat.id, again.id)] == [failed.id, again.id]
+    # A complete reply can be retried too (a new version of it).
+    assert cairn.chats.retry(chat.id) == person
+    assert heard.of(BranchShown) == [heard.events[0], heard.events[2]]
+    with pytest.raises(Refused, match="holds no such message"):  # nothing announced
+        cairn.chats.retry(chat.id, 10_000)
+    assert len(heard.events) == 3
 
 
-def test_an_edit_announces_the_replaced_messages_then_the_new_one(cairn, chat):
+def test_an_edit_announces_the_new_version_then_its_branch(cairn, chat):
     first = cairn.chats.append(chat.id, "user", [{"type": "text", "text": "When?"}])
-    reply = cairn.chats.append(chat.id, "assistant", [{"type": "text", "text": "In May."}])
+    cairn.chats.append(chat.id, "assistant", [{"type": "text", "text": "In May."}])
     heard = Heard(cairn, look=lambda e: [m.id for m in cairn.chats.messages(chat.id)])
     edited = cairn.chats.resend(chat.id, first.id, "When, exactly?")
-    assert heard.events == [MessagesSuperseded(chat.id, (first.id, reply.id), edited.id),
-                            MessageStored(chat.id, edited.id, "user")]
+    assert heard.events == [MessageStored(chat.id, edited.id, "user"),
+                            BranchShown(chat.id, edited.id, edited.id)]
     assert heard.seen == [[edited.id], [edited.id]]
+    assert [m.id for m in cairn.chats.versions(chat.id, first.id)] == [first.id, edited.id]
+
+
+def test_a_switch_announces_the_branch_shown_once(cairn, chat):
+    first = cairn.chats.append(chat.id, "user", [{"type": "text", "text": "When?"}])
+    reply = cairn.chats.append(chat.id, "assistant", [{"type": "text", "text": "In May."}])
+    edited = cairn.chats.resend(chat.id, first.id, "When, exactly?")
+    heard = Heard(cairn, look=lambda e: [m.id for m in cairn.chats.messages(chat.id)])
+    assert cairn.chats.switch(chat.id, first.id) == reply.id
+    assert cairn.chats.switch(chat.id, first.id) == reply.id  # already shown: no event
+    assert heard.events == [BranchShown(chat.id, reply.id, first.id)]
+    assert heard.seen == [[first.id, reply.id]]
+    assert cairn.chats.switch(chat.id, edited.id) == edited.id
 
 
 async def test_a_turn_announces_its_messages_on_the_storage_thread(cairn, fake, chat):

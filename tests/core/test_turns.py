@@ -233,10 +233,10 @@ async def test_retry_after_a_failure_answers_the_same_message(cairn, fake, works
     person, reply = cairn.chats.messages(chat.id)  # the conversation: no duplicate message
     assert (person.text, reply.text) == ("When do we launch?", LONG)
     assert result.message_ids == (reply.id,)
-    everything = cairn.chats.messages(chat.id, superseded=True)
-    assert [(m.role, m.status, m.superseded_by) for m in everything] == [
-        ("user", "complete", None), ("assistant", "failed", person.id),
-        ("assistant", "complete", None)]
+    # The failed reply is kept as version 1 of the reply, the new one is version 2.
+    assert (reply.parent_id, reply.version, reply.versions) == (person.id, 2, 2)
+    assert [(m.status, m.parent_id) for m in cairn.chats.versions(chat.id, reply.id)] == [
+        ("failed", person.id), ("complete", person.id)]
     sent = fake.message_requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user"]
     assert [e.user for e in cairn.rebuilder.pending(chat.id)] == ["When do we launch?"]
@@ -261,23 +261,33 @@ async def test_retry_after_a_stop_drops_the_partial_reply_from_the_conversation(
     assert sent == [{"role": "user", "content": [
         {"type": "text", "text": "Write it all", "cache_control": {"type": "ephemeral"}}]}]
     assert [m.text for m in cairn.chats.messages(chat.id)] == ["Write it all", LONG]
-    stopped = [m for m in cairn.chats.messages(chat.id, superseded=True) if m.superseded_by]
-    assert [(m.status, m.text) for m in stopped] == [("stopped", "The first half")]
+    reply = cairn.chats.messages(chat.id)[-1]
+    stopped = cairn.chats.versions(chat.id, reply.id)[0]
+    assert (stopped.status, stopped.text) == ("stopped", "The first half")
     assert cairn.chats.message_count(chat.id) == 2
 
 
-async def test_retry_is_refused_after_a_complete_reply_or_with_nothing_to_retry(
+async def test_retry_of_a_complete_reply_adds_a_version_and_nothing_is_refused_twice(
         cairn, fake, workspace):
     chat = cairn.registry.new_chat(folder=workspace.path)
     with pytest.raises(Refused, match="there is no message of yours to send again"):
         await cairn.engine.retry(chat.id)
     fake.reply_text("Done.")
     await cairn.engine.send(chat.id, "Do it")
-    with pytest.raises(Refused, match=f"^cannot retry in session '{chat.id}': the last reply is "
-                                      "complete; edit your message to send it again$"):
-        await cairn.engine.retry(chat.id)
+    fake.reply_text("Done, differently.")
+    result = await (await cairn.engine.retry(chat.id)).result()
+    person, reply = cairn.chats.messages(chat.id)
+    assert (reply.text, reply.version, reply.versions) == ("Done, differently.", 2, 2)
+    assert [m.text for m in cairn.chats.versions(chat.id, reply.id)] == [
+        "Done.", "Done, differently."]
+    assert result.message_ids == (reply.id,)
+    # Only the shown path was sent: the person's message, never the first reply.
+    assert [m["role"] for m in fake.message_requests[-1].body["messages"]] == ["user"]
+    with pytest.raises(Refused, match=f"^cannot retry message 999999: session '{chat.id}' "
+                                      "holds no such message$"):
+        await cairn.engine.retry(chat.id, 999_999)
     assert cairn.engine.running(chat.id) is None and cairn.registry.live.kinds(chat.id) == []
-    assert all(m.superseded_by is None for m in cairn.chats.messages(chat.id, superseded=True))
+    assert cairn.chats.leaf(chat.id) == reply.id
 
 
 # ----------------------------------------------------------------------- edit and resend
@@ -304,9 +314,11 @@ async def test_edit_and_resend_sends_the_edited_history_and_keeps_the_rest(
     edited, reply = cairn.chats.messages(chat.id)
     assert (edited.text, reply.text) == ("We launch in April now.", "For April: " + LONG)
     assert result.message_ids == (edited.id, reply.id)
-    kept = [m for m in cairn.chats.messages(chat.id, superseded=True) if m.superseded_by]
-    assert [m.id for m in kept] == [m.id for m in before]  # nothing lost
-    assert {m.superseded_by for m in kept} == {edited.id}
+    assert (edited.version, edited.versions) == (2, 2)
+    # Nothing lost: the first version's whole branch is one switch away.
+    assert cairn.engine.switch(chat.id, first.id) == before[-1].id
+    assert [m.id for m in cairn.chats.messages(chat.id)] == [m.id for m in before]
+    assert cairn.engine.switch(chat.id, edited.id) == reply.id
     # The rebuild learns the new exchange only: never what the edit replaced.
     pending = cairn.rebuilder.pending(chat.id)
     assert [(e.user, e.reply) for e in pending] == [("We launch in April now.", reply.text)]
@@ -334,9 +346,10 @@ async def test_edit_keeps_the_attachments_and_refuses_what_is_not_the_persons(
     person, call, results, reply = cairn.chats.messages(chat.id)
     verb = f"^cannot edit message {{}} in session '{chat.id}'"
     for message in (call, results, reply):
-        with pytest.raises(Refused, match=verb.format(message.id) + ": only your own messages"):
+        with pytest.raises(Refused, match=verb.format(message.id) + ": it is a reply, and only"
+                                          " your own messages can be edited"):
             await cairn.engine.edit_and_resend(chat.id, message.id, "x")
-    with pytest.raises(Refused, match=verb.format(999_999) + ": no such message"):
+    with pytest.raises(Refused, match=verb.format(999_999) + ": the session holds no such"):
         await cairn.engine.edit_and_resend(chat.id, 999_999, "x")
     fake.reply_text("Read it again.")
     turn = await cairn.engine.edit_and_resend(chat.id, person.id, "Read this, please")
@@ -344,11 +357,14 @@ async def test_edit_keeps_the_attachments_and_refuses_what_is_not_the_persons(
     edited = cairn.chats.messages(chat.id)[0]
     assert edited.content[0] == {"type": "text", "text": "Read this, please"}
     assert edited.content[1] == person.content[1]  # the attachment goes along
-    with pytest.raises(Refused, match=verb.format(person.id) + ": it was already replaced"):
-        await cairn.engine.edit_and_resend(chat.id, person.id, "again")
     sent = fake.message_requests[-1].body["messages"][0]["content"]
     assert sent[0]["text"].startswith('<file name="brief.md">')  # the file before the question
     assert sent[1]["text"] == "Read this, please"
+    # An earlier version can be edited too: a third version, beside the other two.
+    fake.reply_text("Third time.")
+    await (await cairn.engine.edit_and_resend(chat.id, person.id, "again")).result()
+    third = cairn.chats.messages(chat.id)[0]
+    assert (third.text, third.version, third.versions) == ("again", 3, 3)
 
 
 # ----------------------------------------------------------------------- storage

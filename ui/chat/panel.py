@@ -418,8 +418,7 @@ class ChatPanel(QWidget):
         try:
             try:
                 if editing is not None:
-                    await self.ops.edit_and_resend(chat_id, editing, text,
-                                                   approver=self.approval.ask)
+                    await self.ops.edit(chat_id, editing, text, approver=self.approval.ask)
                 else:
                     await self.ops.start_turn(chat_id, text, attachments=files, web=web,
                                               approver=self.approval.ask)
