@@ -23,6 +23,7 @@ from app.base.db import Database
 from app.errors import Refused
 from app.store import search_index, search_query
 from app.store.search_index import MARK_CLOSE, MARK_OPEN
+from app.store.shown_path import on_shown_path
 from app.store.search_query import Query
 
 PERSONAL = "personal"
@@ -404,21 +405,26 @@ class Finder:
         return self.search.find(query, limit=limit, workspaces=workspaces)
 
     def in_chat(self, chat_id: str, text: str) -> list[int]:
-        """The messages of the chat that match *text*, oldest first (find in the chat)."""
+        """The messages of the chat's shown path that match *text*, oldest first (find in the
+        chat; another branch's are left out: issue 38)."""
         query = search_query.parse(text, archived=True)
         problem = self.check()
         if problem is not None:
             raise Refused(problem)
-        return self.search.in_chat(chat_id, query)
+        found = self.search.in_chat(chat_id, query)
+        shown = on_shown_path(self._db, chat_id, found)
+        return [m for m in found if m in shown]
 
     def in_chat_counted(self, chat_id: str, text: str) -> list[tuple[int, int]]:
-        """The messages of the chat that match *text*, oldest first, with how many matches
-        each holds (find in the chat: "3 of 12" counts matches, not messages)."""
+        """The messages of the chat's shown path that match *text*, oldest first, with how
+        many matches each holds (find in the chat: "3 of 12" counts matches, not messages)."""
         query = search_query.parse(text, archived=True)
         problem = self.check()
         if problem is not None:
             raise Refused(problem)
-        return self.search.in_chat_counted(chat_id, query)
+        found = self.search.in_chat_counted(chat_id, query)
+        shown = on_shown_path(self._db, chat_id, (m for m, _ in found))
+        return [(m, n) for m, n in found if m in shown]
 
     def words(self, text: str) -> tuple[str, ...]:
         """The words of *text* as a query reads them (what a view highlights)."""
