@@ -291,6 +291,11 @@ def test_switch_with_alt_arrows_on_the_message_the_keyboard_is_on(opened, folder
     wait_for(lambda: entries(opened)[row].text.startswith("Headlines v3"))
     new_switch = view.switch_of(row)
     wait_for(lambda: new_switch.previous.hasFocus())  # next is off at the last: previous
+    # Help › Keyboard shortcuts (Ctrl+/) lists the keys.
+    from ui.shortcuts import SHORTCUTS
+
+    assert any(keys == "Alt+Left / Alt+Right" and where == "Conversation"
+               for keys, _what, where in SHORTCUTS)
 
 
 def test_a_screen_reader_hears_the_version_and_the_buttons_names(opened, folders):
