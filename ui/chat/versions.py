@@ -25,12 +25,24 @@ def said(nth: int, of: int) -> str:
     return f"version {nth} of {of}"
 
 
+def arrow_font(font: QFont) -> QFont:
+    """The arrows' font: *font* a little larger and bold, so they are easy to see and hit."""
+    arrows = QFont(font)
+    if font.pointSizeF() > 0:
+        arrows.setPointSizeF(font.pointSizeF() * 1.3)
+    elif font.pixelSize() > 0:
+        arrows.setPixelSize(round(font.pixelSize() * 1.3))
+    arrows.setBold(True)
+    return arrows
+
+
 def switch_size(font: QFont) -> QSize:
     """The room ‹ 99/99 › takes in *font*: what a message's footer leaves for it."""
     metrics = QFontMetrics(font)
-    button = max(metrics.horizontalAdvance("‹"), metrics.horizontalAdvance("›")) + 12
+    wide = QFontMetrics(arrow_font(font))
+    button = max(wide.horizontalAdvance("‹"), wide.horizontalAdvance("›")) + 14
     count = metrics.horizontalAdvance("99/99") + 8
-    return QSize(2 * button + count, max(metrics.height() + 6, 22))
+    return QSize(2 * button + count, max(wide.height() + 4, 22))
 
 
 class VersionSwitch(QWidget):
@@ -63,6 +75,7 @@ class VersionSwitch(QWidget):
     def _button(self, text: str, name: str, keys: str) -> QToolButton:
         button = QToolButton(self)
         button.setText(text)
+        button.setFont(arrow_font(self.font()))
         button.setAccessibleName(name)
         button.setToolTip(f"{name} ({keys})")
         button.setAutoRaise(True)
