@@ -238,6 +238,8 @@ def test_switch_with_the_mouse_keeps_the_message_in_place_and_is_remembered(open
     row = row_of(opened, "Headlines v1")
     assert (entries(opened)[row].nth, entries(opened)[row].of) == (1, 3)
     index = view.conversation.index(row, 0)
+    # The keyboard was on the last message (its row goes with the switch: no jump to it).
+    view.setCurrentIndex(view.conversation.index(view.conversation.rowCount() - 1, 0))
     view.scrollTo(index, view.ScrollHint.PositionAtCenter)
     wait_for(lambda: not view.pinned)
     top = view.visualRect(index).top()
@@ -253,6 +255,8 @@ def test_switch_with_the_mouse_keeps_the_message_in_place_and_is_remembered(open
                                    long_text("Answer 1"), "Draft three launch headlines."]
     assert view.visualRect(view.conversation.index(row, 0)).top() == top  # not moved
     assert view.switch_of(row).count.text() == "2/3"
+    assert view.visualRect(view.conversation.index(row, 0)).contains(
+        view.switch_of(row).geometry())
     # Kept: the chat's leaf is the newest message below version 2, and it opens there again.
     leaf = opened.cairn.chats.leaf(chat_id)
     assert opened.cairn.chats.messages(chat_id)[-1].text == long_text("More on v2, 1")

@@ -503,6 +503,18 @@ class MessageDelegate(QStyledItemDelegate):
             text_block = text_block.next()
         return None
 
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem,  # noqa: N802
+                     index: _Index) -> QWidget:
+        """A row's one editor is its ‹ 2/3 › (the view opens it for a message with
+        versions; nothing in a message is edited in place)."""
+        return VersionSwitch(parent)
+
+    def setEditorData(self, editor: QWidget, index: _Index) -> None:  # noqa: N802
+        """The view tells the switch what it shows (``VersionSwitch.show_version``)."""
+
+    def setModelData(self, editor: QWidget, model: object, index: _Index) -> None:  # noqa: N802
+        """A switch changes nothing in the model: its clicks are operations."""
+
     def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,  # noqa: N802
                              index: _Index) -> None:
         """A row's ‹ 2/3 › goes over its footer's gap (the view keeps it as the row's widget)."""

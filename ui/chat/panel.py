@@ -511,41 +511,50 @@ class ChatPanel(QWidget):
         chat_id, shown = self.chat_id, self._shown
         if chat_id is None or not entry.message_ids or not 1 <= entry.nth + step <= entry.of:
             return
-        try:
-            versions = await self.ops.versions(chat_id, entry.message_ids[0])
-            if shown != self._shown:
+        async with self._tail:  # no catch-up reads the chat between the switch and its rows
+            try:
+                versions = await self.ops.versions(chat_id, entry.message_ids[0])
+                if shown != self._shown:
+                    return
+                target = next((m for m in versions if m.version == entry.nth + step), None)
+                if target is None:
+                    return
+                await self.ops.switch(chat_id, target.id)
+            except CairnError as refused:
+                self.sig_error.emit(str(refused))
                 return
-            target = next((m for m in versions if m.version == entry.nth + step), None)
-            if target is None:
-                return
-            await self.ops.switch(chat_id, target.id)
-        except CairnError as refused:
-            self.sig_error.emit(str(refused))
-            return
-        await self._show_branch_from(chat_id, shown, entry, step)
+            await self._show_branch_from(chat_id, shown, entry, step)
+        self._update_actions()
+        self.sig_branch_shown.emit()
 
     async def _show_branch_from(self, chat_id: str, shown: int, entry: Entry,
                                 step: int = 0) -> None:
         """The shown path from *entry*'s row on, read again: the rows above stay, and so does
-        that row's place on screen (and the keyboard's, on its switch or on the row)."""
+        that row's place on screen (and the keyboard's, on its switch or on the row).  Called
+        under the tail's lock."""
         view = self.view
-        async with self._tail:
-            model = view.conversation
-            row = next((i for i, e in enumerate(model.entries) if e is entry), None)
-            if row is None or shown != self._shown:
-                return
-            above = [i for e in model.entries[:row] for i in e.message_ids]
-            messages = await self.ops.messages_after(chat_id, max(above, default=0))
-            if shown != self._shown or row >= model.rowCount() or model.entries[row] is not entry:
-                return
-            index = model.index(row, 0)
-            top = view.visualRect(index).top()
-            switch = view.switch_of(row)
-            focused = QApplication.focusWidget()
-            on_switch = switch is not None and focused is not None and \
-                switch.isAncestorOf(focused)
-            current = view.currentIndex().row() == row
-            view.pinned = False
+        model = view.conversation
+        row = next((i for i, e in enumerate(model.entries) if e is entry), None)
+        if row is None or shown != self._shown:
+            return
+        above = [i for e in model.entries[:row] for i in e.message_ids]
+        messages = await self.ops.messages_after(chat_id, max(above, default=0))
+        if shown != self._shown or row >= model.rowCount() or model.entries[row] is not entry:
+            return
+        index = model.index(row, 0)
+        top = view.visualRect(index).top()
+        switch = view.switch_of(row)
+        focused = QApplication.focusWidget()
+        on_switch = switch is not None and focused is not None and \
+            switch.isAncestorOf(focused)
+        current = view.currentIndex().row() >= row  # (its row goes: on the switched one)
+        view.pinned = False
+        # The current row going (or coming back) must not scroll the view to it: the row
+        # switched stays where it is.
+        view.setAutoScroll(False)
+        bar = view.verticalScrollBar()
+        bar.blockSignals(True)  # (a range shrinking meanwhile must not pin it to the bottom)
+        try:
             model.truncate(row)
             entries = build(messages)
             model.append(entries)
@@ -553,21 +562,25 @@ class ChatPanel(QWidget):
             view.doItemsLayout()
             if row < model.rowCount():
                 index = model.index(row, 0)
-                bar = view.verticalScrollBar()
                 bar.setValue(bar.value() + view.visualRect(index).top() - top)
-                view.pinned = bar.value() >= bar.maximum() - 4
                 if current or on_switch:
                     view.setCurrentIndex(index)
-                new_switch = view.switch_of(row)
-                if on_switch and new_switch is not None:
-                    button = new_switch.previous if step < 0 else new_switch.next
-                    if not button.isEnabled():
-                        button = new_switch.next if step < 0 else new_switch.previous
-                    button.setFocus(Qt.FocusReason.OtherFocusReason)
-                elif on_switch:
-                    view.setFocus(Qt.FocusReason.OtherFocusReason)
-        self._update_actions()
-        self.sig_branch_shown.emit()
+        finally:
+            bar.blockSignals(False)
+            view.setAutoScroll(True)
+        view.pinned = bar.value() >= bar.maximum() - 4
+        view.updateEditorGeometries()  # (moved without signals: the row widgets follow)
+        view.viewport().update()
+        view.refresh_overlays()
+        if row < model.rowCount():
+            new_switch = view.switch_of(row)
+            if on_switch and new_switch is not None:
+                button = new_switch.previous if step < 0 else new_switch.next
+                if not button.isEnabled():
+                    button = new_switch.next if step < 0 else new_switch.previous
+                button.setFocus(Qt.FocusReason.OtherFocusReason)
+            elif on_switch:
+                view.setFocus(Qt.FocusReason.OtherFocusReason)
 
     async def _fork(self, entry: Entry) -> None:
         """Fork from here: a new chat with the conversation down to *entry*, opened."""
@@ -597,16 +610,24 @@ class ChatPanel(QWidget):
         """Another process wrote: what it added below the last message shown is shown, and
         when it showed another branch (``cairn chat switch``, an edit), that branch is."""
         shown = self._shown
-        newest = await self.ops.messages(chat_id, limit=1)
-        leaf = newest[-1] if newest else None
-        if shown != self._shown or chat_id in self._live:
+
+        def busy() -> bool:  # a turn or a change of the window's own: it shows its result
+            return shown != self._shown or chat_id in self._live or chat_id in self._sending \
+                or self.ops.running(chat_id) is not None
+
+        async with self._tail:  # (a switch holds it from its change to its rows shown)
+            if busy():
+                return
+            newest = await self.ops.messages(chat_id, limit=1)
+            leaf = newest[-1].id if newest else 0
+            other = leaf != self._last_id and not await self._continues(chat_id)
+        if busy():
             return
-        if leaf is not None and leaf.id != self._last_id and not await self._continues(chat_id):
-            if shown == self._shown:
-                await self._show_path(chat_id, shown)
-                self.sig_branch_shown.emit()
-            return
-        await self._sync_tail(chat_id)
+        if other:
+            await self._show_path(chat_id, shown)
+            self.sig_branch_shown.emit()
+        else:
+            await self._sync_tail(chat_id)
 
     async def _continues(self, chat_id: str) -> bool:
         """Whether the shown path goes on from the last message shown (rather than being

@@ -141,12 +141,16 @@ class ConversationView(QListView):
         bar.rangeChanged.connect(self._range_changed)
         self.conversation.modelReset.connect(self._close_selector)
         self.conversation.dataChanged.connect(self._data_changed)
-        # ‹ 2/3 › under each message with versions (issue 38): a widget of its row.
+        # ‹ 2/3 › under each message with versions (issue 38): a widget of its row (a
+        # persistent editor: placed by the delegate, gone with its row), made once the rows
+        # are laid out (made while they are inserted, it would lay them all out twice).
         self.versions_enabled = True  # False while a reply streams in the chat
+        self._switches_due: tuple[int, int] | None = None
         self.conversation.modelReset.connect(
-            lambda: self._add_switches(0, self.conversation.rowCount() - 1))
+            lambda: self._switches_later(0, self.conversation.rowCount() - 1))
         self.conversation.rowsInserted.connect(lambda _p, first, last:
-                                               self._add_switches(first, last))
+                                               self._switches_later(first, last))
+        self.conversation.rowsRemoved.connect(lambda *_: self._add_due_switches())
 
     # ----------------------------------------------------------------- public
 
@@ -229,6 +233,21 @@ class ConversationView(QListView):
 
     # ----------------------------------------------------------------- versions (issue 38)
 
+    def _switches_later(self, first: int, last: int) -> None:
+        """Rows *first*..*last* were inserted: their switches are made right after the layout
+        that follows (or when one is asked for: ``switch_of``)."""
+        due = self._switches_due
+        if due is not None:  # (rows inserted above the ones due move them down)
+            moved = last - first + 1 if first <= due[0] else 0
+            first, last = min(first, due[0] + moved), max(last, due[1] + moved)
+        self._switches_due = (first, last)
+        QTimer.singleShot(0, self._add_due_switches)
+
+    def _add_due_switches(self) -> None:
+        due, self._switches_due = self._switches_due, None
+        if due is not None:
+            self._add_switches(*due)
+
     def _add_switches(self, first: int, last: int) -> None:
         """Rows *first*..*last*: ‹ 2/3 › for each that has versions, none for the others."""
         for row in range(max(0, first), min(last, self.conversation.rowCount() - 1) + 1):
@@ -237,12 +256,14 @@ class ConversationView(QListView):
             switch = self.indexWidget(index)
             if entry is None or entry.of <= 1:
                 if switch is not None:
-                    self.setIndexWidget(index, None)  # type: ignore[arg-type]
+                    self.closePersistentEditor(index)
                 continue
             if not isinstance(switch, VersionSwitch):
-                switch = VersionSwitch()
+                self.openPersistentEditor(index)  # the delegate makes it (createEditor)
+                switch = self.indexWidget(index)
+                if not isinstance(switch, VersionSwitch):
+                    continue
                 switch.sig_step.connect(lambda step, w=switch: self._switch_stepped(w, step))
-                self.setIndexWidget(index, switch)
             switch.entry = entry  # type: ignore[attr-defined]
             switch.show_version(entry.nth, entry.of, enabled=self.versions_enabled)
 
@@ -251,13 +272,21 @@ class ConversationView(QListView):
         if enabled == self.versions_enabled:
             return
         self.versions_enabled = enabled
+        self._add_due_switches()
         for row in range(self.conversation.rowCount()):
             switch = self.indexWidget(self.conversation.index(row, 0))
             if isinstance(switch, VersionSwitch):
                 switch.show_version(switch.nth, switch.of, enabled=enabled)
 
+    def refresh_overlays(self) -> None:
+        """After a scroll made without the scroll bar's signals: Jump to latest and the text
+        selector follow."""
+        self._update_jump()
+        self._place_selector()
+
     def switch_of(self, row: int) -> VersionSwitch | None:
         """Row *row*'s ‹ 2/3 ›, or None."""
+        self._add_due_switches()
         switch = self.indexWidget(self.conversation.index(row, 0))
         return switch if isinstance(switch, VersionSwitch) else None
 
@@ -571,8 +600,8 @@ class ConversationView(QListView):
         self._update_jump()
         if self.jump.isVisible():
             self._place_jump()
-        if self.pinned:
-            QTimer.singleShot(0, self.scrollToBottom)
+        if self.pinned:  # (still at the bottom when it runs: a switch may have moved it)
+            QTimer.singleShot(0, lambda: self.scrollToBottom() if self.pinned else None)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         super().changeEvent(event)
