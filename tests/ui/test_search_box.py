@@ -21,16 +21,22 @@ def ops_of(starter: Starter) -> Operations:
 
 
 def bulk_messages(starter: Starter, chat_id: str, texts: list[str]) -> list[int]:
-    """Many messages of one chat in one transaction (as an import writes them)."""
+    """Many messages of one chat in one transaction (as an import writes them): each under
+    the one before, the last the chat's leaf (the shown path: issue 38)."""
     db = ops_of(starter).cairn.registry.db
     now = utc_now()
     ids = []
     with db.write() as conn:
+        (parent,) = conn.execute("SELECT leaf_id FROM chat WHERE id = ?", (chat_id,)).fetchone()
         for n, text in enumerate(texts):
             role = "user" if n % 2 == 0 else "assistant"
-            ids.append(conn.execute(
-                "INSERT INTO message (chat_id, role, content, created_at) VALUES (?, ?, ?, ?)",
-                (chat_id, role, json.dumps([{"type": "text", "text": text}]), now)).lastrowid)
+            parent = conn.execute(
+                "INSERT INTO message (chat_id, role, content, created_at, parent_id)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (chat_id, role, json.dumps([{"type": "text", "text": text}]), now,
+                 parent)).lastrowid
+            ids.append(parent)
+        conn.execute("UPDATE chat SET leaf_id = ? WHERE id = ?", (parent, chat_id))
     return ids
 
 
