@@ -22,6 +22,7 @@ Run: ``uv run python tests/benchmarks/chat_view_bench.py`` (offscreen; not part 
    before the measure (first-use imports), as in stall_bench.
 
 Prints the figures, then Markdown for docs/performance.md; exits 1 when a target is missed.
+(``BENCH_LONG=1000 BENCH_CHATS=1`` makes a quick run while changing it.)
 """
 
 from __future__ import annotations
@@ -152,22 +153,11 @@ async def page_back(panel: Any, ops: Any, chat_id: str) -> tuple[list[float], bo
     rows shown), timing each; and whether what is shown is the end of the shown path, message
     for message."""
     times = []
-    profile = None
-    if os.environ.get("BENCH_PROFILE"):
-        import cProfile
-
-        profile = cProfile.Profile()
-        profile.enable()
     for _ in range(PAGES):
         panel.view.older_pending = True
         start = time.perf_counter()
         await panel._older()
         times.append((time.perf_counter() - start) * 1000)
-    if profile is not None:
-        import pstats
-
-        profile.disable()
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(18)
     shown = [i for e in panel.view.conversation.entries for i in e.message_ids]
     path = [m.id for m in await ops.read(lambda: ops.cairn.chats.path(chat_id))]
     return times, bool(shown) and shown == path[-len(shown):]
