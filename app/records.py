@@ -140,7 +140,7 @@ class MessageEntry:
     output_tokens: int | None
     cost_usd: float | None
     created_at: str
-    superseded_by: int | None
+    parent: int | None  # the place of its parent in the chat (before it); None: a root
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +150,8 @@ class ChatEntry:
     created_at: str
     updated_at: str
     watermark: int | None
-    messages: tuple[MessageEntry, ...]
+    messages: tuple[MessageEntry, ...]  # parents before children
+    leaf: int | None = None  # the place of the message the chat shows last
 
 
 @dataclass(frozen=True, slots=True)

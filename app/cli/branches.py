@@ -56,11 +56,11 @@ def run(registry: Registry, args: argparse.Namespace, out: Out) -> int:
     if args.action == "versions":
         chat = registry.get_chat(args.id, verb="list the versions in")
         found = chats.versions(chat.id, args.message)
-        data = [{**_line(m), "shown": chats.on_path(chat.id, m.id)} for m in found]
-        out.emit(data, lambda: "\n".join(
+        listed = [{**_line(m), "shown": chats.on_path(chat.id, m.id)} for m in found]
+        out.emit(listed, lambda: "\n".join(
             f"{'*' if d['shown'] else ' '} {d['version']}/{d['versions']}  #{d['id']}  "
             f"{d['role']:<9} {d['status']:<8} {d['created_at']}  {text_of(_head(d['text']))}"
-            for d in data))
+            for d in listed))
         return 0
     if args.action == "switch":
         chat = registry.get_chat(args.id, verb="switch versions in")

@@ -9,9 +9,9 @@ Members (nothing else is allowed)::
     chats/<n>.json     one chat with its messages, when the export included chats
     files/<sha256>     the content of a knowledge file or an attachment, named by its SHA-256
 
-Manifest, format version 1::
+Manifest, format version 2 (version 1, before branches, is still read)::
 
-    {"format": "cairn-bundle", "format_version": 1, "cairn_version": "…", "created_at": "…",
+    {"format": "cairn-bundle", "format_version": 2, "cairn_version": "…", "created_at": "…",
      "workspaces": [                       # the workspace first, then its folders
        {"folder": "" | "Brand/Logos",      # relative to the workspace, "/" between names
         "title", "description", "instructions", "build_status", "created_at", "updated_at",
@@ -21,13 +21,16 @@ Manifest, format version 1::
         "files": [{"name", "media_type", "size", "sha256", "description", "created_at"}],
         "chats": ["chats/0.json", …]}]}   # in the workspace's manual order
 
-    chats/<n>.json: {"title", "created_at", "updated_at", "watermark", "messages": [
+    chats/<n>.json: {"title", "created_at", "updated_at", "watermark", "leaf", "messages": [
         {"role", "content", "status", "error", "model", "input_tokens",
          "cache_write_tokens", "cache_read_tokens", "output_tokens", "cost_usd",
-         "created_at", "superseded_by"}]}
+         "created_at", "parent"}]}        # every branch, parents before their replies
 
-``chat`` fields and ``watermark``/``superseded_by`` are numbers: a chat's ``n``, a message's
-place in its chat.  Never in a bundle: the API key, settings, personal memory, or any
+``chat`` fields and ``watermark``/``leaf``/``parent`` are numbers: a chat's ``n``, a message's
+place in its chat (``parent`` null: a version of the chat's first message; ``leaf``: the
+message the chat shows last, null only without messages).  Format 1 had ``superseded_by``
+(what a retry or an edit replaced) instead of ``parent`` and no ``leaf``: such a chat is read
+as the tree the database's migration makes of it.  Never in a bundle: the API key, settings, personal memory, or any
 absolute path of the machine that made it.
 
 Reading refuses a crafted or broken bundle with one sentence before anything is written:
@@ -111,7 +114,7 @@ class BundleReader:
                           self._refuse)
         except (zipfile.BadZipFile, EOFError, KeyError) as error:
             self._refuse(f"it is damaged ({_zip_reason(error)})")
-        return parse_chat(number, value, self._refuse)
+        return parse_chat(number, value, self._refuse, version=self.bundle.format_version)
 
     def blob(self, sha: str) -> bytes:
         """A files/ member's content, checked against its name again as it is read."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn
 
 from app.base.paths import shown
@@ -36,7 +36,7 @@ from app.store.knowledge import MAX_DOCUMENT_BYTES, SOURCES
 from app.store.messages import ContentProblem, checked_content, kind_of
 
 FORMAT = "cairn-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a chat is a tree (each message's parent, the chat's leaf)
 MAX_DEPTH = 32  # folders within folders
 
 SHA = re.compile(r"[0-9a-f]{64}")
@@ -63,6 +63,7 @@ class Bundle:
     chats: frozenset[int]  # the n of every chats/<n>.json
     attached: frozenset[str]  # the SHA-256 of every attachment the chats name
     blobs: frozenset[str]  # the SHA-256 of every files/ member
+    format_version: int = FORMAT_VERSION  # how its chats are written (1: before branches)
 
     @property
     def attachment_blobs(self) -> set[str]:
@@ -240,7 +241,8 @@ def parse_manifest(value: Any, sizes: dict[str, int], read_json: ReadJson, refus
     for ws in workspaces:
         for number in ws.chats:
             member = f"chats/{number}.json"
-            chat = parse_chat(number, read_json(member, f"the chat '{member}'"), refuse)
+            chat = parse_chat(number, read_json(member, f"the chat '{member}'"), refuse,
+                              version=version)
             attached.update(sha for m in chat.messages for sha in attachments(m.content))
             del chat
     needed = {f.sha256 for w in workspaces for f in w.files}
@@ -262,7 +264,8 @@ def parse_manifest(value: Any, sizes: dict[str, int], read_json: ReadJson, refus
                        "not hold")
     return Bundle(cairn_version=cairn_version, created_at=created_at,
                   workspaces=tuple(workspaces), chats=frozenset(chats),
-                  attached=frozenset(attached), blobs=frozenset(blob_members))
+                  attached=frozenset(attached), blobs=frozenset(blob_members),
+                  format_version=version)
 
 
 def _workspace(value: Any, where: str, refuse: Refuse, chat_members: set[str],
@@ -349,28 +352,38 @@ def _file(value: Any, where: str, refuse: Refuse) -> FileEntry:
                      created_at=f.text("created_at", stamp=True))
 
 
-def parse_chat(number: int, value: Any, refuse: Refuse) -> ChatEntry:
+def parse_chat(number: int, value: Any, refuse: Refuse, *,
+               version: int = FORMAT_VERSION) -> ChatEntry:
     """The chat ``chats/<number>.json`` (parsed JSON) checked field by field: its messages
-    hold only the content Cairn writes (``app.store.messages.checked_content``)."""
+    hold only the content Cairn writes (``app.store.messages.checked_content``) and form a
+    tree (format 2): each parent a message of the chat listed before it, no cycle, the leaf a
+    message of the chat.  Messages with no parent are the versions of the chat's first
+    message (the chat itself is the tree's one root).  A chat of format 1 (before branches)
+    becomes a tree as the database's migration made one: what a retry or an edit replaced
+    (``superseded_by``) becomes the earlier versions."""
     member = f"chats/{number}.json"
     what = f"the chat '{member}'"
-    f = _Fields(value, "", what, refuse, "chat")
+    old = version < 2
+    f = _Fields(value, "", what, refuse, "chat_v1" if old else "chat")
     title = one_line(f.text("title"))
     if not title or not visible(title):
         f.fail("title", "should be a visible title")
     raw = f.items("messages")
     messages = []
+    links: list[int | None] = []
     for i, item in enumerate(raw):
-        m = _Fields(item, f"messages[{i}]", what, refuse, "message")
+        m = _Fields(item, f"messages[{i}]", what, refuse, "message_v1" if old else "message")
         role = m.text("role", choices=ROLES)
         try:
             content = checked_content(role, m.value["content"])
         except ContentProblem as problem:
             m.fail(f"messages[{i}].{problem.where}", problem.why)
         _strings_are_utf8(content, lambda: m.fail(f"messages[{i}].content", "is not UTF-8 text"))
-        superseded = m.number("superseded_by", nullable=True)
-        if superseded is not None and superseded >= len(raw):
-            m.fail(f"messages[{i}].superseded_by", "names a message the chat does not hold")
+        name = "superseded_by" if old else "parent"
+        link = m.number(name, nullable=True)
+        if link is not None and link >= len(raw):  # an orphan: its parent is not there
+            m.fail(f"messages[{i}].{name}", "names a message the chat does not hold")
+        links.append(link)
         messages.append(MessageEntry(
             role=role, content=content,
             status=m.text("status", choices=STATUSES), error=m.text("error", nullable=True),
@@ -379,10 +392,61 @@ def parse_chat(number: int, value: Any, refuse: Refuse) -> ChatEntry:
             cache_write_tokens=m.number("cache_write_tokens", nullable=True),
             cache_read_tokens=m.number("cache_read_tokens", nullable=True),
             output_tokens=m.number("output_tokens", nullable=True), cost_usd=m.real("cost_usd"),
-            created_at=m.text("created_at", stamp=True), superseded_by=superseded))
+            created_at=m.text("created_at", stamp=True), parent=None if old else link))
+    leaf: int | None
+    if old:
+        parents, leaf = _tree_of_format_1(links)
+        messages = [replace(m, parent=p) for m, p in zip(messages, parents)]
+    else:
+        leaf = f.number("leaf", nullable=True)
+        if leaf is not None and leaf >= len(messages):
+            f.fail("leaf", "names a message the chat does not hold")
+        if leaf is None and messages:
+            f.fail("leaf", "should name the message the chat shows last")
+        _check_tree(links, f)
     watermark = f.number("watermark", nullable=True)
     if watermark is not None and watermark >= len(messages):
         f.fail("watermark", "names a message the chat does not hold")
     return ChatEntry(number=number, title=title, created_at=f.text("created_at", stamp=True),
                      updated_at=f.text("updated_at", stamp=True), watermark=watermark,
-                     messages=tuple(messages))
+                     messages=tuple(messages), leaf=leaf)
+
+
+def _check_tree(parents: list[int | None], f: _Fields) -> None:
+    """Each parent listed before its message, and no cycle: said in one sentence."""
+    for i, parent in enumerate(parents):
+        if parent is None or parent < i:
+            continue
+        # Up from i: back at i is a cycle; otherwise a parent listed after its message.
+        seen = {i}
+        at: int | None = parent
+        while at is not None and at not in seen:
+            seen.add(at)
+            at = parents[at]
+        if at == i:
+            f.fail(f"messages[{i}].parent", "makes a cycle: the message would be its own "
+                                            "ancestor")
+        f.fail(f"messages[{i}].parent", "names a message listed after it (a parent comes "
+                                        "before its replies)")
+
+
+def _tree_of_format_1(superseded: list[int | None]) -> tuple[list[int | None], int | None]:
+    """The tree a format-1 chat stands for (the migration's rule, by place): a message's
+    parent is the newest earlier message still in the conversation when it was written (a
+    message taken out by a retry or an edit stays in until the next message after the last
+    of those taken out with it); the leaf is the conversation's last message."""
+    last_of: dict[int, int] = {}
+    for i, by in enumerate(superseded):
+        if by is not None:
+            last_of[by] = i
+    parents: list[int | None] = []
+    for i in range(len(superseded)):
+        parent = None
+        for x in range(i - 1, -1, -1):
+            by = superseded[x]
+            if by is None or last_of[by] >= i:
+                parent = x
+                break
+        parents.append(parent)
+    shown = [i for i, by in enumerate(superseded) if by is None]
+    return parents, (shown[-1] if shown else None)

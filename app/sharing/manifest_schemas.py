@@ -61,12 +61,18 @@ class FileRecord(Strict):
     created_at: StrictStr
 
 
-class ChatRecord(Strict):
+class ChatRecordV1(Strict):
+    """A chat of format 1 (before branches)."""
+
     title: StrictStr
     created_at: StrictStr
     updated_at: StrictStr
     watermark: StrictInt | None
     messages: list[Any]
+
+
+class ChatRecord(ChatRecordV1):
+    leaf: StrictInt | None
 
 
 class MessageRecord(Strict):
@@ -81,9 +87,27 @@ class MessageRecord(Strict):
     output_tokens: StrictInt | None
     cost_usd: Any  # a number from 0, or null: checked by value
     created_at: StrictStr
+    parent: StrictInt | None
+
+
+class MessageRecordV1(Strict):
+    """A message of format 1: what a retry or an edit replaced, instead of a tree."""
+
+    role: StrictStr
+    content: Any
+    status: StrictStr
+    error: StrictStr | None
+    model: StrictStr | None
+    input_tokens: StrictInt | None
+    cache_write_tokens: StrictInt | None
+    cache_read_tokens: StrictInt | None
+    output_tokens: StrictInt | None
+    cost_usd: Any
+    created_at: StrictStr
     superseded_by: StrictInt | None
 
 
 SCHEMAS: dict[str, type[Strict]] = {
     "manifest": Manifest, "workspace": WorkspaceRecord, "knowledge": KnowledgeRecord,
-    "version": VersionRecord, "file": FileRecord, "chat": ChatRecord, "message": MessageRecord}
+    "version": VersionRecord, "file": FileRecord, "chat": ChatRecord, "message": MessageRecord,
+    "chat_v1": ChatRecordV1, "message_v1": MessageRecordV1}

@@ -100,21 +100,22 @@ def _chat_json(conn: sqlite3.Connection, registry: Registry, chat_id: str) -> di
     chat = registry.get_chat(chat_id)
     rows = conn.execute(
         "SELECT id, role, content, status, error, model, input_tokens, cache_write_tokens,"
-        " cache_read_tokens, output_tokens, cost_usd, created_at, superseded_by FROM message"
-        " WHERE chat_id = ? ORDER BY id", (chat_id,)).fetchall()
+        " cache_read_tokens, output_tokens, cost_usd, created_at, parent_id FROM message"
+        " WHERE chat_id = ? ORDER BY id", (chat_id,)).fetchall()  # (parents come first)
     place = {row[0]: i for i, row in enumerate(rows)}
-    watermark = conn.execute("SELECT knowledge_watermark FROM chat WHERE id = ?",
-                             (chat_id,)).fetchone()[0]
+    watermark, leaf = conn.execute("SELECT knowledge_watermark, leaf_id FROM chat WHERE id = ?",
+                                   (chat_id,)).fetchone()
     covered = [place[r[0]] for r in rows if r[0] <= watermark]
     messages = []
     for (_id, role, content, status, error, model, t_in, t_write, t_read, t_out, cost, created,
-         superseded) in rows:
+         parent) in rows:
         messages.append({
             "role": role, "content": json.loads(content), "status": status, "error": error,
             "model": model, "input_tokens": t_in, "cache_write_tokens": t_write,
             "cache_read_tokens": t_read, "output_tokens": t_out, "cost_usd": cost,
-            "created_at": created, "superseded_by": place.get(superseded)})
+            "created_at": created, "parent": place.get(parent)})
     return {"title": chat.title, "created_at": chat.created_at, "updated_at": chat.updated_at,
-            "watermark": covered[-1] if covered else None, "messages": messages}
+            "watermark": covered[-1] if covered else None, "leaf": place.get(leaf),
+            "messages": messages}
 
 

@@ -134,10 +134,11 @@ class ChatStore:
         *before* keeps messages with a smaller id, *after* those with a larger one; *limit*
         keeps the newest *limit* of those.  A long chat opens with ``messages(chat, limit=50)``
         and scrolls back with ``messages(chat, before=<oldest id shown>, limit=50)``; an empty
-        page is the start.  When *before* is a message of the chat, the page is the path
-        above it (the path it is on, so a view paging what it shows never mixes branches);
-        a page walks up from there by parent, so it costs the same anywhere in any chat.
-        *leaf*: the path ending there instead of the chat's current leaf (a running turn's).
+        page is the start.  Ids grow along a path, so *before* and *after* cut the path as
+        they cut a chat before branches; a page walks up from the leaf by primary key (a
+        page near the end costs the same in any chat; one far back walks the ids above it,
+        a few milliseconds at 5,000).  *leaf*: the path ending there instead of the chat's
+        current leaf (a running turn's, a search hit's branch).
         """
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative: {limit}")
@@ -177,6 +178,13 @@ class ChatStore:
         rest = self.messages(chat_id, after=message_id, before=before)
         return head + rest, len(head) >= limit
 
+    def tree(self, chat_id: str) -> list[Message]:
+        """Every message of the chat, every branch, oldest first (parents before their
+        replies); each with its parent (versions are counted on path reads only)."""
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? ORDER BY id",
+                              (chat_id,))
+        return [_message(r) for r in rows]
+
     def message(self, chat_id: str, message_id: int) -> Message | None:
         """One message of the chat, on any branch; None when the chat holds no such id."""
         rows = self._db.query(f"SELECT {_COLUMNS} FROM message WHERE chat_id = ? AND id = ?",
@@ -188,7 +196,7 @@ class ChatStore:
         rows = self._db.query(
             "WITH RECURSIVE up(id) AS (SELECT leaf_id FROM chat WHERE id = ?"
             " AND leaf_id IS NOT NULL UNION ALL SELECT m.parent_id FROM message AS m"
-            " JOIN up ON m.id = up.id WHERE m.parent_id IS NOT NULL) SELECT count(*) FROM up",
+            " JOIN up ON m.id = up.id WHERE m.parent_id < m.id) SELECT count(*) FROM up",
             (chat_id,))
         return int(rows[0][0])
 
@@ -318,6 +326,8 @@ _COLUMNS = ("id, chat_id, role, content, status, error, model, input_tokens,"
             " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at,"
             " parent_id, output_estimated")
 
+# Every walk up a path asks parent_id < id, every walk down id > parent: the triggers keep
+# it so, and a row damaged by hand can then never make a walk go round a cycle.
 # A path's messages, each with its version (its rank among its siblings) and their count:
 # both counted in the (chat_id, parent_id, id) index, no row read.
 _PATH_COLUMNS = ("m.id, m.chat_id, m.role, m.content, m.status, m.error, m.model,"
@@ -367,7 +377,8 @@ def _newest_below(conn: sqlite3.Connection, chat_id: str, message_id: int) -> in
     parent, so the newest of a subtree has no child)."""
     rows = conn.execute(
         "WITH RECURSIVE below(id) AS (SELECT ? UNION ALL SELECT m.id FROM message AS m"
-        " JOIN below ON m.chat_id = ? AND m.parent_id = below.id) SELECT max(id) FROM below",
+        " JOIN below ON m.chat_id = ? AND m.parent_id = below.id AND m.id > below.id)"
+        " SELECT max(id) FROM below",
         (message_id, chat_id)).fetchall()
     return int(rows[0][0])
 
@@ -376,7 +387,7 @@ def _on_path(conn: sqlite3.Connection, leaf: int, message_id: int) -> bool:
     """Whether *message_id* is *leaf* or above it (a walk up that stops below the id)."""
     rows = conn.execute(
         "WITH RECURSIVE up(id) AS (SELECT ? UNION ALL SELECT m.parent_id FROM message AS m"
-        " JOIN up ON m.id = up.id WHERE m.parent_id IS NOT NULL AND up.id > ?)"
+        " JOIN up ON m.id = up.id WHERE m.parent_id < m.id AND up.id > ?)"
         " SELECT 1 FROM up WHERE id = ?", (leaf, message_id, message_id)).fetchall()
     return bool(rows)
 
@@ -392,7 +403,9 @@ def _asker(conn: sqlite3.Connection, message_id: int) -> Message | None:
         message = _message(rows[0])
         if message.from_person:
             return message
-        at = message.parent_id
+        # (ids fall going up: a damaged row can never make this walk go round)
+        at = message.parent_id if message.parent_id is not None \
+            and message.parent_id < message.id else None
     return None
 
 
@@ -403,29 +416,22 @@ def _path(conn: sqlite3.Connection, chat_id: str, *, before: int | None, after: 
     if limit == 0:
         return []
     start: int | None = leaf
-    if before is not None:
-        rows = conn.execute("SELECT parent_id FROM message WHERE chat_id = ? AND id = ?",
-                            (chat_id, before)).fetchall()
-        if rows:  # the path above a message of the chat
-            if rows[0][0] is None:
-                return []
-            start = rows[0][0]
-        else:  # any number: the shown path's messages below it
-            first = conn.execute(
-                "WITH RECURSIVE up(id) AS (SELECT coalesce(?, (SELECT leaf_id FROM chat"
-                " WHERE id = ?)) UNION ALL SELECT m.parent_id FROM message AS m JOIN up"
-                " ON m.id = up.id WHERE m.parent_id IS NOT NULL AND up.id >= ?)"
-                " SELECT max(id) FROM up WHERE id < ?",
-                (start, chat_id, before, before)).fetchall()
-            if first[0][0] is None:
-                return []
-            start = first[0][0]
+    if before is not None:  # the newest message of the path below *before*, walking up to it
+        first = conn.execute(
+            "WITH RECURSIVE up(id) AS (SELECT coalesce(?, (SELECT leaf_id FROM chat"
+            " WHERE id = ?)) UNION ALL SELECT m.parent_id FROM message AS m JOIN up"
+            " ON m.id = up.id WHERE m.parent_id < m.id AND up.id >= ?)"
+            " SELECT max(id) FROM up WHERE id < ?",
+            (start, chat_id, before, before)).fetchall()
+        if first[0][0] is None:
+            return []
+        start = first[0][0]
     # One walk up by primary key from *start* (None: the chat's leaf), *limit* steps at most
     # and never below *after*.
     rows = conn.execute(
         "WITH RECURSIVE up(id, n) AS (SELECT coalesce(?, (SELECT leaf_id FROM chat"
         " WHERE id = ?)), 1 UNION ALL SELECT m.parent_id, up.n + 1"
-        " FROM message AS m JOIN up ON m.id = up.id WHERE m.parent_id IS NOT NULL"
+        " FROM message AS m JOIN up ON m.id = up.id WHERE m.parent_id < m.id"
         " AND m.parent_id > ? AND up.n < ?)"
         f" SELECT {_PATH_COLUMNS} FROM up CROSS JOIN message AS m ON m.id = up.id"
         " WHERE m.chat_id = ? AND m.id > ? ORDER BY m.id",

@@ -23,7 +23,6 @@ from app.base.db import Database
 from app.errors import Refused
 from app.store import search_index, search_query
 from app.store.search_index import MARK_CLOSE, MARK_OPEN
-from app.store.shown_path import on_shown_path
 from app.store.search_query import Query
 
 PERSONAL = "personal"
@@ -327,14 +326,16 @@ class Search:
     # ----------------------------------------------------------------- find in a chat
 
     def in_chat(self, chat_id: str, query: Query) -> list[int]:
-        """The ids of the chat's messages (its conversation) that match *query*, oldest
-        first: the whole chat, not a page of it."""
+        """The ids of the chat's messages on its shown path that match *query*, oldest
+        first: the whole path, not a page of it (other branches are found by search, not
+        by find in the chat)."""
         if query.empty:
             return []
         expression = f'text : ({query.match()}) AND chat : "{search_index.token(chat_id)}"'
         try:
-            rows = self._db.query("SELECT rowid FROM search_message WHERE search_message"
-                                  " MATCH ? ORDER BY rowid", (expression,))
+            rows = self._db.query(_ON_PATH + "SELECT rowid FROM search_message WHERE"
+                                  " search_message MATCH ? AND rowid IN (SELECT id FROM up)"
+                                  " ORDER BY rowid", (chat_id, expression))
         except sqlite3.DatabaseError as error:
             raise Refused(search_index.MISSING) from error
         return [r[0] for r in rows]
@@ -347,13 +348,20 @@ class Search:
             return []
         expression = f'text : ({query.match()}) AND chat : "{search_index.token(chat_id)}"'
         try:
-            rows = self._db.query("SELECT rowid, text FROM search_message WHERE search_message"
-                                  " MATCH ? ORDER BY rowid", (expression,))
+            rows = self._db.query(_ON_PATH + "SELECT rowid, text FROM search_message WHERE"
+                                  " search_message MATCH ? AND rowid IN (SELECT id FROM up)"
+                                  " ORDER BY rowid", (chat_id, expression))
         except sqlite3.DatabaseError as error:
             raise Refused(search_index.MISSING) from error
         words = [w.casefold() for w in dict.fromkeys(query.words()) if w]
         return [(r[0], max(1, sum(str(r[1]).casefold().count(w) for w in words)))
                 for r in rows]
+
+
+# The ids of a chat's shown path (issue 38): a walk up from its leaf by primary key.
+_ON_PATH = ("WITH RECURSIVE up(id) AS (SELECT leaf_id FROM chat WHERE id = ? UNION ALL"
+            " SELECT m.parent_id FROM message AS m JOIN up ON m.id = up.id"
+            " WHERE m.parent_id < m.id) ")
 
 
 def _marks(items: Sequence[object]) -> str:
@@ -405,26 +413,21 @@ class Finder:
         return self.search.find(query, limit=limit, workspaces=workspaces)
 
     def in_chat(self, chat_id: str, text: str) -> list[int]:
-        """The messages of the chat's shown path that match *text*, oldest first (find in the
-        chat; another branch's are left out: issue 38)."""
+        """The messages of the chat that match *text*, oldest first (find in the chat)."""
         query = search_query.parse(text, archived=True)
         problem = self.check()
         if problem is not None:
             raise Refused(problem)
-        found = self.search.in_chat(chat_id, query)
-        shown = on_shown_path(self._db, chat_id, found)
-        return [m for m in found if m in shown]
+        return self.search.in_chat(chat_id, query)
 
     def in_chat_counted(self, chat_id: str, text: str) -> list[tuple[int, int]]:
-        """The messages of the chat's shown path that match *text*, oldest first, with how
-        many matches each holds (find in the chat: "3 of 12" counts matches, not messages)."""
+        """The messages of the chat that match *text*, oldest first, with how many matches
+        each holds (find in the chat: "3 of 12" counts matches, not messages)."""
         query = search_query.parse(text, archived=True)
         problem = self.check()
         if problem is not None:
             raise Refused(problem)
-        found = self.search.in_chat_counted(chat_id, query)
-        shown = on_shown_path(self._db, chat_id, (m for m, _ in found))
-        return [(m, n) for m, n in found if m in shown]
+        return self.search.in_chat_counted(chat_id, query)
 
     def words(self, text: str) -> tuple[str, ...]:
         """The words of *text* as a query reads them (what a view highlights)."""

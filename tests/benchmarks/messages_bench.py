@@ -66,11 +66,12 @@ def build(registry: Registry) -> str:
             other = others[(n * per_turn + k) % OTHER_CHATS]
             rows.append(message_row(other, n + k, now))
         rows.append(message_row(chat, n, now))
+    from tests.benchmarks.tree_rows import insert_paths
+
     with registry.db.write() as conn:
-        conn.executemany(
-            "INSERT INTO message (chat_id, role, content, status, error, model, input_tokens,"
-            " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at)"
-            " VALUES (?, ?, ?, 'complete', NULL, ?, ?, ?, ?, ?, ?, ?)", rows)
+        insert_paths(conn, "chat_id, role, content, status, error, model, input_tokens,"
+                     " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd,"
+                     " created_at", "?, ?, ?, 'complete', NULL, ?, ?, ?, ?, ?, ?, ?", rows)
     return chat
 
 

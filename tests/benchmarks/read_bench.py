@@ -55,10 +55,12 @@ def main() -> None:
         (root / f"ws{i}").mkdir()
         registry.add_workspace(str(root / f"ws{i}"))
     chat = registry.new_chat(title="long")
+    from tests.benchmarks.tree_rows import insert_paths
+
     with registry.db.write() as conn:
-        conn.executemany(
-            "INSERT INTO message (chat_id, role, content, status, created_at)"
-            " VALUES (?, ?, ?, 'complete', '2026-11-30T00:00:00.000Z')",
+        insert_paths(
+            conn, "chat_id, role, content, status, created_at",
+            "?, ?, ?, 'complete', '2026-11-30T00:00:00.000Z'",
             [(chat.id, "user" if n % 2 == 0 else "assistant",
               f'[{{"type": "text", "text": "message {n} ' + "x" * 400 + '"}]')
              for n in range(5_000)])

@@ -89,9 +89,10 @@ def build(base: Path, rng: random.Random) -> tuple[Path, list[str], dict[str, An
             rows.append((chats[n % len(chats)], "user" if n % 2 == 0 else "assistant",
                          json.dumps([{"type": "text", "text": text}]),
                          scale_data.stamp(base_time, 60_000 * n)))
+        from tests.benchmarks.tree_rows import insert_paths
+
         with db.write() as conn:
-            conn.executemany("INSERT INTO message (chat_id, role, content, created_at)"
-                             " VALUES (?, ?, ?, ?)", rows)
+            insert_paths(conn, "chat_id, role, content, created_at", "?, ?, ?, ?", rows)
     print("writing knowledge and files…", flush=True)
     blobs = BlobStore(data / "files")
     with db.write() as conn:

@@ -312,11 +312,12 @@ def build(cairn: Any, base: Path, *, messages: int = MESSAGES,
     for n, chat_id in enumerate(others):
         question, answer, _op = fact(n)
         rows += _rows(chat_id, [("user", question), ("assistant", answer)], now)
+    from tests.benchmarks.tree_rows import insert_paths
+
     with cairn.registry.db.write() as conn:
-        conn.executemany(
-            "INSERT INTO message (chat_id, role, content, status, error, model, input_tokens,"
-            " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd, created_at)"
-            " VALUES (?, ?, ?, 'complete', NULL, ?, ?, ?, ?, ?, ?, ?)", rows)
+        insert_paths(conn, "chat_id, role, content, status, error, model, input_tokens,"
+                     " cache_write_tokens, cache_read_tokens, output_tokens, cost_usd,"
+                     " created_at", "?, ?, ?, 'complete', NULL, ?, ?, ?, ?, ?, ?, ?", rows)
     (base / "cli").mkdir(exist_ok=True)
     return Built(cairn, long_chat, others, first_chat, base / "cli")
 

@@ -152,3 +152,25 @@ def test_the_tree_refuses_a_parent_from_another_chat_or_a_later_message(isolated
         assert db.query("SELECT count(*) FROM message") == [(1,)]
     finally:
         db.close()
+
+
+def test_a_cycle_made_by_hand_without_the_triggers_never_hangs_a_read(isolated):
+    """Should the triggers be lost and a row edited by hand into a cycle, every walk of the
+    tree still ends (ids fall going up): the path reads what it can, no read goes round."""
+    db = Database.open(isolated)
+    try:
+        with db.write() as conn:
+            chat(conn, "ch_a")
+            a = say(conn, "ch_a", "user", "one")
+            b = conn.execute("INSERT INTO message (chat_id, role, content, created_at, parent_id)"
+                             " VALUES ('ch_a', 'assistant', '[]', ?, ?)", (NOW, a)).lastrowid
+            conn.execute("UPDATE chat SET leaf_id = ? WHERE id = 'ch_a'", (b,))
+            conn.execute("DROP TRIGGER message_parent_fixed")
+            conn.execute("UPDATE message SET parent_id = ? WHERE id = ?", (b, a))  # a cycle
+        chats = ChatStore(db)
+        assert [m.id for m in chats.messages("ch_a")] == [a, b]
+        assert chats.message_count("ch_a") == 2
+        assert chats.switch("ch_a", a) == b
+        assert chats.on_path("ch_a", a)
+    finally:
+        db.close()

@@ -577,7 +577,11 @@ async def test_chat_show_prints_the_conversation(cairn, fake, workspace, capsys)
     await cairn.engine.send(chat.id, "And the font?")
     assert cli.main(["chat", "show", chat.id]) == 0
     out = capsys.readouterr().out
-    assert "You: Our colours?\n\nClaude: Orange and black.\n\nYou: And the font?" in out
+    q, a, q2, _ = cairn.chats.messages(chat.id)
+    # Each message with its id, its parent and its version (issue 38).
+    assert (f"#{q.id} · version 1 of 1\nYou: Our colours?\n\n"
+            f"#{a.id} after #{q.id} · version 1 of 1\nClaude: Orange and black.\n\n"
+            f"#{q2.id} after #{a.id} · version 1 of 1\nYou: And the font?") in out
     assert "[failed: Anthropic rejected the API key." in out
     assert cli.main(["chat", "show", chat.id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -86,6 +86,8 @@ def test_a_damaged_message_row_is_one_sentence(isolated, ws, capsys, content):
         conn.execute("INSERT INTO message (chat_id, role, content, status, created_at)"
                      " VALUES (?, 'user', ?, 'complete', '2026-11-30T00:00:00Z')",
                      (chat["id"], content))
+        conn.execute("UPDATE chat SET leaf_id = last_insert_rowid() WHERE id = ?",
+                     (chat["id"],))  # on the shown path
     conn.close()
     for argv in (["chat", "show", chat["id"]], ["chat", "show", chat["id"], "--json"]):
         code, out, err = run(capsys, *argv)

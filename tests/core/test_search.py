@@ -196,9 +196,9 @@ def test_every_indexed_write_updates_the_index(cairn, world, tmp_path):
     cairn.registry.rename_chat(world["c2"].id, "Orchard")
     assert kinds(cairn.search.find("orchard")) == [("chat", world["c2"].id)]
     assert cairn.search.find("garden") == []
-    # A message edited away (edit and resend): the old text leaves, the new one is found.
+    # A message edited (issue 38: a new version): both versions are found, each its own hit.
     new = cairn.chats.resend(world["c2"].id, world["m3"].id, "Plant peppers instead")
-    assert cairn.search.find("tomatoes") == []
+    assert kinds(cairn.search.find("tomatoes")) == [("message", world["m3"].id)]
     assert kinds(cairn.search.find("peppers")) == [("message", new.id)]
     # A knowledge version saved: the old entry leaves.
     cairn.knowledge.save(world["acme"].id, "## Facts\n\n- Ship by rail\n", source="user")

@@ -67,9 +67,14 @@ def _build(reg: Registry, folders: Any, tmp_path: Path) -> dict[str, Any]:
     chats.append(plans.id, "assistant", [{"type": "text", "text": "On 15 April."}],
                  model="claude-sonnet-5-5", usage=Usage(120, 30, 0, 12), cost_usd=0.0012,
                  status="failed", error="The network went away.")
-    chats.retry(plans.id)  # the failed reply leaves the conversation (superseded_by)
+    chats.retry(plans.id)  # the failed reply stays, as version 1 of the reply
     chats.append(plans.id, "assistant", [{"type": "text", "text": "On 16 April, in fact."}],
                  model="claude-sonnet-5-5", usage=Usage(130, 0, 30, 14), cost_usd=0.0013)
+    # A tree (issue 38): the first question edited, answered, then the first branch shown
+    # again (the chat's leaf is not its newest message).
+    edited = chats.resend(plans.id, first.id, "When do we launch, roughly?")
+    chats.append(plans.id, "assistant", [{"type": "text", "text": "Spring."}])
+    chats.switch(plans.id, first.id)
     with reg.db.write() as conn:
         conn.execute("UPDATE chat SET knowledge_watermark = ? WHERE id = ?",
                      (first.id + 2, plans.id))
@@ -97,14 +102,15 @@ def _portrait(reg: Registry, ws_id: str) -> dict[str, Any]:
         conversation = []
         for chat_id in reg.chat_order(ws.id):
             chat = reg.chat(chat_id)
-            messages = chats.messages(chat_id, superseded=True)
+            messages = chats.tree(chat_id)  # every branch
             place = {m.id: i for i, m in enumerate(messages)}
             mark = reg.db.query("SELECT knowledge_watermark FROM chat WHERE id = ?",
                                 (chat_id,))[0][0]
+            shown = [place[m.id] for m in chats.messages(chat_id)]  # the branch it shows
             conversation.append((chat.title, chat.created_at, chat.updated_at,
-                                 [i for m, i in place.items() if m <= mark][-1:],
+                                 [i for m, i in place.items() if m <= mark][-1:], shown,
                                  [(m.role, m.content, m.status, m.error, m.model, m.usage,
-                                   m.cost_usd, m.created_at, place.get(m.superseded_by))
+                                   m.cost_usd, m.created_at, place.get(m.parent_id))
                                   for m in messages]))
         out[rel] = {"title": ws.title, "description": ws.description,
                     "instructions": ws.instructions, "build_status": ws.build_status,
@@ -378,9 +384,9 @@ CASES: dict[str, Any] = {
                     "it has no manifest (manifest.json), so it is not a Cairn bundle"),
     "no format version": (lambda b: _with(b, _delete("format_version")),
                           "its manifest has no format version"),
-    "newer format version": (lambda b: _with(b, _set(["format_version"], 2)),
-                             "it was made by a newer version of Cairn (bundle format 2; this "
-                             "version reads up to 1). Update Cairn to open it"),
+    "newer format version": (lambda b: _with(b, _set(["format_version"], 3)),
+                             "it was made by a newer version of Cairn (bundle format 3; this "
+                             "version reads up to 2). Update Cairn to open it"),
     "format version of the wrong type": (lambda b: _with(b, _set(["format_version"], "1")),
                                          "its manifest's format version is not a version "
                                          "Cairn knows"),
@@ -459,6 +465,46 @@ def _refused(tmp_path: Path, data: bytes, *extra: str) -> tuple[int, str, Path]:
     err = io.StringIO()
     code = cli.main(["import", str(bundle), str(into), *extra], stdout=io.StringIO(), stderr=err)
     return code, err.getvalue(), into
+
+
+def _tree(**parents: Any) -> Any:
+    """Change the chats/1.json messages' parents (messages[i].parent = value, by "m<i>"), or
+    its leaf."""
+    def change(chat: dict[str, Any]) -> None:
+        for key, value in parents.items():
+            if key == "leaf":
+                chat["leaf"] = value
+            else:
+                chat["messages"][int(key[1:])]["parent"] = value
+    return lambda b: _chat_changed(b, 1, change)
+
+
+# Issue 38: a chat's tree (chats/1.json holds 0 ← 1, 0 ← 2, 3 ← 4; leaf 2).
+_IN_CHAT = "in the chat 'chats/1.json'"
+CASES.update({
+    "tree with a cycle": (_tree(m0=2, m2=0),
+                          f"the field 'messages[0].parent' {_IN_CHAT} makes a cycle: the "
+                          "message would be its own ancestor"),
+    "tree with a message its own parent": (_tree(m3=3),
+                                           f"the field 'messages[3].parent' {_IN_CHAT} makes "
+                                           "a cycle: the message would be its own ancestor"),
+    "tree with an orphan": (_tree(m4=99),
+                            f"the field 'messages[4].parent' {_IN_CHAT} names a message the "
+                            "chat does not hold"),
+    "tree with a parent listed after": (_tree(m3=4, m4=None),
+                                        f"the field 'messages[3].parent' {_IN_CHAT} names a "
+                                        "message listed after it (a parent comes before its "
+                                        "replies)"),
+    "tree with a negative parent": (_tree(m1=-1),
+                                    f"the field 'messages[1].parent' {_IN_CHAT} should be a "
+                                    "whole number from 0"),
+    "tree with its leaf outside": (_tree(leaf=5),
+                                   f"the field 'leaf' {_IN_CHAT} names a message the chat "
+                                   "does not hold"),
+    "tree without a leaf": (_tree(leaf=None),
+                            f"the field 'leaf' {_IN_CHAT} should name the message the chat "
+                            "shows last"),
+})
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -771,8 +817,8 @@ def test_the_content_cairn_writes_is_imported(base, isolated, tmp_path):
     try:
         chat_id = next(c for c in registry.chat_listing().workspaces[0][1]
                        if c.title == "Launch plans").id
-        stored = [m.content for m in ChatStore(registry.db).messages(chat_id, superseded=True)]
-        assert stored[2] == reply and stored[3] == result
+        stored = [m.content for m in ChatStore(registry.db).tree(chat_id)]
+        assert stored[2] == reply and stored[-1] == result
     finally:
         registry.close()
 
@@ -790,11 +836,11 @@ def _many_chats(b: dict[str, Any], count: int, chat: bytes) -> bytes:
 def _chat_json(content: list[Any]) -> bytes:
     return json.dumps({
         "title": "Crafted", "created_at": "2026-11-30T09:00:00.000Z",
-        "updated_at": "2026-11-30T09:00:00.000Z", "watermark": None,
+        "updated_at": "2026-11-30T09:00:00.000Z", "watermark": None, "leaf": 0,
         "messages": [{"role": "user", "content": content, "status": "complete", "error": None,
                       "model": None, "input_tokens": None, "cache_write_tokens": None,
                       "cache_read_tokens": None, "output_tokens": None, "cost_usd": None,
-                      "created_at": "2026-11-30T09:00:00.000Z", "superseded_by": None}],
+                      "created_at": "2026-11-30T09:00:00.000Z", "parent": None}],
     }, separators=(",", ":")).encode()
 
 
@@ -908,7 +954,7 @@ def test_imported_names_are_normalised(base, isolated, tmp_path):
         chat_id = next(c for c in registry.chat_listing().workspaces[0][1]
                        if c.title.startswith("Launch")).id
         assert registry.chat(chat_id).title == "Launch plans"
-        first = ChatStore(registry.db).messages(chat_id, superseded=True)[0]
+        first = ChatStore(registry.db).tree(chat_id)[0]
         assert first.content[1]["name"] == "brief .txt"
     finally:
         registry.close()
@@ -921,3 +967,38 @@ def test_a_name_with_nothing_left_to_show_is_refused(base, isolated, tmp_path):
                    "'workspaces[0].files[0].name' in its manifest should be a file name (no "
                    "folders in it)\n")
     assert code == 1
+
+
+def test_a_bundle_of_format_1_arrives_as_the_tree_it_stands_for(base, isolated, tmp_path):
+    """A bundle made before branches (format 1: superseded_by, no leaf) still imports: what a
+    retry replaced becomes an earlier version, the conversation the shown branch."""
+    manifest = json.loads(json.dumps(base["manifest"]))
+    manifest["format_version"] = 1
+    members = dict(base["members"])
+    members["manifest.json"] = json.dumps(manifest).encode()
+    for name in [n for n in members if n.startswith("chats/")]:
+        chat = json.loads(members[name])
+        chat.pop("leaf")
+        if name == "chats/1.json":  # a question, a failed reply retried, the new reply
+            chat["messages"] = chat["messages"][:3]
+            chat["watermark"] = None
+        for message in chat["messages"]:
+            message.pop("parent")
+            message["superseded_by"] = None
+        if name == "chats/1.json":
+            chat["messages"][1]["superseded_by"] = 0
+        members[name] = json.dumps(chat).encode()
+    code, err, _ = _refused(tmp_path, _zip(list(members.items())))
+    assert (code, err) == (0, "")
+    registry = Registry.open(isolated)
+    try:
+        chat_id = next(c for c in registry.chat_listing().workspaces[0][1]
+                       if c.title == "Launch plans").id
+        chats = ChatStore(registry.db)
+        tree = chats.tree(chat_id)
+        assert [m.parent_id for m in tree] == [None, tree[0].id, tree[0].id]
+        shown = chats.messages(chat_id)
+        assert [m.id for m in shown] == [tree[0].id, tree[2].id]
+        assert (shown[1].version, shown[1].versions) == (2, 2)
+    finally:
+        registry.close()

@@ -214,6 +214,12 @@ def test_edit_and_resend_replaces_the_last_exchange(opened, loop, fake, folders)
         "First question", "Second answer."])
     assert [m.text for m in opened.cairn.chats.messages(chat_id)] == [
         "First question", "Second answer."]
+    # Nothing replaced (issue 38): the first version and its answer are one switch away.
+    first, second = opened.cairn.chats.versions(chat_id, person.message_ids[0])
+    assert (first.text, second.text) == ("Frist question", "First question")
+    assert opened.cairn.chats.switch(chat_id, first.id) == first.id + 1
+    assert [m.text for m in opened.cairn.chats.messages(chat_id)] == [
+        "Frist question", "First answer."]
 
 
 def test_thinking_is_folded_and_opens_on_click(opened, loop, fake, folders):

@@ -21,13 +21,12 @@ def ops_of(starter: Starter) -> Operations:
 
 
 def bulk_messages(starter: Starter, chat_id: str, texts: list[str]) -> list[int]:
-    """Many messages of one chat in one transaction (as an import writes them): each under
-    the one before, the last the chat's leaf (the shown path: issue 38)."""
+    """Many messages of one chat in one transaction (as an import writes them)."""
     db = ops_of(starter).cairn.registry.db
     now = utc_now()
     ids = []
     with db.write() as conn:
-        (parent,) = conn.execute("SELECT leaf_id FROM chat WHERE id = ?", (chat_id,)).fetchone()
+        parent = conn.execute("SELECT leaf_id FROM chat WHERE id = ?", (chat_id,)).fetchone()[0]
         for n, text in enumerate(texts):
             role = "user" if n % 2 == 0 else "assistant"
             parent = conn.execute(

@@ -53,7 +53,7 @@ def fork_chat(registry: Registry, chat_id: str, message_id: int) -> Chat:
             base = conn.execute("SELECT coalesce(max(id), 0) FROM message").fetchone()[0]
             conn.execute(
                 "WITH RECURSIVE up(id) AS (SELECT ? UNION ALL SELECT m.parent_id FROM message"
-                " AS m JOIN up ON m.id = up.id WHERE m.parent_id IS NOT NULL),"
+                " AS m JOIN up ON m.id = up.id WHERE m.parent_id < m.id),"
                 " path AS (SELECT id, row_number() OVER (ORDER BY id) AS k FROM up)"
                 " INSERT INTO message (id, chat_id, role, content, status, error, model,"
                 " input_tokens, cache_write_tokens, cache_read_tokens, output_tokens, cost_usd,"

@@ -90,21 +90,20 @@ def _insert_chats(conn: sqlite3.Connection, entries: tuple[WorkspaceEntry, ...],
             conn.execute("INSERT INTO membership (workspace_id, chat_id, position)"
                          " VALUES (?, ?, ?)", (ws.id, chat_id, position))
             ids: list[int] = []
-            for m in chat.messages:
+            for m in chat.messages:  # (checked: a parent comes before its replies)
                 ids.append(conn.execute(
                     "INSERT INTO message (chat_id, role, content, status, error, model,"
                     " input_tokens, cache_write_tokens, cache_read_tokens, output_tokens,"
-                    " cost_usd, created_at, search_text)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " cost_usd, created_at, search_text, parent_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (chat_id, m.role, json.dumps(m.content, ensure_ascii=False), m.status,
                      m.error, m.model, m.input_tokens, m.cache_write_tokens,
                      m.cache_read_tokens, m.output_tokens, m.cost_usd, m.created_at,
-                     search_text(m.content)),
+                     search_text(m.content), None if m.parent is None else ids[m.parent]),
                 ).lastrowid or 0)
-            for message_id, m in zip(ids, chat.messages):
-                if m.superseded_by is not None:
-                    conn.execute("UPDATE message SET superseded_by = ? WHERE id = ?",
-                                 (ids[m.superseded_by], message_id))
+            if chat.leaf is not None:  # the branch it showed
+                conn.execute("UPDATE chat SET leaf_id = ? WHERE id = ?",
+                             (ids[chat.leaf], chat_id))
             if chat.watermark is not None:  # what was learnt is not learnt again
                 conn.execute("UPDATE chat SET knowledge_watermark = ? WHERE id = ?",
                              (ids[chat.watermark], chat_id))
