@@ -1,5 +1,5 @@
 """Renders the window (wide, narrow at 860×640, with the sidebar's filter in use, with the
-Search box open, on a reply that searched the web), the knowledge panel and its history, the status board and Settings
+Search box open, on a reply that searched the web, on a reply with three versions), the knowledge panel and its history, the status board and Settings
 (and its Tools tab), the workspace's Tools page and an MCP call's line unfolded
 offscreen, light and dark, with realistic data, into docs/screenshots/*.png.
 
@@ -154,6 +154,57 @@ def add_mcp(cairn: object, root: Path, website: str) -> None:
                  model="claude-sonnet-5-5", usage=Usage(2230, 0, 0, 58), cost_usd=0.0076)
 
 
+BAKE_REPLIES = (
+    """A timeline that works back from 11:00:
+
+1. **Friday 21:00**: feed the starter (1:5:5) and leave it at room temperature.
+2. **Saturday 06:00**: mix the dough, rest 30 minutes, add the salt.
+3. **06:30–09:30**: bulk ferment with four sets of folds in the first two hours.
+4. **09:30**: shape, then proof for about an hour.
+5. **10:15**: bake at 250 °C, lid on 20 minutes, lid off 20 minutes.""",
+    """If you would rather sleep in, let the fridge do the waiting:
+
+1. **Friday 18:00**: feed the starter; mix the dough at **22:00**.
+2. **Overnight**: bulk ferment in the fridge (about 10 hours at 4 °C).
+3. **Saturday 08:00**: shape straight from the fridge, proof 90 minutes.
+4. **09:45**: bake at 250 °C, 20 minutes covered, 20 uncovered.
+5. **10:30**: cool on a rack; it slices cleanly by 11:00.""",
+    """The shortest plan, all on Saturday (a warm kitchen, 26 °C):
+
+1. **05:00**: feed the starter with warm water.
+2. **08:00**: mix and fold every 20 minutes for an hour.
+3. **09:00**: shape and proof 45 minutes.
+4. **10:00**: bake for 40 minutes; it will be a little denser.""",
+)
+
+
+def add_versions(cairn: object, chat_id: str) -> None:
+    """A reply retried twice (three versions, the second shown) and a follow-up edited once
+    (issue 38): the conversation a person comparing answers has."""
+    from app.store.messages import Usage
+
+    chats = cairn.chats  # type: ignore[attr-defined]
+    asked = chats.append(chat_id, "user", [{"type": "text", "text": "Plan a sourdough bake "
+                                            "for Saturday: the bread ready by 11:00."}])
+    replies = []
+    for n, text in enumerate(BAKE_REPLIES):
+        if n:
+            chats.retry(chat_id, asked.id)
+        replies.append(chats.append(chat_id, "assistant", [{"type": "text", "text": text}],
+                                    model="claude-sonnet-5-5", usage=Usage(1310, 0, 2900, 190),
+                                    cost_usd=0.0061))
+    chats.switch(chat_id, replies[1].id)
+    first = chats.append(chat_id, "user", [{"type": "text", "text": "Is 10 hours too long "
+                                            "in the fridge?"}])
+    chats.append(chat_id, "assistant", [{"type": "text", "text": "Not at 4 °C."}],
+                 model="claude-sonnet-5-5", usage=Usage(1520, 0, 2900, 40), cost_usd=0.0032)
+    chats.resend(chat_id, first.id, "Can the dough stay in the fridge for 14 hours instead?")
+    chats.append(chat_id, "assistant", [{"type": "text", "text": (
+        "Yes: 12 to 16 hours at 4 °C is fine and gives a tangier loaf. Shape it cold, and "
+        "give the proof an extra 20–30 minutes, since the dough starts colder.")}],
+        model="claude-sonnet-5-5", usage=Usage(1580, 0, 2900, 52), cost_usd=0.0035)
+
+
 def make_data(root: Path) -> None:
     """Folders and a registry a person might have after a few weeks."""
     from app.cairn import Cairn
@@ -199,6 +250,8 @@ def make_data(root: Path) -> None:
     methods = reg.new_chat(folder=str(root / "Thesis"), title="Methods chapter outline")
     reg.pin_chat(methods.id)
     reg.new_chat(folder=str(root / "Recipes"), title="Sourdough timings")
+    bake = reg.new_chat(folder=str(root / "Recipes"), title="Saturday bake plan")
+    add_versions(cairn, bake.id)
     reg.new_chat(title="Scratch: regex for dates")
     reg.new_chat(title="Trip to Lisbon")
     cairn.knowledge.save(acme.id, KNOWLEDGE_BEFORE, source="user")
@@ -222,7 +275,7 @@ def make_data(root: Path) -> None:
     cairn.settings.set("knowledge.idle_seconds", 86_400)  # no rebuild while shooting
     # The conversation was learned a few minutes ago (as a rebuild records it).
     with reg.db.write() as conn:
-        for learnt in (learned, release.id):
+        for learnt in (learned, release.id, bake.id):
             conn.execute("UPDATE chat SET knowledge_watermark = (SELECT max(id) FROM message"
                          " WHERE chat_id = ?) WHERE id = ?", (learnt, learnt))
         conn.execute("INSERT INTO knowledge_status (owner, last_success) VALUES (?, ?)",
@@ -355,6 +408,15 @@ def main() -> None:
             await asyncio.sleep(0.5)
             board.grab().save(str(OUT / f"board-{scheme}.png"))
             board.close()
+            # Versions (issue 38): a reply with three versions, the second shown.
+            recipes = next(w for w in reg.top_level() if w.title == "Recipes")
+            bake = next(c for c in reg.chats_of(recipes.id) if c.title == "Saturday bake plan")
+            window.sidebar.set_expanded_ids([recipes.id])
+            await open_chat(window, bake.id)
+            window.chat_panel.composer.set_text("")
+            window.split.setSizes([250, 600, 330])
+            await settle(1.5)
+            window.grab().save(str(OUT / f"versions-{scheme}.png"))
             from ui.settings import SettingsDialog
 
             dialog = SettingsDialog(starter.ops, registry=starter.cairn.registry,

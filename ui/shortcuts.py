@@ -38,6 +38,10 @@ SHORTCUTS: tuple[tuple[str, str, str], ...] = (
     ("Enter / Ctrl+Enter", "Send the message (Shift+Enter: a new line; Settings can swap "
      "Enter and Shift+Enter)", "Message box"),
     ("Ctrl+Home", "The chat's first message", "Conversation"),
+    ("Alt+Left / Alt+Right", "The highlighted message's previous / next version (‹ 2/3 ›)",
+     "Conversation"),
+    ("Shift+F10 / Menu key", "The highlighted message's menu (Copy, Retry, Edit, versions, "
+     "Fork from here)", "Conversation"),
     ("Enter", "Open the highlighted workspace or chat", "Sidebar"),
     ("F2", "Rename the highlighted workspace or chat", "Sidebar"),
     ("Delete", "Remove a workspace / archive a chat (asks first)", "Sidebar"),

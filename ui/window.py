@@ -481,6 +481,7 @@ class MainWindow(QMainWindow):
         self.chat_panel.sig_folders.connect(
             lambda folders: [self.run_task(self.open_folder(f)) for f in folders])
         self.chat_panel.sig_typing.connect(self.sig_typing)
+        self.chat_panel.sig_open_chat.connect(self._open_forked)  # Fork from here (issue 38)
         # A workspace's web search stored: the composer's toggle follows it.
         if self.sidebar is not None:
             self.sidebar.handlers.sig_web_changed.connect(
@@ -799,6 +800,12 @@ class MainWindow(QMainWindow):
         if self.sidebar is not None:
             self.sidebar.select_chat(chat_id)
         self._chat_selected(chat_id)
+
+    def _open_forked(self, chat_id: str) -> None:
+        """A fork just made: opened, ready to write in."""
+        self.select_chat(chat_id)
+        if self.chat_panel is not None:
+            self.chat_panel.focus_message()
 
     def bring_forward(self) -> None:
         """A later start asked for this window: show it in front."""

@@ -6,6 +6,9 @@ the links Copy, Retry and Edit).  A piece's document is cached by its text, so a
 streams re-lays out only its last piece, and an entry's layout is cached by its version and
 the width, so scrolling and repainting never parse or lay out anything again.
 
+A message with versions leaves a gap at the start of its footer, where the conversation puts
+its ‹ 2/3 › (``ui.chat.versions``).
+
 Links inside a document are anchors: ``cairn:copy/N`` (a code block), ``cairn:thinking``,
 ``cairn:retry``, ``cairn:edit``, ``cairn:copy-message``, or a web link to open in the browser.
 """
@@ -56,6 +59,7 @@ from ui.chat.markdown import (
     streaming_chunks,
 )
 from ui.chat.model import EntryRole
+from ui.chat.versions import VersionSwitch, switch_size
 from ui.chat.web import SOURCE
 from ui.text import sentence
 
@@ -66,6 +70,7 @@ GAP = 6  # between the documents of one entry
 BUBBLE_PAD = 12  # inside the person's bubble
 STREAMING = "streaming"
 THUMB_URL = "cairn-thumb:"  # a sent image's thumbnail, as a document's resource
+GAP_URL = "cairn-gap:"  # the room a footer leaves for ‹ 2/3 › (a transparent image)
 FOUND = "#ffe066"  # the background of a word found (find in the chat, a search result)
 CURRENT = "#ff9632"  # the match find in the chat is on: stronger, so Enter shows where it went
 
@@ -90,6 +95,7 @@ class Layout:
     blocks: list[Block]
     column: QRectF  # where the entry's text is (the bubble, for the person)
     bubble: QRectF | None = None
+    switch: QRectF | None = None  # where ‹ 2/3 › goes, over the footer's gap (issue 38)
 
 
 class MessageDelegate(QStyledItemDelegate):
@@ -117,6 +123,8 @@ class MessageDelegate(QStyledItemDelegate):
         self._highlight: tuple[str, ...] = ()
         self._current: tuple[str, int] | None = None  # (entry key, n): the match find is on
         self.colours = Colours()
+        self._gap_image = QImage(1, 1, QImage.Format.Format_ARGB32)
+        self._gap_image.fill(Qt.GlobalColor.transparent)
         self.palette_changed()
 
     # ----------------------------------------------------------------- the palette
@@ -335,12 +343,14 @@ class MessageDelegate(QStyledItemDelegate):
         blocks = [Block(doc, bubble.x() + BUBBLE_PAD, bubble.y() + BUBBLE_PAD, code)]
         y = bubble.bottom() + 4
         links = self._links(entry, hovered)
+        if entry.of > 1:
+            links = self._gap() + ("&nbsp;&nbsp;&nbsp;" + links if links else "")
         footer, _ = self._doc("footer", f'<p align="right" style="font-size: small;">{links}</p>',
                               column)
         blocks.append(Block(footer, x0, y))
         y += footer.size().height()
         return Layout(width, entry.version, hovered, int(y + PAD_Y), blocks,
-                      bubble, bubble)
+                      bubble, bubble, self._switch_at(blocks[-1]) if entry.of > 1 else None)
 
     def _reply(self, entry: Entry, width: int, x0: float, column: float,
                hovered: bool) -> Layout:
@@ -400,7 +410,9 @@ class MessageDelegate(QStyledItemDelegate):
         if footer:
             add("footer", footer)
         column_rect = QRectF(x0, PAD_Y, column, max(0.0, y - GAP - PAD_Y))
-        return Layout(width, entry.version, hovered, int(y - GAP + PAD_Y), blocks, column_rect)
+        switch = self._switch_at(blocks[-1]) if entry.of > 1 and footer else None
+        return Layout(width, entry.version, hovered, int(y - GAP + PAD_Y), blocks, column_rect,
+                      switch=switch)
 
     def _growing(self, key: str, text: str) -> tuple[list[str], str]:
         """``stable_pieces`` for a text that only grows: the pieces already found are kept,
@@ -465,17 +477,76 @@ class MessageDelegate(QStyledItemDelegate):
         links = self._links(entry, hovered)
         if links:
             details.append(links)
-        if details:
-            lines.append(f'<p style="color: {quiet}; font-size: small;">'
+        gap = self._gap() + "&nbsp;&nbsp;" if entry.of > 1 else ""
+        if details or gap:
+            lines.append(f'<p style="color: {quiet}; font-size: small;">{gap}'
                          + " &nbsp;·&nbsp; ".join(details) + "</p>")
         return "".join(lines)
 
+    def _gap(self) -> str:
+        """The footer's room for ‹ 2/3 ›: an image as wide and tall as the switch."""
+        size = switch_size(self._widget.font())
+        return (f'<img src="{GAP_URL}" width="{size.width()}" height="{size.height()}"'
+                ' style="vertical-align: middle;">')
+
+    def _switch_at(self, block: Block) -> QRectF | None:
+        """Where the gap is in the footer *block*, in the row's coordinates."""
+        doc = block.doc
+        text_block = doc.begin()
+        while text_block.isValid():
+            it = text_block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                fmt = fragment.charFormat()
+                if fmt.isImageFormat() and fmt.toImageFormat().name() == GAP_URL:
+                    offset = fragment.position() - text_block.position()
+                    line = text_block.layout().lineForTextPosition(offset)
+                    if not line.isValid():
+                        return None
+                    top = doc.documentLayout().blockBoundingRect(text_block).top()
+                    size = switch_size(self._widget.font())
+                    at = line.cursorToX(offset)  # (PySide6: the x and the position)
+                    x = float(at[0] if isinstance(at, tuple) else at)  # type: ignore[arg-type]
+                    y = top + line.y() + (line.height() - size.height()) / 2
+                    return QRectF(block.x + x, block.y + y, size.width(), size.height())
+                it += 1
+            text_block = text_block.next()
+        return None
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem,  # noqa: N802
+                     index: _Index) -> QWidget:
+        """A row's one editor is its ‹ 2/3 › (the view opens it for a message with
+        versions; nothing in a message is edited in place)."""
+        return VersionSwitch(parent)
+
+    def setEditorData(self, editor: QWidget, index: _Index) -> None:  # noqa: N802
+        """The view tells the switch what it shows (``VersionSwitch.show_version``)."""
+
+    def setModelData(self, editor: QWidget, model: object, index: _Index) -> None:  # noqa: N802
+        """A switch changes nothing in the model: its clicks are operations."""
+
+    def updateEditorGeometry(self, editor: QWidget, option: QStyleOptionViewItem,  # noqa: N802
+                             index: _Index) -> None:
+        """A row's ‹ 2/3 › goes over its footer's gap (the view keeps it as the row's widget)."""
+        if not isinstance(editor, VersionSwitch):
+            super().updateEditorGeometry(editor, option, index)
+            return
+        entry: Entry | None = index.data(EntryRole)
+        layout = self.layout(entry, option.rect.width(), index.row()) \
+            if entry is not None else None
+        if layout is None or layout.switch is None:
+            editor.hide()
+            return
+        editor.setGeometry(layout.switch.translated(QPointF(option.rect.topLeft())).toRect())
+
     def _links(self, entry: Entry, hovered: bool) -> str:
         quiet = self.colours.quiet
-        names = [("cairn:copy-message", "Copy")] if hovered or entry.actions else []
-        if "retry" in entry.actions:
+        # The last exchange's links always show; any other message's when it is hovered.
+        shown = hovered or entry.last
+        names = [("cairn:copy-message", "Copy")] if shown else []
+        if shown and "retry" in entry.actions:
             names.append(("cairn:retry", "Retry"))
-        if "edit" in entry.actions:
+        if shown and "edit" in entry.actions:
             names.append(("cairn:edit", "Edit"))
         # No breakable space between them: they wrap together (Retry never alone).
         return "&nbsp;&nbsp;&nbsp;".join(f'<a href="{href}" style="color: {quiet};">{text}</a>'
@@ -496,6 +567,9 @@ class MessageDelegate(QStyledItemDelegate):
             for sha, image in (images or {}).items():
                 doc.addResource(QTextDocument.ResourceType.ImageResource,
                                 QUrl(f"{THUMB_URL}{sha}"), image)
+            if GAP_URL in source:
+                doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl(GAP_URL),
+                                self._gap_image)
             code: list[str] = []
             if kind in ("md", "tail") or kind.startswith("copied:"):
                 copied = int(kind.split(":", 1)[1]) if kind.startswith("copied:") else -1
@@ -548,6 +622,8 @@ class MessageDelegate(QStyledItemDelegate):
         whole = QTextDocument()
         whole.setDocumentMargin(0)
         whole.setDefaultFont(self._widget.font())
+        whole.addResource(QTextDocument.ResourceType.ImageResource, QUrl(GAP_URL),
+                          self._gap_image)
         cursor = QTextCursor(whole)
         counted = 0  # Copy links count from 0 in each piece: here they count across the entry
         for i, block in enumerate(layout.blocks):

@@ -9,6 +9,8 @@ Plain Python (no Qt), so the rules are tested on their own:
   reads of the same file in a row are one line ("Read notes.md, pages 1–2");
 - a reply's status is its last round's (complete, stopped, failed) and its error sentence;
   usage and cost are the sum of its rounds (unknown when any round's is);
+- a message with versions (an edit, a retry: issue 38) says which it is of how many: the
+  person's message its own, a reply its first round's;
 - web search and fetch (``ui.chat.web``): a quiet line per search and per page read (a
   failed one is one sentence), the sources listed under the reply, numbered marks on the
   text that cites them.  The text blocks of one round are one text: the API cuts a cited
@@ -60,7 +62,10 @@ class Entry:
     copied: str | None = None  # a code block's text just copied: its Copy says "Copied"
     images: list[tuple[str, str]] = field(default_factory=list)  # sent images: (name, sha256)
     thumbs: dict[str, Any] = field(default_factory=dict)  # sha256 -> its thumbnail (QImage)
-    actions: tuple[str, ...] = ()  # "retry", "edit": links on the last exchange only
+    actions: tuple[str, ...] = ()  # "retry", "edit": what the person may do with it
+    last: bool = False  # in the last exchange: its links show without hovering
+    nth: int = 1  # which of its versions the chat shows (issue 38): ‹ nth/of ›
+    of: int = 1  # how many versions it has (1: no switch)
     web_state: web.WebState | None = None  # a reply that searched or read the web
     version: int = 0  # bumped on every change: the render cache's key
 
@@ -175,14 +180,16 @@ def build(messages: list[Message]) -> list[Entry]:
         if message.role == "user":
             continue  # tool results: their lines belong to the round that asked
         if reply is None:
-            reply = Entry(key=f"m{message.id}", kind=REPLY, usage=Usage())
+            reply = Entry(key=f"m{message.id}", kind=REPLY, usage=Usage(),
+                          nth=message.version, of=message.versions)
             entries.append(reply)
         _add_round(reply, message, results, calls)
     return entries
 
 
 def _person(message: Message) -> Entry:
-    entry = Entry(key=f"m{message.id}", kind=PERSON, message_ids=[message.id])
+    entry = Entry(key=f"m{message.id}", kind=PERSON, message_ids=[message.id],
+                  nth=message.version, of=message.versions)
     text = "".join(b.get("text", "") for b in message.content if b.get("type") == "text")
     if text:
         entry.parts.append(Part("text", text))

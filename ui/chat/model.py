@@ -2,7 +2,8 @@
 
 Rows change by inserts at either end, by a row replaced in place, and by a reset only when
 another chat is opened.  ``EntryRole`` gives the :class:`Entry`; the display and accessible
-texts are the entry's whole text, so assistive technology reads every message in full.
+texts are the entry's whole text, so assistive technology reads every message in full; a
+message with versions adds "version 2 of 3" to it, and says it as its description.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from PySide6.QtCore import (
 )
 
 from ui.chat.entries import PERSON, Entry
+from ui.chat.versions import said as version_said
 from ui.text import sentence
 
 EntryRole = Qt.ItemDataRole.UserRole + 1
@@ -63,7 +65,11 @@ class ConversationModel(QAbstractListModel):
                 text = f"{text}\n\n{said}" if text else said
             if role == Qt.ItemDataRole.AccessibleTextRole:
                 text += _said_after(entry)
+                if entry.of > 1:  # an edited message, a retried reply (issue 38)
+                    text += f"\n\n({version_said(entry.nth, entry.of)})"
             return f"{who}: {text}"
+        if role == Qt.ItemDataRole.AccessibleDescriptionRole:
+            return version_said(entry.nth, entry.of) if entry.of > 1 else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return None
         return None

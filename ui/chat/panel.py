@@ -39,7 +39,8 @@ from app.chat.turn import (
     TurnEvent,
 )
 from app.errors import CairnError
-from app.store.messages import FAILED, STOPPED, Message
+from app.events import BranchShown
+from app.store.messages import FAILED, Message
 from ui.chat import find
 from ui.chat.approval import ApprovalBar
 from ui.chat.composer import Composer
@@ -47,7 +48,7 @@ from ui.chat.delegate import STREAMING
 from ui.chat.entries import CALL, PERSON, REPLY, Entry, build
 from ui.chat.header import ChatHeader
 from ui.chat.thumbnails import Thumbnails
-from ui.chat.view import ConversationView, source_of
+from ui.chat.view import FORK, NEXT_VERSION, PREVIOUS_VERSION, ConversationView, source_of
 from ui.chat.web import SOURCE
 from ui.links import follow, open_found
 
@@ -90,6 +91,8 @@ class ChatPanel(QWidget):
     sig_error = Signal(str)  # a refusal or a notice for the window's banner
     sig_folders = Signal(list)  # folders dropped on the chat: the window adds them
     sig_typing = Signal()  # the person started writing a message (once): time to warm up
+    sig_open_chat = Signal(str)  # a chat to open (a fork just made): the window selects it
+    sig_branch_shown = Signal()  # the conversation shows another branch (tests wait on it)
 
     def __init__(self, ops: Operations, bridge: EventBridge, run_task: RunTask, *,
                  registry: Registry, settings: Settings, catalog: Catalog,
@@ -230,7 +233,29 @@ class ChatPanel(QWidget):
         if self._reveal is not None and self._reveal[0] == self.chat_id:
             _, message_id, words = self._reveal
             self._reveal = None
-            self.run_task(find.go_to(self, message_id, words))
+            self.run_task(self._go_to_hit(self.chat_id, message_id, words))
+
+    async def _go_to_hit(self, chat_id: str, message_id: int, words: tuple[str, ...]) -> None:
+        """A search hit: its branch shown first (issue 38) when the conversation shows
+        another, then the message centred with its words marked."""
+        shown = self._shown
+        if await self._reveal_branch(chat_id, message_id) and shown == self._shown:
+            await self._show_path(chat_id, shown)
+        if shown == self._shown:
+            await find.go_to(self, message_id, words)
+
+    async def _reveal_branch(self, chat_id: str, message_id: int) -> bool:
+        """Make the chat show the branch holding *message_id* (``Operations.reveal``); True
+        when it showed another one.  Not while a reply streams in the chat: its branch stays
+        (the hit is gone to when it is on it)."""
+        if chat_id in self._live or self.ops.running(chat_id) is not None:
+            return False
+        try:
+            _, changes = await self.ops.reveal(chat_id, message_id)
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+            return False
+        return bool(changes.of(BranchShown))
 
     def shown_count(self) -> int:
         return self._shown
@@ -264,23 +289,13 @@ class ChatPanel(QWidget):
         self._draft_for = None
 
     async def _open(self, chat_id: str, shown: int) -> None:
-        # Under the tail's lock: a turn that ends meanwhile reads from where this page ends.
-        async with self._tail:
-            messages = await self.ops.page(chat_id, limit=PAGE)
-            draft = await self.ops.draft(chat_id)
-            if shown != self._shown:
-                return  # another chat was opened meanwhile
-            self.view.has_older = len(messages) >= PAGE
-            live = self._live.get(chat_id)
-            if live is not None:  # the running turn's rounds are in its live entry
-                messages = _through_last_person(messages)
-                live.entry.version += 1  # it grew while another chat was shown
-            self._last_id = messages[-1].id if messages else 0
-            self._oldest_id = messages[0].id if messages else None
-            entries = build(messages) + ([live.entry] if live is not None else [])
-            self.view.messages.forget_others({e.key for e in entries})
-            self.view.empty_text = self._empty_text(chat_id)
-            self.view.show_entries(entries)
+        if self._reveal is not None and self._reveal[0] == chat_id:  # a search hit's branch
+            await self._reveal_branch(chat_id, self._reveal[1])
+        entries = await self._show_path(chat_id, shown)
+        draft = await self.ops.draft(chat_id)
+        if shown != self._shown or entries is None:
+            return  # another chat was opened meanwhile
+        live = self._live.get(chat_id)
         last = next((e for e in reversed(entries) if e.kind == REPLY and e.model), None)
         if live is None and last is not None and last.model:
             self.header.say_status(self._model_name(last.model))
@@ -294,6 +309,28 @@ class ChatPanel(QWidget):
         self._update_actions()
         self.refresh_knowledge()
         self._go_to_revealed()
+
+    async def _show_path(self, chat_id: str, shown: int) -> list[Entry] | None:
+        """Read the newest page of the chat's shown path and show it from its end; the entries
+        shown (None when another chat was opened meanwhile)."""
+        # Under the tail's lock: a turn that ends meanwhile reads from where this page ends.
+        async with self._tail:
+            messages = await self.ops.page(chat_id, limit=PAGE)
+            if shown != self._shown:
+                return None
+            self.view.has_older = len(messages) >= PAGE
+            live = self._live.get(chat_id)
+            if live is not None:  # the running turn's rounds are in its live entry
+                messages = _through_last_person(messages)
+                live.entry.version += 1  # it grew while another chat was shown
+            self._last_id = messages[-1].id if messages else 0
+            self._oldest_id = messages[0].id if messages else None
+            entries = build(messages) + ([live.entry] if live is not None else [])
+            self.view.messages.forget_others({e.key for e in entries})
+            self.view.empty_text = self._empty_text(chat_id)
+            self.view.show_entries(entries)
+        self._update_actions()
+        return entries
 
     def _empty_text(self, chat_id: str) -> str:
         chat = self.registry.chat(chat_id)
@@ -349,7 +386,7 @@ class ChatPanel(QWidget):
         stored after the last message shown is read and shown."""
         if self.chat_id is not None and self.chat_id not in self._live \
                 and self._draft_for == self.chat_id:
-            self.run_task(self._sync_tail(self.chat_id))
+            self.run_task(self._catch_up(self.chat_id))
 
     def _setting_changed(self, event: SettingChanged) -> None:
         if getattr(event, "key", None) == "chat.enter_sends":
@@ -437,25 +474,127 @@ class ChatPanel(QWidget):
         if self.chat_id is not None:
             self.ops.stop(self.chat_id)
 
-    async def _retry(self) -> None:
+    async def _retry(self, entry: Entry | None = None) -> None:
+        """A new version of *entry*'s reply (the person's message: its reply; None: the last
+        one), streamed in its place; the old one stays, one switch away (issue 38)."""
         chat_id = self.chat_id
         if chat_id is None:
             return
+        message_id = entry.message_ids[0] if entry is not None and entry.message_ids else None
+        shown = self._shown
         try:
-            await self.ops.retry(chat_id, approver=self.approval.ask)
+            await self.ops.retry(chat_id, message_id, approver=self.approval.ask)
         except CairnError as refused:
             self.sig_error.emit(str(refused))
             return
-        if chat_id != self.chat_id:
+        if chat_id != self.chat_id or shown != self._shown:
             return
         entries = self.view.conversation.entries
-        person = max((i for i, e in enumerate(entries) if e.kind == PERSON), default=-1)
+        row = next((i for i, e in enumerate(entries) if e is entry), None) \
+            if entry is not None else None
+        if row is None:
+            row = len(entries) - 1
+        person = max((i for i in range(row, -1, -1) if entries[i].kind == PERSON
+                      and entries[i].message_ids), default=-1)
         keep = [e for e in entries[person + 1:] if e.status == STREAMING]
+        self.view.pinned = True  # the new version streams in sight
         self.view.conversation.truncate(person + 1)
         self.view.conversation.append(keep)
         self._last_id = entries[person].message_ids[-1] if person >= 0 else 0
         self.composer.set_streaming(True)
         self._update_actions()
+
+    # ----------------------------------------------------------------- versions and forks
+
+    async def _step_version(self, entry: Entry, step: int) -> None:
+        """Show the version before (-1) or after (+1) *entry*'s: its branch, down to the
+        newest message below it, read in place of the rows from *entry* on; the row stays
+        where it was on screen (issue 38)."""
+        chat_id, shown = self.chat_id, self._shown
+        if chat_id is None or not entry.message_ids or not 1 <= entry.nth + step <= entry.of:
+            return
+        async with self._tail:  # no catch-up reads the chat between the switch and its rows
+            try:
+                versions = await self.ops.versions(chat_id, entry.message_ids[0])
+                if shown != self._shown:
+                    return
+                target = next((m for m in versions if m.version == entry.nth + step), None)
+                if target is None:
+                    return
+                await self.ops.switch(chat_id, target.id)
+            except CairnError as refused:
+                self.sig_error.emit(str(refused))
+                return
+            await self._show_branch_from(chat_id, shown, entry, step)
+        self._update_actions()
+        self.sig_branch_shown.emit()
+
+    async def _show_branch_from(self, chat_id: str, shown: int, entry: Entry,
+                                step: int = 0) -> None:
+        """The shown path from *entry*'s row on, read again: the rows above stay, and so does
+        that row's place on screen (and the keyboard's, on its switch or on the row).  Called
+        under the tail's lock."""
+        view = self.view
+        model = view.conversation
+        row = next((i for i, e in enumerate(model.entries) if e is entry), None)
+        if row is None or shown != self._shown:
+            return
+        above = [i for e in model.entries[:row] for i in e.message_ids]
+        messages = await self.ops.messages_after(chat_id, max(above, default=0))
+        if shown != self._shown or row >= model.rowCount() or model.entries[row] is not entry:
+            return
+        index = model.index(row, 0)
+        top = view.visualRect(index).top()
+        switch = view.switch_of(row)
+        focused = QApplication.focusWidget()
+        on_switch = switch is not None and focused is not None and \
+            switch.isAncestorOf(focused)
+        current = view.currentIndex().row() >= row  # (its row goes: on the switched one)
+        view.pinned = False
+        # The current row going (or coming back) must not scroll the view to it: the row
+        # switched stays where it is.
+        view.setAutoScroll(False)
+        bar = view.verticalScrollBar()
+        bar.blockSignals(True)  # (a range shrinking meanwhile must not pin it to the bottom)
+        try:
+            model.truncate(row)
+            entries = build(messages)
+            model.append(entries)
+            self._last_id = messages[-1].id if messages else max(above, default=0)
+            view.doItemsLayout()
+            if row < model.rowCount():
+                index = model.index(row, 0)
+                bar.setValue(bar.value() + view.visualRect(index).top() - top)
+                if current or on_switch:
+                    view.setCurrentIndex(index)
+        finally:
+            bar.blockSignals(False)
+            view.setAutoScroll(True)
+        view.pinned = bar.value() >= bar.maximum() - 4
+        view.updateEditorGeometries()  # (moved without signals: the row widgets follow)
+        view.viewport().update()
+        view.refresh_overlays()
+        if row < model.rowCount():
+            new_switch = view.switch_of(row)
+            if on_switch and new_switch is not None:
+                button = new_switch.previous if step < 0 else new_switch.next
+                if not button.isEnabled():
+                    button = new_switch.next if step < 0 else new_switch.previous
+                button.setFocus(Qt.FocusReason.OtherFocusReason)
+            elif on_switch:
+                view.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    async def _fork(self, entry: Entry) -> None:
+        """Fork from here: a new chat with the conversation down to *entry*, opened."""
+        chat_id = self.chat_id
+        if chat_id is None or not entry.message_ids:
+            return
+        try:
+            chat, _ = await self.ops.fork(chat_id, entry.message_ids[-1])
+        except CairnError as refused:
+            self.sig_error.emit(str(refused))
+            return
+        self.sig_open_chat.emit(chat.id)
 
     def _drop_from(self, message_id: int) -> None:
         """An edited message and everything after it left the conversation."""
@@ -468,6 +607,37 @@ class ChatPanel(QWidget):
         self.view.conversation.append(keep)
         stored = [i for e in entries[:row] for i in e.message_ids]
         self._last_id = max(stored, default=0)
+
+    async def _catch_up(self, chat_id: str) -> None:
+        """Another process wrote: what it added below the last message shown is shown, and
+        when it showed another branch (``cairn chat switch``, an edit), that branch is."""
+        shown = self._shown
+
+        def busy() -> bool:  # a turn or a change of the window's own: it shows its result
+            return shown != self._shown or chat_id in self._live or chat_id in self._sending \
+                or self.ops.running(chat_id) is not None
+
+        async with self._tail:  # (a switch holds it from its change to its rows shown)
+            if busy():
+                return
+            newest = await self.ops.messages(chat_id, limit=1)
+            leaf = newest[-1].id if newest else 0
+            other = leaf != self._last_id and not await self._continues(chat_id)
+        if busy():
+            return
+        if other:
+            await self._show_path(chat_id, shown)
+            self.sig_branch_shown.emit()
+        else:
+            await self._sync_tail(chat_id)
+
+    async def _continues(self, chat_id: str) -> bool:
+        """Whether the shown path goes on from the last message shown (rather than being
+        another branch now)."""
+        if not self._last_id:
+            return True
+        after = await self.ops.messages_after(chat_id, self._last_id)
+        return bool(after) and after[0].parent_id == self._last_id
 
     async def _sync_tail(self, chat_id: str) -> None:
         """Show what was stored after the last message shown (one read at a time).  While a
@@ -629,21 +799,27 @@ class ChatPanel(QWidget):
         return self._catalog.name(model)
 
     def _update_actions(self) -> None:
-        """Retry and Edit belong to the last exchange, and only while nothing streams."""
+        """Edit on each message of the person's, Retry on each reply (each adds a version:
+        issue 38), only while nothing streams; the last exchange shows its links without
+        hovering."""
         entries = self.view.conversation.entries
         chat = self.registry.chat(self.chat_id) if self.chat_id else None
-        busy = chat is None or chat.archived or (self.chat_id in self._live
-                                                 or self.ops.running(chat.id) is not None)
+        running = chat is not None and (self.chat_id in self._live
+                                        or self.ops.running(chat.id) is not None)
+        busy = chat is None or chat.archived or running
+        self.view.set_versions_enabled(not running)
         person = max((i for i, e in enumerate(entries) if e.kind == PERSON), default=-1)
         for i, entry in enumerate(entries):
             actions: tuple[str, ...] = ()
-            if not busy and i == person:
+            if busy:
+                pass
+            elif entry.kind == PERSON and entry.message_ids:
                 actions = ("edit", "retry") if i == len(entries) - 1 else ("edit",)
-            elif not busy and i == len(entries) - 1 and entry.kind == REPLY \
-                    and entry.status in (FAILED, STOPPED):
+            elif entry.kind == REPLY and (entry.message_ids or i == len(entries) - 1):
                 actions = ("retry",)
-            if entry.actions != actions:
-                entry.actions = actions
+            last = not busy and i >= person
+            if entry.actions != actions or entry.last != last:
+                entry.actions, entry.last = actions, last
                 self.view.conversation.changed(entry)
 
     # ----------------------------------------------------------------- links
@@ -665,7 +841,11 @@ class ChatPanel(QWidget):
                 part.open = not part.open
                 self.view.entry_changed(entry)
         elif href == "cairn:retry":
-            self.run_task(self._retry())
+            self.run_task(self._retry(entry))
+        elif href in (PREVIOUS_VERSION, NEXT_VERSION):
+            self.run_task(self._step_version(entry, -1 if href == PREVIOUS_VERSION else 1))
+        elif href == FORK:
+            self.run_task(self._fork(entry))
         elif href == "cairn:edit":
             if entry.kind == PERSON and entry.message_ids and self.composer.editing is None:
                 self._draft_timer.stop()

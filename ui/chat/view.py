@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QListView,
     QMenu,
+    QStyleOptionViewItem,
     QTextBrowser,
     QToolButton,
     QToolTip,
@@ -52,6 +53,7 @@ from app.chat.web import Source
 from ui.chat.delegate import BUBBLE_PAD, Layout, MessageDelegate
 from ui.chat.entries import CALL, PERSON, Entry
 from ui.chat.model import ConversationModel, EntryRole
+from ui.chat.versions import VersionSwitch
 from ui.chat.web import SOURCE
 from ui.links import is_web, target_of
 from ui.text import tip
@@ -59,6 +61,8 @@ from ui.text import tip
 OLDER_AT = 400  # pixels from the top at which older messages are asked for
 BOTTOM_SLACK = 4  # pixels from the bottom that still count as "at the bottom"
 MENU_SOURCES = 12  # a message's menu offers its first sources (the keyboard's way to them)
+PREVIOUS_VERSION, NEXT_VERSION = "cairn:previous-version", "cairn:next-version"
+FORK = "cairn:fork"
 
 
 def source_number(href: str) -> int:
@@ -137,6 +141,16 @@ class ConversationView(QListView):
         bar.rangeChanged.connect(self._range_changed)
         self.conversation.modelReset.connect(self._close_selector)
         self.conversation.dataChanged.connect(self._data_changed)
+        # ‹ 2/3 › under each message with versions (issue 38): a widget of its row (a
+        # persistent editor: placed by the delegate, gone with its row), made once the rows
+        # are laid out (made while they are inserted, it would lay them all out twice).
+        self.versions_enabled = True  # False while a reply streams in the chat
+        self._switches_due: tuple[int, int] | None = None
+        self.conversation.modelReset.connect(
+            lambda: self._switches_later(0, self.conversation.rowCount() - 1))
+        self.conversation.rowsInserted.connect(lambda _p, first, last:
+                                               self._switches_later(first, last))
+        self.conversation.rowsRemoved.connect(lambda *_: self._add_due_switches())
 
     # ----------------------------------------------------------------- public
 
@@ -211,10 +225,86 @@ class ConversationView(QListView):
         self.jump.move(x, self.height() - self.jump.height() - 12)
         self.jump.raise_()
 
-    def _data_changed(self, top: QModelIndex, _bottom: QModelIndex, _roles: object = None
+    def _data_changed(self, top: QModelIndex, bottom: QModelIndex, _roles: object = None
                       ) -> None:
         if top.row() == self._selector_row:
             self._close_selector()
+        self._add_switches(top.row(), bottom.row())
+
+    # ----------------------------------------------------------------- versions (issue 38)
+
+    def _switches_later(self, first: int, last: int) -> None:
+        """Rows *first*..*last* were inserted: their switches are made right after the layout
+        that follows (or when one is asked for: ``switch_of``)."""
+        due = self._switches_due
+        if due is not None:  # (rows inserted above the ones due move them down)
+            moved = last - first + 1 if first <= due[0] else 0
+            first, last = min(first, due[0] + moved), max(last, due[1] + moved)
+        self._switches_due = (first, last)
+        QTimer.singleShot(0, self._add_due_switches)
+
+    def _add_due_switches(self) -> None:
+        due, self._switches_due = self._switches_due, None
+        if due is not None:
+            self._add_switches(*due)
+
+    def _add_switches(self, first: int, last: int) -> None:
+        """Rows *first*..*last*: ‹ 2/3 › for each that has versions, none for the others."""
+        for row in range(max(0, first), min(last, self.conversation.rowCount() - 1) + 1):
+            index = self.conversation.index(row, 0)
+            entry = self._entry(index)
+            switch = self.indexWidget(index)
+            if entry is None or entry.of <= 1:
+                if switch is not None:
+                    self.closePersistentEditor(index)
+                continue
+            if not isinstance(switch, VersionSwitch):
+                self.openPersistentEditor(index)  # the delegate makes it (createEditor)
+                switch = self.indexWidget(index)
+                if not isinstance(switch, VersionSwitch):
+                    continue
+                switch.sig_step.connect(lambda step, w=switch: self._switch_stepped(w, step))
+            switch.entry = entry  # type: ignore[attr-defined]
+            switch.show_version(entry.nth, entry.of, enabled=self.versions_enabled)
+
+    def set_versions_enabled(self, enabled: bool) -> None:
+        """The arrows step only while nothing streams in the chat."""
+        if enabled == self.versions_enabled:
+            return
+        self.versions_enabled = enabled
+        self._add_due_switches()
+        for row in range(self.conversation.rowCount()):
+            switch = self.indexWidget(self.conversation.index(row, 0))
+            if isinstance(switch, VersionSwitch):
+                switch.show_version(switch.nth, switch.of, enabled=enabled)
+
+    def refresh_overlays(self) -> None:
+        """After a scroll made without the scroll bar's signals: Jump to latest and the text
+        selector follow."""
+        self._update_jump()
+        self._place_selector()
+
+    def switch_of(self, row: int) -> VersionSwitch | None:
+        """Row *row*'s ‹ 2/3 ›, or None."""
+        self._add_due_switches()
+        switch = self.indexWidget(self.conversation.index(row, 0))
+        return switch if isinstance(switch, VersionSwitch) else None
+
+    def _switch_stepped(self, switch: VersionSwitch, step: int) -> None:
+        entry = getattr(switch, "entry", None)
+        if entry is not None:
+            self.sig_anchor.emit(entry, PREVIOUS_VERSION if step < 0 else NEXT_VERSION, None)
+
+    def _place_switch(self, row: int) -> None:
+        """Row *row*'s ‹ 2/3 › follows its footer (which moves when the row is hovered)."""
+        index = self.conversation.index(row, 0)
+        switch = self.indexWidget(index)
+        if switch is None:
+            return
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        option.rect = self.visualRect(index)
+        self.messages.updateEditorGeometry(switch, option, index)
 
     # ----------------------------------------------------------------- selecting text
 
@@ -253,6 +343,9 @@ class ConversationView(QListView):
         self.messages.editing_row = index.row()
         self._place_selector()
         browser.show()
+        switch = self.indexWidget(index)
+        if switch is not None:  # ‹ 2/3 › stays clickable over the browser's footer
+            switch.raise_()
         self.viewport().update()
         return browser
 
@@ -368,6 +461,7 @@ class ConversationView(QListView):
             for r in (previous, row):
                 if r >= 0:
                     self.viewport().update(self.visualRect(self.conversation.index(r, 0)))
+                    self._place_switch(r)
         if index.isValid():
             rect = self.visualRect(index)
             href, _ = self._anchor_of(index, event.position() - QPointF(rect.topLeft()))
@@ -401,6 +495,7 @@ class ConversationView(QListView):
         previous, self.messages.hovered_row = self.messages.hovered_row, -1
         if previous >= 0:
             self.viewport().update(self.visualRect(self.conversation.index(previous, 0)))
+            self._place_switch(previous)
         super().leaveEvent(event)
 
     def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
@@ -420,6 +515,15 @@ class ConversationView(QListView):
             return
         if event.key() == Qt.Key.Key_Escape:
             self.sig_escape.emit()  # Stop, as in the composer
+            return
+        if event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Right) and \
+                event.modifiers() == Qt.KeyboardModifier.AltModifier:
+            entry = self._entry(self.currentIndex())  # Alt+Left, Alt+Right: its versions
+            if entry is not None and entry.of > 1 and self.versions_enabled:
+                step = -1 if event.key() == Qt.Key.Key_Left else 1
+                if 1 <= entry.nth + step <= entry.of:
+                    self.sig_anchor.emit(entry, PREVIOUS_VERSION if step < 0 else NEXT_VERSION,
+                                         None)
             return
         if event.key() == Qt.Key.Key_F10 and \
                 event.modifiers() == Qt.KeyboardModifier.ShiftModifier:
@@ -466,6 +570,14 @@ class ConversationView(QListView):
             line = part.text[:60].replace("&", "&&")
             menu.addAction(f"{'Hide' if part.open else 'Show'} the call {line}",
                            partial(self.sig_anchor.emit, entry, f"{CALL}{n}", None))
+        if entry.of > 1:  # its versions, as ‹ › and Alt+Left, Alt+Right do
+            for text, href, step in (("Previous version", PREVIOUS_VERSION, -1),
+                                     ("Next version", NEXT_VERSION, 1)):
+                action = menu.addAction(f"{text} (Alt+{'Left' if step < 0 else 'Right'})",
+                                        partial(self.sig_anchor.emit, entry, href, None))
+                action.setEnabled(self.versions_enabled and 1 <= entry.nth + step <= entry.of)
+        if entry.message_ids:  # stored: a new chat with the conversation up to here
+            menu.addAction("Fork from here", lambda: self.sig_anchor.emit(entry, FORK, None))
         self.run_menu(menu, event.globalPos() if event.reason() == QContextMenuEvent.Reason.Mouse
                       else self.viewport().mapToGlobal(self.visualRect(index).center()))
 
@@ -493,8 +605,8 @@ class ConversationView(QListView):
         self._update_jump()
         if self.jump.isVisible():
             self._place_jump()
-        if self.pinned:
-            QTimer.singleShot(0, self.scrollToBottom)
+        if self.pinned:  # (still at the bottom when it runs: a switch may have moved it)
+            QTimer.singleShot(0, lambda: self.scrollToBottom() if self.pinned else None)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         super().changeEvent(event)
