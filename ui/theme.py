@@ -77,12 +77,19 @@ def apply_theme(app: QApplication, *, dark: bool | None = None) -> None:
     it changes.
     """
     dark = is_dark() if dark is None else dark
-    app.setStyle("Fusion")
+    # Each step restyles every widget there is, and setStyle also deletes the style they
+    # were drawn with: done only when it changes something (a second window, a scheme
+    # forced again), never to widgets already in the look asked for.
+    style = app.style()
+    if style is None or style.name().lower() != "fusion":
+        app.setStyle("Fusion")
     font = QFont(app.font())
     if font.pointSizeF() < 10:
         font.setPointSizeF(10)
-    app.setFont(font)
-    app.setPalette(palette(dark))
+        app.setFont(font)
+    wanted = palette(dark)
+    if app.palette() != wanted:
+        app.setPalette(wanted)
 
 
 def follow_scheme(app: QApplication) -> None:

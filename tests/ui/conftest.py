@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import qasync
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.ui import helpers
@@ -34,6 +35,21 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
     asyncio.set_event_loop(None)
     _CLOSED_LOOPS.append(loop)
+
+
+@pytest.fixture(autouse=True)
+def _no_window_outlives_its_test(qapp: QApplication) -> Iterator[None]:
+    """Every top-level widget a test leaves (a closed window, its board, a dialog) is
+    deleted when the test ends.  A closed window is only hidden: without this it lived on
+    with its core closed, so a later test walking ``QApplication.allWidgets()`` read a
+    sidebar whose registry was gone (KeyError), and every theme change restyled the
+    windows of all the earlier tests."""
+    yield
+    for widget in QApplication.topLevelWidgets():
+        widget.close()
+        widget.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qapp.processEvents()
 
 
 @pytest.fixture(autouse=True)

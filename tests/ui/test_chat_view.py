@@ -264,6 +264,28 @@ def test_a_code_block_has_a_copy_link(opened, loop, fake, folders):
     assert QApplication.clipboard().text() == ".brand { color: #FF5500; }"
 
 
+def test_copied_going_back_to_copy_never_reaches_a_deleted_window(qapp, loop, isolated, fake,
+                                                                 folders, monkeypatch):
+    """The "Copied" that goes back to "Copy" a moment later: a window deleted within that
+    moment takes the timer with it (it reached the deleted view: RuntimeError)."""
+    from PySide6.QtCore import QEvent
+
+    import ui.chat.panel
+
+    (acme,) = folders("Acme Inc")
+    configure(isolated, fake)
+    starter = open_window(qapp, isolated)
+    exchange(loop, starter, fake, acme, "CSS please", "```css\n.brand { color: red; }\n```")
+    reply = entries(starter)[1]
+    close_window(starter)
+    monkeypatch.setattr(ui.chat.panel, "COPIED_FOR_MS", 0)  # due at the next events
+    starter.window.chat_panel._anchor(reply, "cairn:copy/0", ".brand { color: red; }")
+    assert reply.copied == ".brand { color: red; }"
+    starter.window.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qapp.processEvents()  # (pytest-qt fails the test on an exception raised in here)
+
+
 def test_attach_by_dialog_by_drop_and_by_paste(opened, loop, fake, folders, tmp_path):
     (acme,) = folders("Acme Inc")
     chat_id = new_chat(loop, opened, acme)

@@ -871,7 +871,9 @@ class ChatPanel(QWidget):
                 entry.copied = None
                 self.view.entry_changed(entry)
 
-        QTimer.singleShot(COPIED_FOR_MS, back)
+        # (With the view as context: a panel deleted meanwhile — its window closed — takes
+        # the timer with it, instead of the timer reaching a deleted view.)
+        QTimer.singleShot(COPIED_FOR_MS, self.view, back)
 
     # ----------------------------------------------------------------- files
 
