@@ -195,7 +195,9 @@ class DocumentEditor(QWidget):
         # ------------------------------------------------ the buttons
         self.size_label = Label("")
         self.size_label.setAccessibleName("Knowledge size")
-        self.size_label.setWordWrap(True)  # its warning whole, never cut off (issue 36)
+        # Its warning wraps, whole, never cut off; the plain count does not: a wrapping label
+        # asks for the height of its words at the panel's narrowest, which took the room the
+        # suggestion cards above need at 800×600 (their lines were drawn over their buttons).
         self.size_label.setStyleSheet("color: palette(placeholder-text);")
         self.undo = tool_button("↶", "Undo", "Undo (Ctrl+Z)")
         self.redo = tool_button("↷", "Redo", "Redo (Ctrl+Shift+Z)")
@@ -506,6 +508,7 @@ class DocumentEditor(QWidget):
 
     def _after_text_change(self) -> None:
         text, over = size_line(self.edit.document().characterCount() - 1)
+        self.size_label.setWordWrap("—" in text)  # (a warning: see where it is made)
         self.size_label.setText(text)
         self.size_label.setStyleSheet("color: #dc2626;" if over else "color: palette(placeholder-text);")
         if self.pages.currentWidget() is self.preview:
