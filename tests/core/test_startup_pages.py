@@ -171,7 +171,7 @@ def test_work_begun_on_a_chat_not_read_yet_never_deadlocks_with_a_page(data, iso
             with reg._load_lock:
                 holding.set()
                 go_on.wait(10)
-                with reg._lock:
+                with reg.mem.lock:
                     pass
 
         begun: list[object] = []
@@ -255,7 +255,7 @@ def test_a_catch_up_and_a_folder_check_deliver_their_events_under_the_memory_loc
 
         def listener(event: object) -> None:
             probe = threading.Thread(target=lambda: free_during_delivery.append(
-                reg._lock.acquire(blocking=False) and (reg._lock.release() or True)))
+                reg.mem.lock.acquire(blocking=False) and (reg.mem.lock.release() or True)))
             probe.start()
             probe.join()
 

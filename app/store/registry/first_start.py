@@ -18,26 +18,26 @@ log = logging.getLogger(__name__)
 class FirstStart(RegistryState):
     def _initialise(self) -> None:
         """Runs while the list has never been initialised: regroup chats, or first-use."""
-        if self._chats:
+        if self.mem.chats:
             self._regroup_from_headers()
-        elif not self._workspaces:
+        elif not self.mem.workspaces:
             self._create_first_use()
         else:
             with self._writing() as conn:
                 conn.execute("INSERT OR REPLACE INTO registry_state VALUES ('initialised', '1')")
-            self._state["initialised"] = "1"
+            self.mem.state["initialised"] = "1"
 
     def _regroup_from_headers(self) -> None:
         """One workspace per folder, in the order folders first appear; headers only."""
         with self._writing() as conn:
             made: dict[object, Workspace] = {}  # by key and by identity; memory reloads after
-            for chat in list(self._chats.values()):  # oldest first, as loaded
+            for chat in list(self.mem.chats.values()):  # oldest first, as loaded
                 if chat.workspace_id is not None:
                     continue
                 folder = paths.try_resolve_folder(chat.folder)
                 if folder is None:
                     continue
-                home = (self._existing(folder) or made.get(folder.key)
+                home = (self.mem.existing(folder) or made.get(folder.key)
                         or (made.get(folder.identity) if folder.identity else None))
                 if home is None:
                     home = self._insert_workspace(conn, folder, at_end=True)
@@ -68,8 +68,8 @@ class FirstStart(RegistryState):
             log.warning("could not create the first-use workspace at %s: %s", folder, error)
             resolved = None
         with self._writing() as conn:
-            if resolved is not None and "initialised" not in self._state:
-                ws = self._existing(resolved) or self._insert_workspace(conn, resolved, at_end=True)
+            if resolved is not None and "initialised" not in self.mem.state:
+                ws = self.mem.existing(resolved) or self._insert_workspace(conn, resolved, at_end=True)
                 conn.execute("INSERT OR REPLACE INTO registry_state VALUES ('first_use', ?)", (ws.id,))
                 conn.execute("INSERT OR REPLACE INTO registry_state VALUES ('initialised', '1')")
             if pending is not None:

@@ -67,9 +67,5 @@ def fork_chat(registry: Registry, chat_id: str, message_id: int) -> Chat:
                                 (chat.id,)).fetchone()[0]
             conn.execute("UPDATE chat SET leaf_id = ?, knowledge_watermark = ? WHERE id = ?",
                          (last, last, chat.id))
-        registry._chats[chat.id] = chat
-        registry._seq[chat.id] = registry._next_seq()
-        if chat.workspace_id is not None:
-            registry._members[chat.workspace_id].insert(0, chat.id)
-        events.append(ChatAdded(chat.id, chat.workspace_id, registry._show(chat), chat))
+        events.append(ChatAdded(chat.id, chat.workspace_id, registry.mem.add_chat(chat), chat))
     return chat

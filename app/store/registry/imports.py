@@ -38,7 +38,7 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
     with registry._changing():
         with registry._writing() as conn:
             for here in folders:
-                taken = registry._existing(here)
+                taken = registry.mem.existing(here)
                 if taken is not None:  # another process added it meanwhile
                     raise Refused(f"{refuse} into '{shown(root)}': the folder "
                                   f"'{shown(here.canonical)}' is already the workspace "

@@ -71,19 +71,25 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                         db.check()  # the whole load below writes: the check comes first
                     registry._install(stored)
                     registry._resume_pending(stored.pending)
-                    if "initialised" not in registry._state:
+                    if "initialised" not in registry.mem.state:
                         registry._initialise()
-                    if CHECKED not in registry._state:  # the whole check found nothing
+                    if CHECKED not in registry.mem.state:  # the whole check found nothing
                         with db.write() as conn:
                             conn.execute("INSERT OR IGNORE INTO registry_state (key, value)"
                                          " VALUES (?, ?)", (CHECKED, utc_now()))
-                        registry._state[CHECKED] = "1"
+                        registry.mem.state[CHECKED] = "1"
             registry.purge_removed()
             registry.purge_removed_chats()
         except BaseException:
             db.close()
             raise
         return registry
+
+    @property
+    def _members(self) -> dict[str, list[str]]:
+        """Each workspace's chats in manual order (the crash test reads it; prefer
+        ``chat_order``)."""
+        return self.mem.members
 
     def close(self) -> None:
         self._abandon_load()  # (a window closed before its start-up load ended)
@@ -97,83 +103,83 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
 
     def children(self, ws_id: str | None) -> list[Workspace]:
         """The folders directly inside *ws_id* (None: the top level), in display order."""
-        with self._lock:
-            return list(map(self._workspaces.__getitem__, self._nesting.children(ws_id)))
+        with self.mem.lock:
+            return list(map(self.mem.workspaces.__getitem__, self.mem.nesting.children(ws_id)))
 
     def tree(self) -> dict[str | None, list[Workspace]]:
         """Every workspace's folders in display order, keyed by parent (None: the top level);
         only parents that have folders appear, for callers that walk the whole tree."""
-        get = self._workspaces.__getitem__
-        with self._lock:
-            return {parent: list(map(get, rows)) for parent in self._nesting.parents()
-                    if (rows := self._nesting.children(parent))}
+        get = self.mem.workspaces.__getitem__
+        with self.mem.lock:
+            return {parent: list(map(get, rows)) for parent in self.mem.nesting.parents()
+                    if (rows := self.mem.nesting.children(parent))}
 
     # The tree as rows, for a model.  O(1) each.
 
     def child_count(self, ws_id: str | None) -> int:
         """How many folders *ws_id* holds (None: how many top-level workspaces)."""
-        with self._lock:
-            return len(self._nesting.children(ws_id))
+        with self.mem.lock:
+            return len(self.mem.nesting.children(ws_id))
 
     def child_at(self, ws_id: str | None, row: int) -> Workspace:
-        with self._lock:
-            return self._workspaces[self._nesting.children(ws_id).at(row)]
+        with self.mem.lock:
+            return self.mem.workspaces[self.mem.nesting.children(ws_id).at(row)]
 
     def row_of(self, ws_id: str) -> int:
         """The workspace's row among its parent's folders (or the top level)."""
-        with self._lock:
-            return self._nesting.row_of(ws_id)
+        with self.mem.lock:
+            return self.mem.nesting.row_of(ws_id)
 
     def parent_of(self, ws_id: str) -> str | None:
-        return self._nesting.parent_of(ws_id)
+        return self.mem.nesting.parent_of(ws_id)
 
     def workspace(self, ws_id: str) -> Workspace | None:
-        return self._workspaces.get(ws_id)
+        return self.mem.workspaces.get(ws_id)
 
     def lineage(self, ws_id: str | None) -> list[Workspace]:
         """*ws_id* and the workspaces it is a folder of, the project first (from memory);
         empty for None (Ungrouped) or an unknown id."""
         found: list[Workspace] = []
-        while ws_id is not None and (ws := self._workspaces.get(ws_id)) is not None:
+        while ws_id is not None and (ws := self.mem.workspaces.get(ws_id)) is not None:
             found.append(ws)
-            ws_id = self._nesting.parent_of(ws_id)
+            ws_id = self.mem.nesting.parent_of(ws_id)
         return found[::-1]
 
     def get_workspace(self, ws_id: str, *, verb: str = "show") -> Workspace:
-        ws = self._workspaces.get(ws_id)
+        ws = self.mem.workspaces.get(ws_id)
         if ws is None:
             raise Refused(f"cannot {verb} workspace '{ws_id}': no such workspace")
         return ws
 
     def workspace_json(self, ws: Workspace) -> dict[str, Any]:
-        return ws.to_json(parent=self._nesting.parent_of(ws.id))
+        return ws.to_json(parent=self.mem.nesting.parent_of(ws.id))
 
     @property
     def first_use_workspace_id(self) -> str | None:
         """The automatic first-use workspace, while it is still on the list."""
-        ws_id = self._state.get("first_use")
-        return ws_id if ws_id in self._workspaces else None
+        ws_id = self.mem.state.get("first_use")
+        return ws_id if ws_id in self.mem.workspaces else None
 
     def refresh_status(self) -> None:
         """Look at every folder again (``ok`` / ``missing-dir``); the stored path never changes."""
         with self._changing() as events:
-            for ws in list(self._workspaces.values()):
+            for ws in list(self.mem.workspaces.values()):
                 status = paths.folder_status(ws.path)  # the disk: never under the memory lock
                 identity = paths.identity(ws.path) if status == OK else None
                 if (status, identity) != (ws.status, ws.identity):
-                    with self._lock:
-                        now = self._workspaces[ws.id] = replace(ws, status=status,
+                    with self.mem.lock:
+                        now = self.mem.workspaces[ws.id] = replace(ws, status=status,
                                                                 identity=identity)
                     if status != ws.status:
                         events.append(WorkspaceChanged(ws.id, now))
-            with self._lock:
-                self._nesting.set_identities(self._workspaces.values())
+            with self.mem.lock:
+                self.mem.nesting.set_identities(self.mem.workspaces.values())
 
     def chat_folder(self, workspace_id: str) -> str:
         """The folder a new chat of *workspace_id* runs in (New chat on a workspace), looked
         at on the disk now: refused when it is gone, and the workspace marked missing at
         once, never an Ungrouped chat made instead."""
-        ws = self._workspaces.get(workspace_id)
+        ws = self.mem.workspaces.get(workspace_id)
         if ws is None:
             raise Refused("cannot create a chat: that workspace no longer exists")
         if paths.try_resolve_folder(ws.path) is None:
@@ -195,12 +201,12 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         folder = paths.resolve_folder(path)
         with self._changing() as events:
             with self._writing() as conn:
-                existing = self._existing(folder)
+                existing = self.mem.existing(folder)
                 if existing is not None:
                     return existing, False
                 ws = self._insert_workspace(conn, folder, at_end=at_end)
-            order = [*self._order, ws.id] if at_end else [ws.id, *self._order]
-            events.extend(self._reshape(order, added=ws).events())
+            order = [*self.mem.order, ws.id] if at_end else [ws.id, *self.mem.order]
+            events.extend(self.mem.reshape(order, added=ws).events())
         return ws, True
 
     def rename_workspace(self, ws_id: str, title: str) -> Workspace:
@@ -260,7 +266,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
 
     def _named(self, ws_id: str) -> str:
         """How a sentence names a workspace: its title (the id only when there is none)."""
-        ws = self._workspaces.get(ws_id)
+        ws = self.mem.workspaces.get(ws_id)
         return ws.title if ws is not None else ws_id
 
     def _change_workspace(self, ws_id: str, verb: str,
@@ -279,7 +285,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                     (*changes.values(), now, ws_id),
                 )
             ws = replace(ws, updated_at=now, **changes)
-            self._workspaces[ws_id] = ws
+            self.mem.workspaces[ws_id] = ws
             events.append(WorkspaceChanged(ws_id, ws))
         return ws
 
@@ -318,7 +324,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         with self._changing() as events:
             with self._writing() as conn:
                 self.get_workspace(ws_id, verb="move")
-                order = [i for i in self._order if i != ws_id]
+                order = [i for i in self.mem.order if i != ws_id]
                 if not 0 <= index <= len(order):
                     raise Refused(
                         f"cannot move workspace '{ws_id}' to position {index + 1}: "
@@ -330,7 +336,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                     "INSERT INTO display_order (position, workspace_id) VALUES (?, ?)",
                     enumerate(order),
                 )
-            events.extend(self._reshape(order, moved=ws_id).events())
+            events.extend(self.mem.reshape(order, moved=ws_id).events())
 
     def move_to_folder(self, ws_id: str, path: str) -> Workspace:
         """"Move to folder…" for a workspace whose folder is gone: the same workspace (its
@@ -350,7 +356,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                 if paths.folder_status(old.path) == OK:
                     raise Refused(f"cannot move workspace '{old.title}' to another folder: "
                                   f"its folder '{paths.shown(old.path)}' is still there")
-                taken = self._existing(folder)
+                taken = self.mem.existing(folder)
                 if taken is not None:
                     raise Refused(f"cannot move workspace '{old.title}' to "
                                   f"'{paths.shown(folder.canonical)}': that folder is already "
@@ -360,18 +366,18 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                              " WHERE id = ?", (folder.canonical, folder.key, now, ws_id))
             moved = replace(old, path=folder.canonical, key=folder.key, updated_at=now,
                             status=OK, identity=folder.identity)
-            order = list(self._order)
-            members = list(self._members[ws_id])
+            order = list(self.mem.order)
+            members = list(self.mem.members[ws_id])
             # Out at the old place, as a removal says it ...
-            regrouped = self._regroup(members, None)
-            change = self._reshape([i for i in order if i != ws_id], removed=ws_id)
+            regrouped = self.mem.regroup(members, None)
+            change = self.mem.reshape([i for i in order if i != ws_id], removed=ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
             # ... and in at the new one, in the same place in the list, as a restore says it.
             for chat_id in members:
-                if self._chats[chat_id].archived_at is None:
-                    self._ungrouped.remove(chat_id)
-            change = self._reshape(order, added=moved)
-            regrouped = self._regroup(members, ws_id)
+                if self.mem.chats[chat_id].archived_at is None:
+                    self.mem.ungrouped.remove(chat_id)
+            change = self.mem.reshape(order, added=moved)
+            regrouped = self.mem.regroup(members, ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         return moved
 
@@ -386,9 +392,9 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         """
         with self._changing() as events:
             with self._writing() as conn:
-                if ws_id not in self._workspaces:
+                if ws_id not in self.mem.workspaces:
                     return False
-                self._keep_removed(conn, self._workspaces[ws_id])
+                self._keep_removed(conn, self.mem.workspaces[ws_id])
                 conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))  # cascades
                 pending = None
                 if self._cleanup:
@@ -396,8 +402,8 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                         "INSERT INTO pending_change (op, args) VALUES ('remove', ?)",
                         (json.dumps({"workspace": ws_id}),),
                     ).lastrowid
-            regrouped = self._regroup(self._members[ws_id], None)
-            change = self._reshape([i for i in self._order if i != ws_id], removed=ws_id)
+            regrouped = self.mem.regroup(self.mem.members[ws_id], None)
+            change = self.mem.reshape([i for i in self.mem.order if i != ws_id], removed=ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         if pending is not None:
             self._finish_removal(pending, ws_id)

@@ -128,7 +128,7 @@ class RecentlyRemoved(ChatList):
                 path, title, description, instructions, build_status, created_at = row
                 folder = self._restoring_into(title, path if into is None else into,
                                               elsewhere=into is not None)
-                taken = self._existing(folder)
+                taken = self.mem.existing(folder)
                 if taken is not None:
                     raise Refused(f"cannot restore workspace '{title}' at "
                                   f"'{paths.shown(folder.canonical)}': that folder is already "
@@ -158,10 +158,10 @@ class RecentlyRemoved(ChatList):
                     ((ws.id, chat_id, position) for position, chat_id in enumerate(chats)))
                 conn.execute("DELETE FROM removed_workspace WHERE id = ?", (ws_id,))
             for chat_id in chats:
-                if self._chats[chat_id].archived_at is None:
-                    self._ungrouped.remove(chat_id)
-            change = self._reshape([ws.id, *self._order], added=ws)
-            regrouped = self._regroup(chats, ws.id)
+                if self.mem.chats[chat_id].archived_at is None:
+                    self.mem.ungrouped.remove(chat_id)
+            change = self.mem.reshape([ws.id, *self.mem.order], added=ws)
+            regrouped = self.mem.regroup(chats, ws.id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         return ws
 

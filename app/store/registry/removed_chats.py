@@ -66,7 +66,7 @@ class RemovedChats(ChatList):
         """
         with self._changing() as events:
             with self._writing() as conn:
-                chat = self._chats.get(chat_id)
+                chat = self.mem.chats.get(chat_id)
                 if chat is None:
                     raise _no_chat(chat_id)
                 kinds = self._fence(chat_id)  # no turn can start until the delete is done
@@ -87,17 +87,17 @@ class RemovedChats(ChatList):
                              " removed_at) VALUES (?, ?, ?, ?)",
                              (chat_id, ws_id, position, utc_now()))
             if chat.pinned:
-                events.append(ChatUnpinned(chat_id, self._pinned.remove(chat_id)))
+                events.append(ChatUnpinned(chat_id, self.mem.pinned.remove(chat_id)))
             row_in: int | None = None
             archived_row: int | None = None
             if chat.archived:
-                archived_row = self._archived.remove(chat_id)
+                archived_row = self.mem.archived.remove(chat_id)
             else:
-                row_in = self._home(chat).remove(chat_id)
+                row_in = self.mem.home(chat).remove(chat_id)
             if ws_id is not None:
-                self._members[ws_id].remove(chat_id)
-            del self._chats[chat_id]
-            self._seq.pop(chat_id, None)
+                self.mem.members[ws_id].remove(chat_id)
+            del self.mem.chats[chat_id]
+            self.mem.seq.pop(chat_id, None)
             events.append(ChatRemoved(chat_id, ws_id, row_in, archived_row))
         if stop and kinds:
             self.live.stop(chat_id)
@@ -129,7 +129,7 @@ class RemovedChats(ChatList):
                     raise Refused(f"cannot restore chat '{paths.shown(chat_id)}': it is not among the "
                                   "recently removed chats")
                 ws_id, title, folder, created = row
-                home = self._workspaces.get(ws_id) if ws_id is not None else None
+                home = self.mem.workspaces.get(ws_id) if ws_id is not None else None
                 now = utc_now()
                 conn.execute("DELETE FROM removed_chat WHERE chat_id = ?", (chat_id,))
                 conn.execute("UPDATE chat SET archived_at = NULL, updated_at = ? WHERE id = ?",
@@ -142,11 +142,7 @@ class RemovedChats(ChatList):
             chat = Chat(id=chat_id, title=title, folder=folder,
                         workspace_id=home.id if home is not None else None,
                         created_at=created, updated_at=now)
-            self._chats[chat_id] = chat
-            self._seq[chat_id] = self._next_seq()
-            if home is not None:
-                self._members[home.id].insert(0, chat_id)
-            events.append(ChatAdded(chat_id, chat.workspace_id, self._show(chat), chat))
+            events.append(ChatAdded(chat_id, chat.workspace_id, self.mem.add_chat(chat), chat))
         return chat
 
     def purge_removed_chats(self, *, now: datetime | None = None) -> list[str]:

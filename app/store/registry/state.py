@@ -31,7 +31,8 @@ from app.errors import StartupError
 from app.events import Event, Hub, Reset
 from app.records import BUILD_STATUSES, OK, Chat, Workspace
 from app.store.registry.consistency import CHECKED, find_problems
-from app.store.registry.nesting import Nesting, Rows, TreeChange
+from app.store.registry.memory import Memory
+from app.store.registry.nesting import Rows
 
 log = logging.getLogger(__name__)
 
@@ -145,43 +146,30 @@ class RegistryState:
         self.live = LiveWork()
         self._working: set[int] = set()  # tokens of work begun through begin_work
         self._cleanup = list(cleanup)
+        # The rows and their order (the sidebar's order): one owner, handed to every part.
+        self.mem = Memory()
         # Two locks, so that a reader never waits on SQLite: ``_writer`` orders changes and is
         # held across their transactions (BEGIN IMMEDIATE may wait seconds on another
-        # process); ``_lock`` guards memory and is held only while memory is read or changed,
-        # from a change's commit to its end, never across a SQLite call.
+        # process); ``mem.lock`` guards memory and is held only while memory is read or
+        # changed, from a change's commit to its end, never across a SQLite call.
         self._writer = threading.RLock()
-        self._lock = threading.RLock()
-        self._applying = 0  # times the change under way took ``_lock`` after a commit
+        self._applying = 0  # times the change under way took ``mem.lock`` after a commit
         self._at_end: list[Callable[[], None]] = []  # run when the change under way ends
         self._outbox: list[Event] = []  # the events of the change under way
         self._depth = 0  # changes under way on this thread (they nest)
         self._data_version = -1
-        self._workspaces: dict[str, Workspace] = {}
-        self._order: list[str] = []
-        self._nesting = Nesting()
-        self._chats: dict[str, Chat] = {}
-        self._members: dict[str, list[str]] = {}  # manual order, archived chats included
-        self._state: dict[str, str] = {}
-        # The chat lists as rows (see _index_chats); ``_seq``: the order chats were made in.
-        self._seq: dict[str, int] = {}
-        self._visible: dict[str, Rows] = {}
-        self._ungrouped = Rows(newest_first=True)
-        self._pinned = Rows(newest_first=True)
-        self._archived = Rows(newest_first=True)
-        self._seq_top = -1  # the largest ``_seq`` given: a new chat's is larger
         # A load under way (``Registry.open`` with a FirstPaint): the chats of the workspaces
         # in ``_pages`` (and Ungrouped's, once UNGROUPED is in it) are in memory, the others
         # come in pages (load_step); a read that needs one waits for that page only (_need).  None: every chat is in memory.  Memory is
         # changed by loading only until the load ends, and by changes only after it (every
         # change finishes the load first), so the two never interleave.
         self._load: Load | None = None
-        self._load_lock = threading.Lock()  # one page at a time; never taken under ``_lock``
+        self._load_lock = threading.Lock()  # one page at a time; never taken under ``mem.lock``
         self._pages: set[str] = set()
 
     def workspaces(self) -> list[Workspace]:
         """Every workspace, folders included, in display order.  No storage read."""
-        with self._lock:
-            return [self._workspaces[ws_id] for ws_id in self._order]
+        return self.mem.in_order()
 
     def sync(self) -> bool:
         """Catch up with changes another process committed (one cheap PRAGMA when none).
@@ -245,14 +233,14 @@ class RegistryState:
         event before its own listener heard it (the sidebar's barrier, ``InFlight``) waits
         for the delivery to end.  A write takes it after its commit; a change that wrote
         nothing (a catch-up reload, a folder's status) takes it here, before delivering."""
-        self._lock.acquire()
+        self.mem.lock.acquire()
         self._applying += 1
 
     def _let_readers_in(self) -> None:
         """Release the memory lock the change under way took after its commits."""
         while self._applying:
             self._applying -= 1
-            self._lock.release()
+            self.mem.lock.release()
 
     # ----------------------------------------------------------------- loading
 
@@ -272,25 +260,25 @@ class RegistryState:
             for row in stored.chats
         }
         if (workspaces, stored.order, members, chats) != (
-            self._workspaces, self._order, self._members, self._chats
+            self.mem.workspaces, self.mem.order, self.mem.members, self.mem.chats
         ):
             self._outbox.append(Reset())
-        with self._lock:  # readers wait for memory only (no SQLite call in here)
-            self._workspaces = workspaces
-            self._order = list(stored.order)
-            self._members = members
-            self._chats = chats
-            self._state = dict(stored.state)
-            self._nesting.rebuild(workspaces.values(), self._order)
-            self._index_chats()
-            self._seq_top = len(chats) - 1
+        with self.mem.lock:  # readers wait for memory only (no SQLite call in here)
+            self.mem.workspaces = workspaces
+            self.mem.order = list(stored.order)
+            self.mem.members = members
+            self.mem.chats = chats
+            self.mem.state = dict(stored.state)
+            self.mem.nesting.rebuild(workspaces.values(), self.mem.order)
+            self.mem.index_chats()
+            self.mem.seq_top = len(chats) - 1
         for _, callback in waiting:
             callback()
 
     def _workspace_records(self, rows: list[tuple[Any, ...]]) -> dict[str, Workspace]:
         workspaces: dict[str, Workspace] = {}
         for row in rows:
-            known = self._workspaces.get(row[0])
+            known = self.mem.workspaces.get(row[0])
             if known is not None and known.path == row[1]:
                 # Catching up with another process: keep what we saw of the folder rather
                 # than stat every folder (a slow network share) while holding the writer.
@@ -312,47 +300,6 @@ class RegistryState:
                 "Cairn stopped before changing anything: the stored workspace list is "
                 f"inconsistent: {'; '.join(problems)}. The database is '{self.db.path}'."
             )
-
-    def _index_chats(self) -> None:
-        """The chat lists as rows, from ``_chats`` and ``_members``: one pass (50,000 at start)."""
-        ungrouped, pinned, archived = [], [], []
-        for chat in self._chats.values():  # oldest first
-            if chat.archived_at is not None:
-                archived.append(chat.id)
-            elif chat.workspace_id is None:
-                ungrouped.append(chat.id)
-            if chat.pin_seq is not None:
-                pinned.append(chat.id)
-        chats = self._chats
-        self._seq = dict(zip(chats, range(len(chats))))
-        hidden = set(archived)
-        self._visible = {
-            ws_id: Rows([c for c in ids if c not in hidden] if hidden else ids)
-            for ws_id, ids in self._members.items()
-        }
-        ungrouped.reverse()
-        self._ungrouped = Rows(ungrouped, newest_first=True)
-        # Stable sorts, newest first: a tie keeps the older chat first, as the keys below do.
-        pinned.sort(key=self._pin_key, reverse=True)
-        self._pinned = Rows(pinned, newest_first=True)
-        archived.sort(key=lambda c: chats[c].archived_at or "", reverse=True)
-        self._archived = Rows(archived, newest_first=True)
-
-    # Sort keys of the newest-first lists, stored ascending.  Pin numbers are unique; chats
-    # archived in the same millisecond show the older first.
-    def _pin_key(self, chat_id: str) -> int:
-        return self._chats[chat_id].pin_seq or 0
-
-    def _archive_key(self, chat_id: str) -> tuple[str, int]:
-        return self._chats[chat_id].archived_at or "", -self._seq[chat_id]
-
-    def _created_key(self, chat_id: str) -> tuple[str, int]:
-        """Ungrouped's order: by creation (``_seq`` breaks ties within a millisecond)."""
-        return self._chats[chat_id].created_at, self._seq[chat_id]
-
-    def _next_seq(self) -> int:
-        self._seq_top += 1
-        return self._seq_top
 
     def _reload(self) -> None:
         with self._changing():
@@ -394,16 +341,16 @@ class RegistryState:
         chats, seq = self._records(picked, workspaces)
         pinned = sorted((c for c in chats.values() if c.pin_seq is not None),
                         key=lambda c: c.pin_seq or 0)
-        with self._lock:
-            self._workspaces = workspaces
-            self._order = order
-            self._state = state
-            self._nesting.rebuild(workspaces.values(), order)
-            self._chats, self._seq = chats, seq
-            self._members, self._visible, self._pages = {}, {}, set()
-            self._pinned = Rows([c.id for c in reversed(pinned)], newest_first=True)
-            self._ungrouped = Rows(newest_first=True)
-            self._archived = Rows(newest_first=True)
+        with self.mem.lock:
+            self.mem.workspaces = workspaces
+            self.mem.order = order
+            self.mem.state = state
+            self.mem.nesting.rebuild(workspaces.values(), order)
+            self.mem.chats, self.mem.seq = chats, seq
+            self.mem.members, self.mem.visible, self._pages = {}, {}, set()
+            self.mem.pinned = Rows([c.id for c in reversed(pinned)], newest_first=True)
+            self.mem.ungrouped = Rows(newest_first=True)
+            self.mem.archived = Rows(newest_first=True)
             self._load = load
         wanted = [ws_id for ws_id in first.expanded if ws_id in workspaces]
         open_in = chats[first.chat].workspace_id if first.chat in chats else None
@@ -421,7 +368,7 @@ class RegistryState:
     def when_loaded(self, ws_id: str | None, callback: Callable[[], object]) -> None:
         """Call *callback* once :meth:`loaded` is true for *ws_id* (at once when it is;
         otherwise on the loading thread, that page read first).  Never waits."""
-        with self._lock:
+        with self.mem.lock:
             load = self._load
             if load is not None and not (ws_id is not None and ws_id in self._pages):
                 load.waiting.append((ws_id, callback))
@@ -445,7 +392,7 @@ class RegistryState:
 
     def _need(self, ws_id: str | None) -> None:
         """Wait for the page of *ws_id* (None: for every chat), read on this thread if no
-        one is reading it.  Never called under ``_lock`` (the page is installed under it)."""
+        one is reading it.  Never called under ``mem.lock`` (the page is installed under it)."""
         if self.loaded(ws_id):
             return
         with self._load_lock:
@@ -458,7 +405,7 @@ class RegistryState:
             elif ws_id == UNGROUPED:
                 while UNGROUPED not in self._pages:
                     self._scan_ungrouped(load)
-            elif ws_id not in self._pages and ws_id in self._workspaces:
+            elif ws_id not in self._pages and ws_id in self.mem.workspaces:
                 self._read_pages(load, [ws_id])
 
     def _finish_load(self) -> None:
@@ -470,7 +417,7 @@ class RegistryState:
         with self._load_lock:
             load = self._load
             if load is None:
-                return self._chats.get(chat_id)
+                return self.mem.chats.get(chat_id)
             try:
                 rows = load.conn.execute(
                     f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
@@ -479,14 +426,14 @@ class RegistryState:
                 ).fetchall()
             except UnicodeEncodeError:  # (typed: a lone surrogate) no stored id is that
                 return None
-        return self._records(rows, self._workspaces)[0].get(chat_id)
+        return self._records(rows, self.mem.workspaces)[0].get(chat_id)
 
     def _step(self, load: Load) -> None:
         """One page (under ``_load_lock``): the workspaces a reader waits for, a few thousand
         chats at a time; a step of the scan for Ungrouped's chats when a reader waits for them
         (a workspace asked for meanwhile goes first: the scan takes many steps); the other
         workspaces in display order, then Ungrouped; then the integrity check."""
-        with self._lock:  # (``when_loaded`` adds to ``wanted`` under it)
+        with self.mem.lock:  # (``when_loaded`` adds to ``wanted`` under it)
             batch = self._take(load, load.wanted)
             if not batch and not load.wanted:
                 batch = self._take(load, load.todo)
@@ -512,7 +459,7 @@ class RegistryState:
                 continue
             if place == UNGROUPED or size >= PAGE_CHATS:
                 keep.append(place)
-            elif place in self._workspaces:
+            elif place in self.mem.workspaces:
                 batch.append(place)
                 size += sum(load.counts.get(place, (0, 0)))
         queue[:] = keep
@@ -529,21 +476,21 @@ class RegistryState:
         load.after += SCAN_CHATS
         if load.after < load.last:
             return
-        chats, seq = self._records([(None, *r) for r in load.loose], self._workspaces)
+        chats, seq = self._records([(None, *r) for r in load.loose], self.mem.workspaces)
         load.loose = []
-        with self._lock:
-            self._chats.update(chats)
-            self._seq.update(seq)
-            self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
+        with self.mem.lock:
+            self.mem.chats.update(chats)
+            self.mem.seq.update(seq)
+            self.mem.seq_top = max(self.mem.seq_top, max(seq.values(), default=-1))
             ungrouped = sorted((c for c, chat in chats.items() if chat.archived_at is None),
-                               key=self._created_key, reverse=True)
-            self._ungrouped = Rows(ungrouped, newest_first=True)
+                               key=self.mem.created_key, reverse=True)
+            self.mem.ungrouped = Rows(ungrouped, newest_first=True)
             ready = self._read_in(load, UNGROUPED)
         for callback in ready:
             callback()
 
     def _read_in(self, load: Load, *places: str) -> list[Callable[[], object]]:
-        """Mark *places* read; whom to tell (under ``_lock``)."""
+        """Mark *places* read; whom to tell (under ``mem.lock``)."""
         self._pages.update(places)
         ready = [w for w in load.waiting if w[0] is not None and w[0] in self._pages]
         load.waiting = [w for w in load.waiting if w not in ready]
@@ -556,17 +503,17 @@ class RegistryState:
             f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM membership m"
             f" JOIN chat c ON c.id = m.chat_id WHERE m.workspace_id IN ({marks})"
             " ORDER BY m.workspace_id, m.position", ws_ids).fetchall()
-        chats, seq = self._records(rows, self._workspaces)
+        chats, seq = self._records(rows, self.mem.workspaces)
         members: dict[str, list[str]] = {ws_id: [] for ws_id in ws_ids}
         for row in rows:
             members[row[0]].append(row[2])
-        with self._lock:
-            self._chats.update(chats)
-            self._seq.update(seq)
+        with self.mem.lock:
+            self.mem.chats.update(chats)
+            self.mem.seq.update(seq)
             for ws_id, ids in members.items():
-                self._members[ws_id] = ids
-                self._visible[ws_id] = Rows([c for c in ids if chats[c].archived_at is None])
-            self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
+                self.mem.members[ws_id] = ids
+                self.mem.visible[ws_id] = Rows([c for c in ids if chats[c].archived_at is None])
+            self.mem.seq_top = max(self.mem.seq_top, max(seq.values(), default=-1))
             ready = self._read_in(load, *ws_ids)
         for callback in ready:
             callback()
@@ -592,13 +539,13 @@ class RegistryState:
 
     def _end_load(self, load: Load) -> None:
         """Archived's rows, once every chat is read; the load ends."""
-        with self._lock:
-            chats = self._chats
+        with self.mem.lock:
+            chats = self.mem.chats
             archived = sorted((c for c, chat in chats.items() if chat.archived_at is not None),
-                              key=self._created_key)
+                              key=self.mem.created_key)
             # Stable: chats archived in the same millisecond keep the older first.
             archived.sort(key=lambda c: chats[c].archived_at or "", reverse=True)
-            self._archived = Rows(archived, newest_first=True)
+            self.mem.archived = Rows(archived, newest_first=True)
             self._load = None
             self._pages = set()
             waiting, load.waiting = load.waiting, []
@@ -611,7 +558,7 @@ class RegistryState:
         returns whom to tell once memory is whole."""
         if self._load is None:
             return []
-        with self._load_lock, self._lock:  # (``when_loaded`` adds to the list under ``_lock``)
+        with self._load_lock, self.mem.lock:  # (``when_loaded`` adds to the list under ``mem.lock``)
             load, self._load = self._load, None
             self._pages = set()
             if load is None:
@@ -641,18 +588,9 @@ class RegistryState:
                     self._install(read_stored(conn))
                     self._data_version = version
                 yield conn
-            self._lock.acquire()
+            self.mem.lock.acquire()
             self._applying += 1
 
-    def _existing(self, folder: paths.Folder) -> Workspace | None:
-        """The workspace of *folder* or of an alias of it: same key, or the same directory."""
-        ws_id = self._nesting.by_key.get(folder.key)
-        if ws_id is None and folder.identity is not None:
-            candidate = self._nesting.by_identity.get(folder.identity)
-            # The remembered identity may be stale (folder deleted, inode reused): look again.
-            if candidate and paths.identity(self._workspaces[candidate].path) == folder.identity:
-                ws_id = candidate
-        return self._workspaces[ws_id] if ws_id else None
 
     def _insert_workspace(
         self, conn: sqlite3.Connection, folder: paths.Folder, *, at_end: bool, **fields: str
@@ -686,27 +624,6 @@ class RegistryState:
         conn.execute(f"INSERT INTO display_order (position, workspace_id) {position}", (ws.id,))
         return ws
 
-    def _reshape(
-        self,
-        order: list[str],
-        *,
-        added: Workspace | None = None,
-        removed: str | None = None,
-        moved: str | None = None,
-    ) -> TreeChange:
-        """Memory after a committed change to the list: the new display *order* and the tree.
-
-        A removed workspace's chats must have been regrouped first.
-        """
-        if added is not None:
-            self._workspaces[added.id] = added
-            self._members.setdefault(added.id, [])
-            self._visible.setdefault(added.id, Rows())
-        if removed is not None:
-            del self._workspaces[removed]
-            del self._members[removed], self._visible[removed]
-        self._order = order
-        return self._nesting.change(order, added=added, removed=removed, moved=moved)
 
     def _finish_removal(self, pending: int, ws_id: str) -> None:
         """The cleanup after a committed removal; a failure leaves the marker for next start."""
