@@ -32,6 +32,7 @@ from app.events import (
 from app.records import Chat, ChatListing, Workspace
 from app.store import watermarks
 from app.store.registry.nesting import Rows
+from app.store.registry.memory import Memory
 from app.store.registry.state import UNGROUPED, RegistryState, attach_at_top
 
 DEFAULT_CHAT_TITLE = "New chat"
@@ -46,8 +47,14 @@ def _missing_chat(verb: str, chat_id: str) -> Refused:
     return Refused(f"cannot {verb} session '{chat_id}': no such session")
 
 
-class ChatList(RegistryState):
-    """Chat headers and their grouping; every read from memory."""
+class ChatLists:
+    """Chat headers and their grouping; every read from memory (*mem*), every change
+    through *writer* (the registry's one write path and its start-up load)."""
+
+    def __init__(self, mem: Memory, writer: RegistryState) -> None:
+        self.mem = mem
+        self.writer = writer
+        self._working: set[int] = set()  # tokens of work begun through begin_work
 
     # ----------------------------------------------------------------- reading
 
@@ -59,8 +66,8 @@ class ChatList(RegistryState):
 
     def chat(self, chat_id: str) -> Chat | None:
         chat = self.mem.chats.get(chat_id)
-        if chat is None and self._load is not None:  # not read yet: its one row
-            return self._lookup(chat_id)
+        if chat is None:  # not read yet (the start-up load): its one row
+            return self.writer.lookup(chat_id)
         return chat
 
     def get_chat(self, chat_id: str, *, verb: str = "show") -> Chat:
@@ -71,13 +78,13 @@ class ChatList(RegistryState):
 
     def chats_of(self, ws_id: str) -> list[Chat]:
         """A workspace's visible chats in their manual order (archived ones are hidden)."""
-        self._need(ws_id)
+        self.writer.need(ws_id)
         with self.mem.lock:
             return list(map(self.mem.chats.__getitem__, self.mem.visible.get(ws_id, ())))
 
     def chat_order(self, ws_id: str) -> list[str]:
         """A workspace's chats in their manual order, archived ones included (ids)."""
-        self._need(ws_id)
+        self.writer.need(ws_id)
         with self.mem.lock:
             return list(self.mem.members.get(ws_id, ()))
 
@@ -86,13 +93,13 @@ class ChatList(RegistryState):
         workspace in display order, Ungrouped (newest first), Archived (most recently first).
         Waits for every chat while the start-up load runs (never asked on the GUI thread then:
         see ``loaded``)."""
-        self._need(None)
+        self.writer.need(None)
         with self.mem.lock:
             get = self.mem.chats.__getitem__
             return ChatListing(
                 pinned=list(map(get, self.mem.pinned)),
                 workspaces=[(ws, list(map(get, self.mem.visible[ws.id])))
-                            for ws in self.workspaces()],
+                            for ws in self.mem.in_order()],
                 ungrouped=list(map(get, self.mem.ungrouped)),
                 archived=list(map(get, self.mem.archived)),
             )
@@ -103,15 +110,13 @@ class ChatList(RegistryState):
 
     def chat_count(self, ws_id: str | None) -> int:
         with self.mem.lock:
-            load = self._load
-            if load is not None and (ws_id or UNGROUPED) not in self._pages:
-                if ws_id is not None and ws_id not in self.mem.workspaces:
-                    raise KeyError(f"no workspace '{ws_id}'")
-                return load.counts.get(ws_id or "", (0, 0))[0]
+            stored = self.writer.stored_count(ws_id)
+            if stored is not None:
+                return stored
             return len(self.mem.chat_rows(ws_id))
 
     def chat_at(self, ws_id: str | None, row: int) -> Chat:
-        self._need(ws_id or UNGROUPED)
+        self.writer.need(ws_id or UNGROUPED)
         with self.mem.lock:
             return self.mem.chats[self.mem.chat_rows(ws_id).at(row)]
 
@@ -122,7 +127,7 @@ class ChatList(RegistryState):
             raise KeyError(chat_id)
         if chat.archived:
             return None
-        self._need(chat.workspace_id or UNGROUPED)
+        self.writer.need(chat.workspace_id or UNGROUPED)
         with self.mem.lock:
             chat = self.mem.chats[chat_id]
             return None if chat.archived else self.mem.home(chat).row_of(chat_id)
@@ -139,18 +144,18 @@ class ChatList(RegistryState):
             return self.mem.pinned.row_of(chat_id) if chat_id in self.mem.pinned else None
 
     def archived_count(self) -> int:
-        load = self._load
-        if load is not None:
-            return sum(hidden for _, hidden in load.counts.values())
+        stored = self.writer.stored_archived_count()
+        if stored is not None:
+            return stored
         return len(self.mem.archived)
 
     def archived_at(self, row: int) -> Chat:
-        self._need(None)
+        self.writer.need(None)
         with self.mem.lock:
             return self.mem.chats[self.mem.archived.at(row)]
 
     def archived_row(self, chat_id: str) -> int | None:
-        self._need(None)
+        self.writer.need(None)
         with self.mem.lock:
             return self.mem.archived.row_of(chat_id) if chat_id in self.mem.archived else None
 
@@ -174,8 +179,8 @@ class ChatList(RegistryState):
         if title.strip() and not visible(clean):
             raise Refused("cannot create a chat: the title has only invisible characters")
         resolved = paths.try_resolve_folder(folder)
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 home = self.mem.existing(resolved) if resolved is not None else None  # exact match
                 again = self._untouched(conn, home, folder) \
                     if reuse_untouched and not clean else None
@@ -189,7 +194,7 @@ class ChatList(RegistryState):
                         created_at=now,
                         updated_at=now,
                     )
-                    self._insert_chat(conn, chat)
+                    self.insert_chat(conn, chat)
             if again is not None:  # (Ungrouped is newest first already: no place to move to)
                 if home is not None and self.mem.visible[home.id].row_of(again.id) != 0:
                     return self.move_chat(again.id, index=0)
@@ -222,7 +227,7 @@ class ChatList(RegistryState):
         return next((c for c in candidates if c.id in empty), None)
 
     @staticmethod
-    def _insert_chat(conn: sqlite3.Connection, chat: Chat) -> None:
+    def insert_chat(conn: sqlite3.Connection, chat: Chat) -> None:
         conn.execute(
             "INSERT INTO chat (id, title, folder, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
             (chat.id, chat.title, chat.folder, chat.created_at, chat.updated_at),
@@ -239,7 +244,7 @@ class ChatList(RegistryState):
         """
 
         def archive(chat: Chat) -> dict[str, Any] | None:
-            kinds = self._fence(chat_id)  # no turn can start until the archive is done
+            kinds = self.writer.fence(chat_id)  # no turn can start until the archive is done
             if kinds:
                 raise Refused(
                     f"cannot archive session '{chat_id}': the session is active ({', '.join(kinds)})"
@@ -251,7 +256,7 @@ class ChatList(RegistryState):
     def stop_and_archive_chat(self, chat_id: str) -> Chat:
         """Archive first, then ask running work to stop; a failed stop never undoes it."""
         chat = self._change_chat(chat_id, "archive", _ARCHIVE)
-        self.live.stop(chat_id)
+        self.writer.live.stop(chat_id)
         return chat
 
     def unarchive_chat(self, chat_id: str) -> Chat:
@@ -288,8 +293,8 @@ class ChatList(RegistryState):
     def _change_chat(self, chat_id: str, verb: str,
                      decide: Callable[[Chat], dict[str, Any] | None]) -> Chat:
         """Decide on the stored state (after catching up), then write; None = already so."""
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 chat = self.get_chat(chat_id, verb=verb)
                 changes = decide(chat)
                 if changes is None:
@@ -307,8 +312,8 @@ class ChatList(RegistryState):
 
     def move_chat(self, chat_id: str, *, index: int) -> Chat:
         """Put a chat at *index* (0-based) among its workspace's visible chats."""
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 chat = self.get_chat(chat_id, verb="move")
                 ws_id = chat.workspace_id
                 if chat.archived:
@@ -354,12 +359,12 @@ class ChatList(RegistryState):
         built on the old context), and for an unknown workspace.  Into Ungrouped the chat has
         no folder and takes its place by creation, as Ungrouped chats do.
         """
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 chat = self.get_chat(chat_id, verb="move")
                 if chat.archived:
                     raise Refused(f"cannot move session '{chat_id}': the session is archived")
-                if self._fence(chat_id):  # no turn can start until the move is done
+                if self.writer.fence(chat_id):  # no turn can start until the move is done
                     raise Refused(f"cannot move session '{chat_id}': a reply or a knowledge "
                                   "update is running in it; stop it or wait until it ends")
                 target = self.mem.workspaces.get(ws_id) if ws_id is not None else None
@@ -426,26 +431,26 @@ class ChatList(RegistryState):
         with self.mem.lock:
             # While a load is under way nothing has changed (every change ends it first): what
             # was found holds; after it, memory is the truth.
-            chat = self.mem.chats.get(chat_id, found if self._load is not None else None)
+            chat = self.mem.chats.get(chat_id, found if self.writer.loading else None)
             if chat is None:
                 raise _missing_chat("start work in", chat_id)
             if chat.archived:
                 raise Refused(f"cannot start work in session '{chat_id}': the session is archived")
-            work = self.live.begin(chat_id, kind, stop, fenced=lambda: Refused(
+            work = self.writer.live.begin(chat_id, kind, stop, fenced=lambda: Refused(
                 f"cannot start work in session '{chat_id}': the session is being archived or "
                 "moved; try again in a moment"))
             self._working.add(work.token)
-        self.hub.emit(WorkStarted(chat_id, kind))  # outside the memory lock: listeners may write
+        self.writer.hub.emit(WorkStarted(chat_id, kind))  # outside the memory lock: listeners may write
         return work
 
     def end_work(self, work: Work) -> None:
         """Unregister *work*; a second call for the same work does nothing."""
         with self.mem.lock:
-            self.live.end(work)
+            self.writer.live.end(work)
             if work.token not in self._working:
                 return
             self._working.discard(work.token)
-        self.hub.emit(WorkEnded(work.chat_id, work.kind))
+        self.writer.hub.emit(WorkEnded(work.chat_id, work.kind))
 
 
 _NEXT_PIN = object()  # "the next pin number", computed inside the write

@@ -23,13 +23,13 @@ class FirstStart(RegistryState):
         elif not self.mem.workspaces:
             self._create_first_use()
         else:
-            with self._writing() as conn:
+            with self.writing() as conn:
                 conn.execute("INSERT OR REPLACE INTO registry_state VALUES ('initialised', '1')")
             self.mem.state["initialised"] = "1"
 
     def _regroup_from_headers(self) -> None:
         """One workspace per folder, in the order folders first appear; headers only."""
-        with self._writing() as conn:
+        with self.writing() as conn:
             made: dict[object, Workspace] = {}  # by key and by identity; memory reloads after
             for chat in list(self.mem.chats.values()):  # oldest first, as loaded
                 if chat.workspace_id is not None:
@@ -40,17 +40,17 @@ class FirstStart(RegistryState):
                 home = (self.mem.existing(folder) or made.get(folder.key)
                         or (made.get(folder.identity) if folder.identity else None))
                 if home is None:
-                    home = self._insert_workspace(conn, folder, at_end=True)
+                    home = self.insert_workspace(conn, folder, at_end=True)
                     made[folder.key] = home
                     if folder.identity:
                         made[folder.identity] = home
                 attach_at_top(conn, home.id, chat.id)
             conn.execute("INSERT OR REPLACE INTO registry_state VALUES ('initialised', '1')")
-        self._reload()
+        self.reload()
 
     def _create_first_use(self) -> None:
         folder = locations.first_use_dir()
-        with self._writing() as conn:
+        with self.writing() as conn:
             pending = conn.execute(
                 "INSERT INTO pending_change (op, args) VALUES ('first-use', ?)",
                 (json.dumps({"path": str(folder)}),),
@@ -67,14 +67,14 @@ class FirstStart(RegistryState):
         except (OSError, Refused) as error:
             log.warning("could not create the first-use workspace at %s: %s", folder, error)
             resolved = None
-        with self._writing() as conn:
+        with self.writing() as conn:
             if resolved is not None and "initialised" not in self.mem.state:
-                ws = self.mem.existing(resolved) or self._insert_workspace(conn, resolved, at_end=True)
+                ws = self.mem.existing(resolved) or self.insert_workspace(conn, resolved, at_end=True)
                 conn.execute("INSERT OR REPLACE INTO registry_state VALUES ('first_use', ?)", (ws.id,))
                 conn.execute("INSERT OR REPLACE INTO registry_state VALUES ('initialised', '1')")
             if pending is not None:
                 conn.execute("DELETE FROM pending_change WHERE id = ?", (pending,))
-        self._reload()
+        self.reload()
 
     def _resume_pending(self, pending: list[tuple[int, str, str]]) -> None:
         """Complete the changes a crash interrupted, or undo an import that never finished."""
@@ -84,9 +84,9 @@ class FirstStart(RegistryState):
             if op == "first-use":
                 self._finish_first_use(change_id, data["path"])
             elif op == "remove":
-                self._finish_removal(change_id, data["workspace"])
+                self.finish_removal(change_id, data["workspace"])
             elif op == "drop-blobs":  # a purge's last step: rolls forward
-                self._drop_blobs(change_id, list(data["blobs"]))
+                self.drop_blobs(change_id, list(data["blobs"]))
             elif op == "import":  # an import that never committed: rolls back
                 from app.store.import_marker import roll_back_import
 

@@ -23,8 +23,9 @@ from app.base.db import Database, utc_now
 from app.base.titles import MAX_DESCRIPTION, one_line, text_lines, visible
 from app.errors import Refused
 from app.events import Hub, WorkspaceChanged
-from app.records import BUILD_STATUSES, OK, Workspace
-from app.store.registry.chat_list import DEFAULT_CHAT_TITLE
+from app.base.live import Work
+from app.records import BUILD_STATUSES, OK, Chat, ChatListing, Workspace
+from app.store.registry.chat_list import DEFAULT_CHAT_TITLE, ChatLists
 from app.store.registry.consistency import CHECKED
 from app.store.registry.first_start import FirstStart
 from app.store.registry.removed import RecentlyRemoved
@@ -36,6 +37,11 @@ log = logging.getLogger(__name__)
 
 class Registry(RecentlyRemoved, RemovedChats, FirstStart):
     """Open with :meth:`open`; all methods are safe to call from any thread."""
+
+    def __init__(self, db: Database, *, cleanup: Sequence[Cleanup] = (),
+                 hub: Hub | None = None) -> None:
+        super().__init__(db, cleanup=cleanup, hub=hub)
+        self.chat_lists = ChatLists(self.mem, self)
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
@@ -54,7 +60,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                            check_later=first is not None and check_later)
         registry = cls(db, cleanup=cleanup, hub=hub)
         try:
-            with registry._changing():  # a subscriber of a given hub gets one Reset
+            with registry.changing():  # a subscriber of a given hub gets one Reset
                 with db.snapshot() as conn:
                     # Before the pages' snapshot: a commit in between is caught up with.
                     registry._data_version = db.data_version(conn)
@@ -162,7 +168,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
 
     def refresh_status(self) -> None:
         """Look at every folder again (``ok`` / ``missing-dir``); the stored path never changes."""
-        with self._changing() as events:
+        with self.changing() as events:
             for ws in list(self.mem.workspaces.values()):
                 status = paths.folder_status(ws.path)  # the disk: never under the memory lock
                 identity = paths.identity(ws.path) if status == OK else None
@@ -199,12 +205,12 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         unchanged.  A new one leads the list, or goes last with ``at_end``.
         """
         folder = paths.resolve_folder(path)
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.changing() as events:
+            with self.writing() as conn:
                 existing = self.mem.existing(folder)
                 if existing is not None:
                     return existing, False
-                ws = self._insert_workspace(conn, folder, at_end=at_end)
+                ws = self.insert_workspace(conn, folder, at_end=at_end)
             order = [*self.mem.order, ws.id] if at_end else [ws.id, *self.mem.order]
             events.extend(self.mem.reshape(order, added=ws).events())
         return ws, True
@@ -272,8 +278,8 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
     def _change_workspace(self, ws_id: str, verb: str,
                           decide: Callable[[Workspace], dict[str, Any]]) -> Workspace:
         """Decide on the stored state (after catching up with other processes), then write."""
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.changing() as events:
+            with self.writing() as conn:
                 ws = self.get_workspace(ws_id, verb=verb)
                 changes = decide(ws)
                 if not changes:
@@ -321,8 +327,8 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
 
     def move_workspace(self, ws_id: str, *, index: int) -> None:
         """Put a workspace at *index* (0-based) of the display order."""
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.changing() as events:
+            with self.writing() as conn:
                 self.get_workspace(ws_id, verb="move")
                 order = [i for i in self.mem.order if i != ws_id]
                 if not 0 <= index <= len(order):
@@ -350,8 +356,8 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         chats leaving and joining it again.
         """
         folder = paths.resolve_folder(path)
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.changing() as events:
+            with self.writing() as conn:
                 old = self.get_workspace(ws_id, verb="move")
                 if paths.folder_status(old.path) == OK:
                     raise Refused(f"cannot move workspace '{old.title}' to another folder: "
@@ -390,8 +396,8 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         (``False``).  Once the removal committed it reports success, even if a cleanup step
         fails afterwards (that step is retried at the next start).
         """
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.changing() as events:
+            with self.writing() as conn:
                 if ws_id not in self.mem.workspaces:
                     return False
                 self._keep_removed(conn, self.mem.workspaces[ws_id])
@@ -406,8 +412,90 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
             change = self.mem.reshape([i for i in self.mem.order if i != ws_id], removed=ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         if pending is not None:
-            self._finish_removal(pending, ws_id)
+            self.finish_removal(pending, ws_id)
         return True
+
+
+    # ================================================================= chats (``chat_list``)
+
+    def workspace_for_folder(self, folder: str | None) -> Workspace | None:
+        return self.chat_lists.workspace_for_folder(folder)
+
+    def chat(self, chat_id: str) -> Chat | None:
+        return self.chat_lists.chat(chat_id)
+
+    def get_chat(self, chat_id: str, *, verb: str = "show") -> Chat:
+        return self.chat_lists.get_chat(chat_id, verb=verb)
+
+    def chats_of(self, ws_id: str) -> list[Chat]:
+        return self.chat_lists.chats_of(ws_id)
+
+    def chat_order(self, ws_id: str) -> list[str]:
+        return self.chat_lists.chat_order(ws_id)
+
+    def chat_listing(self) -> ChatListing:
+        return self.chat_lists.chat_listing()
+
+    def chat_count(self, ws_id: str | None) -> int:
+        return self.chat_lists.chat_count(ws_id)
+
+    def chat_at(self, ws_id: str | None, row: int) -> Chat:
+        return self.chat_lists.chat_at(ws_id, row)
+
+    def chat_row(self, chat_id: str) -> int | None:
+        return self.chat_lists.chat_row(chat_id)
+
+    def pinned_count(self) -> int:
+        return self.chat_lists.pinned_count()
+
+    def pinned_at(self, row: int) -> Chat:
+        return self.chat_lists.pinned_at(row)
+
+    def pinned_row(self, chat_id: str) -> int | None:
+        return self.chat_lists.pinned_row(chat_id)
+
+    def archived_count(self) -> int:
+        return self.chat_lists.archived_count()
+
+    def archived_at(self, row: int) -> Chat:
+        return self.chat_lists.archived_at(row)
+
+    def archived_row(self, chat_id: str) -> int | None:
+        return self.chat_lists.archived_row(chat_id)
+
+    def new_chat(self, *, folder: str | None = None, title: str = "",
+                 reuse_untouched: bool = False) -> Chat:
+        return self.chat_lists.new_chat(folder=folder, title=title, reuse_untouched=reuse_untouched)
+
+    def archive_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.archive_chat(chat_id)
+
+    def stop_and_archive_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.stop_and_archive_chat(chat_id)
+
+    def unarchive_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.unarchive_chat(chat_id)
+
+    def pin_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.pin_chat(chat_id)
+
+    def unpin_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.unpin_chat(chat_id)
+
+    def rename_chat(self, chat_id: str, title: str) -> Chat:
+        return self.chat_lists.rename_chat(chat_id, title)
+
+    def move_chat(self, chat_id: str, *, index: int) -> Chat:
+        return self.chat_lists.move_chat(chat_id, index=index)
+
+    def move_chat_to(self, chat_id: str, ws_id: str | None, *, index: int = 0) -> Chat:
+        return self.chat_lists.move_chat_to(chat_id, ws_id, index=index)
+
+    def begin_work(self, chat_id: str, kind: str, stop: Callable[[], object]) -> Work:
+        return self.chat_lists.begin_work(chat_id, kind, stop)
+
+    def end_work(self, work: Work) -> None:
+        self.chat_lists.end_work(work)
 
 
 __all__ = ["Registry", "DEFAULT_CHAT_TITLE"]

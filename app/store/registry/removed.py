@@ -20,7 +20,7 @@ from app.base import paths
 from app.base.db import utc_now
 from app.errors import Refused
 from app.records import OK, Workspace
-from app.store.registry.chat_list import ChatList
+from app.store.registry.state import RegistryState
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _stamp(moment: datetime) -> str:
         "+00:00", "Z")
 
 
-class RecentlyRemoved(ChatList):
+class RecentlyRemoved(RegistryState):
     """The registry's bin: what removal keeps, Restore, and the purge."""
 
     def _keep_removed(self, conn: sqlite3.Connection, ws: Workspace) -> None:
@@ -116,8 +116,8 @@ class RecentlyRemoved(ChatList):
         Ungrouped join it again in their old order; the restored workspace leads the list.
         """
         plausible = ws_id.isascii() and ws_id.isprintable()  # ids are: never ask SQLite
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.changing() as events:
+            with self.writing() as conn:
                 row = conn.execute(
                     "SELECT path, title, description, instructions, build_status, created_at"
                     " FROM removed_workspace WHERE id = ?", (ws_id,)).fetchone() if plausible \
@@ -210,5 +210,5 @@ class RecentlyRemoved(ChatList):
                 "INSERT INTO pending_change (op, args) VALUES ('drop-blobs', ?)",
                 (json.dumps({"blobs": shas}),)).lastrowid
         log.info("purged %d workspace(s) removed before %s", len(ids), cutoff)
-        self._drop_blobs(pending, shas)
+        self.drop_blobs(pending, shas)
         return ids

@@ -24,7 +24,7 @@ from app.base.db import utc_now
 from app.errors import Refused
 from app.events import ChatAdded, ChatRemoved, ChatUnpinned
 from app.records import Chat
-from app.store.registry.chat_list import ChatList
+from app.store.registry.state import RegistryState
 from app.store.registry.removed import KEEP_DAYS, _parse, _stamp
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def _no_chat(chat_id: str) -> Refused:
     return Refused(f"cannot delete chat '{paths.shown(chat_id)}': no such chat")
 
 
-class RemovedChats(ChatList):
+class RemovedChats(RegistryState):
     """Delete chat, the recently removed chats, their Restore and their purge."""
 
     def remove_chat(self, chat_id: str, *, stop: bool = False) -> Chat:
@@ -64,12 +64,12 @@ class RemovedChats(ChatList):
         Refused while a reply or a knowledge update runs in it, unless *stop*: then it is
         deleted first and the work is asked to stop (as Stop and archive does).
         """
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.changing() as events:
+            with self.writing() as conn:
                 chat = self.mem.chats.get(chat_id)
                 if chat is None:
                     raise _no_chat(chat_id)
-                kinds = self._fence(chat_id)  # no turn can start until the delete is done
+                kinds = self.fence(chat_id)  # no turn can start until the delete is done
                 if kinds and not stop:
                     raise Refused(f"cannot delete chat '{chat.title}': a reply or a knowledge "
                                   "update is running in it; stop it first")
@@ -119,8 +119,8 @@ class RemovedChats(ChatList):
         """Bring a recently removed chat back: at the top of the workspace it was in (when
         that workspace is still on the list), otherwise Ungrouped; unarchived, unpinned."""
         plausible = chat_id.isascii() and chat_id.isprintable()  # ids are: never ask SQLite
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.changing() as events:
+            with self.writing() as conn:
                 row = conn.execute(
                     "SELECT r.workspace_id, c.title, c.folder, c.created_at FROM removed_chat r"
                     " JOIN chat c ON c.id = r.chat_id WHERE r.chat_id = ?",
@@ -169,5 +169,5 @@ class RemovedChats(ChatList):
                 "INSERT INTO pending_change (op, args) VALUES ('drop-blobs', ?)",
                 (json.dumps({"blobs": shas}),)).lastrowid
         log.info("purged %d chat(s) removed before %s", len(ids), cutoff)
-        self._drop_blobs(pending, shas)
+        self.drop_blobs(pending, shas)
         return ids

@@ -144,7 +144,6 @@ class RegistryState:
         self.db = db
         self.hub = hub or Hub()
         self.live = LiveWork()
-        self._working: set[int] = set()  # tokens of work begun through begin_work
         self._cleanup = list(cleanup)
         # The rows and their order (the sidebar's order): one owner, handed to every part.
         self.mem = Memory()
@@ -178,7 +177,7 @@ class RegistryState:
         by themselves.  Returns True when memory was reloaded (``Reset`` is emitted when
         what it holds changed).
         """
-        with self._changing():
+        with self.changing():
             with self.db.snapshot() as conn:
                 version = self.db.data_version(conn)
                 if version == self._data_version:
@@ -191,7 +190,7 @@ class RegistryState:
     # ----------------------------------------------------------------- events
 
     @contextmanager
-    def _changing(self) -> Iterator[list[Event]]:
+    def changing(self) -> Iterator[list[Event]]:
         """One change, ordered after every other; its events go to the hub once, when it ends.
 
         Delivery happens while the change still holds ``_writer`` and the memory lock (taken
@@ -221,7 +220,7 @@ class RegistryState:
                         # events already delivered (listeners only record or post them).
                         self._let_readers_in()
 
-    def _fence(self, chat_id: str) -> list[str]:
+    def fence(self, chat_id: str) -> list[str]:
         """Hold off new turns on *chat_id* until the change under way ends (see
         ``LiveWork.fence``); the kinds of work running now."""
         running = self.live.fence(chat_id)
@@ -301,8 +300,8 @@ class RegistryState:
                 f"inconsistent: {'; '.join(problems)}. The database is '{self.db.path}'."
             )
 
-    def _reload(self) -> None:
-        with self._changing():
+    def reload(self) -> None:
+        with self.changing():
             with self.db.snapshot() as conn:
                 stored = read_stored(conn)
                 self._data_version = self.db.data_version(conn)
@@ -377,6 +376,27 @@ class RegistryState:
                 return
         callback()
 
+    @property
+    def loading(self) -> bool:
+        """Whether the start-up load is under way (some chats are not in memory yet)."""
+        return self._load is not None
+
+    def stored_count(self, ws_id: str | None) -> int | None:
+        """While a load runs and *ws_id*'s page (None: Ungrouped's) is not read: its visible
+        chats as stored (the ``chat_count`` table); None once the rows are in memory.
+        Call under ``mem.lock``."""
+        load = self._load
+        if load is None or (ws_id or UNGROUPED) in self._pages:
+            return None
+        if ws_id is not None and ws_id not in self.mem.workspaces:
+            raise KeyError(f"no workspace '{ws_id}'")
+        return load.counts.get(ws_id or "", (0, 0))[0]
+
+    def stored_archived_count(self) -> int | None:
+        """While a load runs: how many chats are archived, as stored; None after it."""
+        load = self._load
+        return None if load is None else sum(hidden for _, hidden in load.counts.values())
+
     def load_step(self) -> bool:
         """Read the next page of the load under way; True while more remains.  The window
         calls this on the storage thread until it returns False (``Operations.load_rest``):
@@ -390,7 +410,7 @@ class RegistryState:
                 self._step(load)
             return self._load is not None
 
-    def _need(self, ws_id: str | None) -> None:
+    def need(self, ws_id: str | None) -> None:
         """Wait for the page of *ws_id* (None: for every chat), read on this thread if no
         one is reading it.  Never called under ``mem.lock`` (the page is installed under it)."""
         if self.loaded(ws_id):
@@ -410,9 +430,9 @@ class RegistryState:
 
     def _finish_load(self) -> None:
         """Every chat in memory, before a change decides on it (on the writer's thread)."""
-        self._need(None)
+        self.need(None)
 
-    def _lookup(self, chat_id: str) -> Chat | None:
+    def lookup(self, chat_id: str) -> Chat | None:
         """One chat not read yet, from the load's snapshot (one indexed row), not kept."""
         with self._load_lock:
             load = self._load
@@ -570,7 +590,7 @@ class RegistryState:
     # ----------------------------------------------------------------- writing
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
+    def writing(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, after catching up with any other process's commits.
 
         Readers are let in for the transaction (the memory lock is never held across SQLite
@@ -579,7 +599,7 @@ class RegistryState:
         is safe without it: only a change writes memory, and changes are ordered by
         ``_writer``.
         """
-        with self._changing():
+        with self.changing():
             self._let_readers_in()
             self._finish_load()  # a change decides on every chat, never on half of them
             with self.db.write() as conn:
@@ -592,7 +612,7 @@ class RegistryState:
             self._applying += 1
 
 
-    def _insert_workspace(
+    def insert_workspace(
         self, conn: sqlite3.Connection, folder: paths.Folder, *, at_end: bool, **fields: str
     ) -> Workspace:
         """Write a new workspace row and its place in the display order (memory: caller's)."""
@@ -625,7 +645,7 @@ class RegistryState:
         return ws
 
 
-    def _finish_removal(self, pending: int, ws_id: str) -> None:
+    def finish_removal(self, pending: int, ws_id: str) -> None:
         """The cleanup after a committed removal; a failure leaves the marker for next start."""
         if not self._cleanup:
             return  # this process has no cleanup to run (the CLI): leave it to one that does
@@ -637,7 +657,7 @@ class RegistryState:
         except Exception:
             log.exception("cleanup after removing workspace %s failed; retried at next start", ws_id)
 
-    def _drop_blobs(self, pending: int | None, shas: list[str]) -> None:
+    def drop_blobs(self, pending: int | None, shas: list[str]) -> None:
         """A purge's last step: the blobs no record uses go, then the marker."""
         from app.store.blob_refs import drop_unused
         from app.store.blobs import BlobStore
