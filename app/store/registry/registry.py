@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,20 +29,22 @@ from app.records import BUILD_STATUSES, OK, Chat, ChatListing, Workspace
 from app.store.registry.chat_list import DEFAULT_CHAT_TITLE, ChatLists
 from app.store.registry.consistency import CHECKED
 from app.store.registry.first_start import FirstStart
-from app.store.registry.removed import RecentlyRemoved
-from app.store.registry.removed_chats import RemovedChats
+from app.store.registry.removed import RecentlyRemoved, RemovedWorkspace
+from app.store.registry.removed_chats import RemovedChat, RemovedChats
 from app.store.registry.state import Cleanup, FirstPaint, read_stored
 
 log = logging.getLogger(__name__)
 
 
-class Registry(RecentlyRemoved, RemovedChats, FirstStart):
+class Registry(FirstStart):
     """Open with :meth:`open`; all methods are safe to call from any thread."""
 
     def __init__(self, db: Database, *, cleanup: Sequence[Cleanup] = (),
                  hub: Hub | None = None) -> None:
         super().__init__(db, cleanup=cleanup, hub=hub)
         self.chat_lists = ChatLists(self.mem, self)
+        self.recently_removed = RecentlyRemoved(self.mem, self)
+        self.removed_chat_list = RemovedChats(self.mem, self)
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
@@ -400,7 +403,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
             with self.writing() as conn:
                 if ws_id not in self.mem.workspaces:
                     return False
-                self._keep_removed(conn, self.mem.workspaces[ws_id])
+                self.recently_removed.keep(conn, self.mem.workspaces[ws_id])
                 conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))  # cascades
                 pending = None
                 if self._cleanup:
@@ -415,6 +418,30 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
             self.finish_removal(pending, ws_id)
         return True
 
+
+    # ================================================================= removed (``removed``,
+    # ``removed_chats``)
+
+    def removed_workspaces(self) -> list[RemovedWorkspace]:
+        return self.recently_removed.removed_workspaces()
+
+    def restore_workspace(self, ws_id: str, *, into: str | None = None) -> Workspace:
+        return self.recently_removed.restore_workspace(ws_id, into=into)
+
+    def purge_removed(self, *, now: datetime | None = None) -> list[str]:
+        return self.recently_removed.purge_removed(now=now)
+
+    def remove_chat(self, chat_id: str, *, stop: bool = False) -> Chat:
+        return self.removed_chat_list.remove_chat(chat_id, stop=stop)
+
+    def removed_chats(self) -> list[RemovedChat]:
+        return self.removed_chat_list.removed_chats()
+
+    def restore_chat(self, chat_id: str) -> Chat:
+        return self.removed_chat_list.restore_chat(chat_id)
+
+    def purge_removed_chats(self, *, now: datetime | None = None) -> list[str]:
+        return self.removed_chat_list.purge_removed_chats(now=now)
 
     # ================================================================= chats (``chat_list``)
 

@@ -24,6 +24,7 @@ from app.base.db import utc_now
 from app.errors import Refused
 from app.events import ChatAdded, ChatRemoved, ChatUnpinned
 from app.records import Chat
+from app.store.registry.memory import Memory
 from app.store.registry.state import RegistryState
 from app.store.registry.removed import KEEP_DAYS, _parse, _stamp
 
@@ -55,8 +56,12 @@ def _no_chat(chat_id: str) -> Refused:
     return Refused(f"cannot delete chat '{paths.shown(chat_id)}': no such chat")
 
 
-class RemovedChats(RegistryState):
+class RemovedChats:
     """Delete chat, the recently removed chats, their Restore and their purge."""
+
+    def __init__(self, mem: Memory, writer: RegistryState) -> None:
+        self.mem = mem
+        self.writer = writer
 
     def remove_chat(self, chat_id: str, *, stop: bool = False) -> Chat:
         """Delete a chat (kept among the recently removed chats for 30 days).
@@ -64,12 +69,12 @@ class RemovedChats(RegistryState):
         Refused while a reply or a knowledge update runs in it, unless *stop*: then it is
         deleted first and the work is asked to stop (as Stop and archive does).
         """
-        with self.changing() as events:
-            with self.writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 chat = self.mem.chats.get(chat_id)
                 if chat is None:
                     raise _no_chat(chat_id)
-                kinds = self.fence(chat_id)  # no turn can start until the delete is done
+                kinds = self.writer.fence(chat_id)  # no turn can start until the delete is done
                 if kinds and not stop:
                     raise Refused(f"cannot delete chat '{chat.title}': a reply or a knowledge "
                                   "update is running in it; stop it first")
@@ -100,12 +105,12 @@ class RemovedChats(RegistryState):
             self.mem.seq.pop(chat_id, None)
             events.append(ChatRemoved(chat_id, ws_id, row_in, archived_row))
         if stop and kinds:
-            self.live.stop(chat_id)
+            self.writer.live.stop(chat_id)
         return chat
 
     def removed_chats(self) -> list[RemovedChat]:
         """The recently removed chats, most recently removed first (a storage read)."""
-        rows = self.db.query(
+        rows = self.writer.db.query(
             "SELECT r.chat_id, c.title, r.workspace_id, w.title, r.removed_at,"
             " (SELECT count(*) FROM message m WHERE m.chat_id = r.chat_id)"
             " FROM removed_chat r JOIN chat c ON c.id = r.chat_id"
@@ -119,8 +124,8 @@ class RemovedChats(RegistryState):
         """Bring a recently removed chat back: at the top of the workspace it was in (when
         that workspace is still on the list), otherwise Ungrouped; unarchived, unpinned."""
         plausible = chat_id.isascii() and chat_id.isprintable()  # ids are: never ask SQLite
-        with self.changing() as events:
-            with self.writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 row = conn.execute(
                     "SELECT r.workspace_id, c.title, c.folder, c.created_at FROM removed_chat r"
                     " JOIN chat c ON c.id = r.chat_id WHERE r.chat_id = ?",
@@ -149,10 +154,10 @@ class RemovedChats(RegistryState):
         """Delete the chats removed more than :data:`KEEP_DAYS` ago, their messages, and
         then the attachments no record uses any more (as the workspaces' purge does)."""
         cutoff = _stamp((now or datetime.now(timezone.utc)) - timedelta(days=KEEP_DAYS))
-        if not self.db.query("SELECT 1 FROM removed_chat WHERE removed_at < ? LIMIT 1",
+        if not self.writer.db.query("SELECT 1 FROM removed_chat WHERE removed_at < ? LIMIT 1",
                              (cutoff,)):
             return []  # the usual start: one indexed look
-        with self.db.write() as conn:
+        with self.writer.db.write() as conn:
             ids = [r[0] for r in conn.execute(
                 "SELECT chat_id FROM removed_chat WHERE removed_at < ?", (cutoff,))]
             if not ids:
@@ -169,5 +174,5 @@ class RemovedChats(RegistryState):
                 "INSERT INTO pending_change (op, args) VALUES ('drop-blobs', ?)",
                 (json.dumps({"blobs": shas}),)).lastrowid
         log.info("purged %d chat(s) removed before %s", len(ids), cutoff)
-        self.drop_blobs(pending, shas)
+        self.writer.drop_blobs(pending, shas)
         return ids
