@@ -31,12 +31,12 @@ from app.store.registry.consistency import CHECKED
 from app.store.registry.first_start import FirstStart
 from app.store.registry.removed import RecentlyRemoved, RemovedWorkspace
 from app.store.registry.removed_chats import RemovedChat, RemovedChats
-from app.store.registry.state import Cleanup, FirstPaint, read_stored
+from app.store.registry.state import Cleanup, FirstPaint, RegistryState, read_stored
 
 log = logging.getLogger(__name__)
 
 
-class Registry(FirstStart):
+class Registry(RegistryState):
     """Open with :meth:`open`; all methods are safe to call from any thread."""
 
     def __init__(self, db: Database, *, cleanup: Sequence[Cleanup] = (),
@@ -45,6 +45,7 @@ class Registry(FirstStart):
         self.chat_lists = ChatLists(self.mem, self)
         self.recently_removed = RecentlyRemoved(self.mem, self)
         self.removed_chat_list = RemovedChats(self.mem, self)
+        self.first_start = FirstStart(self.mem, self)
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
@@ -79,9 +80,9 @@ class Registry(FirstStart):
                     if first is not None:
                         db.check()  # the whole load below writes: the check comes first
                     registry._install(stored)
-                    registry._resume_pending(stored.pending)
+                    registry.first_start.resume_pending(stored.pending)
                     if "initialised" not in registry.mem.state:
-                        registry._initialise()
+                        registry.first_start.initialise()
                     if CHECKED not in registry.mem.state:  # the whole check found nothing
                         with db.write() as conn:
                             conn.execute("INSERT OR IGNORE INTO registry_state (key, value)"
