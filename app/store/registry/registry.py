@@ -1,12 +1,14 @@
-"""The workspace registry: workspaces, their order and nesting, and the chats grouped under
-them.
+"""The workspace registry's façade: workspaces, their order and nesting, and the chats
+grouped under them.
 
-The parts live beside this module: ``state`` (memory and the write path), ``chat_list`` (chats
-joining, order, archive, pin), ``nesting`` (the tree and its rows), ``first_start``
-(regrouping, the first-use workspace, recovery) and ``removed`` (recently removed workspaces).
-This module adds opening and
-the workspace operations.  Every change emits typed events (``app.events``) through
-``registry.hub``.
+The parts are objects beside this module, each handed the rows owner (``memory.Memory``:
+the rows and their order, the sidebar's order) and the write path (``state.RegistryState``):
+``chat_list.ChatLists`` (chats joining, order, archive, pin), ``removed.RecentlyRemoved`` and
+``removed_chats.RemovedChats`` (what removal keeps, Restore, the purge) and
+``first_start.FirstStart`` (regrouping, the first-use workspace, recovery); ``nesting`` is
+the tree and its rows.  This module adds opening and the workspace operations, and keeps
+every part's public method under its old name.  Every change emits typed events
+(``app.events``) through ``registry.hub``.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ so memory never shows a change that is not stored.  Another process (the command
 the window) may write too: each write starts by checking SQLite's ``data_version`` and
 reloads when someone else committed.
 
-Memory keeps what a model shows as rows with index maps (``nesting.Rows``): each parent's
-folders, each workspace's visible chats, Ungrouped, Pinned and Archived.  The code that
-changes them also returns the events (``app.events``) that say how; a change's events go to
-the hub once, after its commit.
+The rows themselves (what a model shows: each parent's folders, each workspace's visible
+chats, Ungrouped, Pinned and Archived) are one object, ``memory.Memory``, that every part of
+the registry is handed with this write path.  The code that changes them also returns the
+events (``app.events``) that say how; a change's events go to the hub once, after its commit.
 """
 
 from __future__ import annotations
