@@ -54,6 +54,7 @@ class ChatLists:
     def __init__(self, mem: Memory, writer: RegistryState) -> None:
         self.mem = mem
         self.writer = writer
+        self.load = writer.loader  # the start-up load: a read waits for its page only
         self._working: set[int] = set()  # tokens of work begun through begin_work
 
     # ----------------------------------------------------------------- reading
@@ -67,7 +68,7 @@ class ChatLists:
     def chat(self, chat_id: str) -> Chat | None:
         chat = self.mem.chats.get(chat_id)
         if chat is None:  # not read yet (the start-up load): its one row
-            return self.writer.lookup(chat_id)
+            return self.load.lookup(chat_id)
         return chat
 
     def get_chat(self, chat_id: str, *, verb: str = "show") -> Chat:
@@ -78,13 +79,13 @@ class ChatLists:
 
     def chats_of(self, ws_id: str) -> list[Chat]:
         """A workspace's visible chats in their manual order (archived ones are hidden)."""
-        self.writer.need(ws_id)
+        self.load.need(ws_id)
         with self.mem.lock:
             return list(map(self.mem.chats.__getitem__, self.mem.visible.get(ws_id, ())))
 
     def chat_order(self, ws_id: str) -> list[str]:
         """A workspace's chats in their manual order, archived ones included (ids)."""
-        self.writer.need(ws_id)
+        self.load.need(ws_id)
         with self.mem.lock:
             return list(self.mem.members.get(ws_id, ()))
 
@@ -93,7 +94,7 @@ class ChatLists:
         workspace in display order, Ungrouped (newest first), Archived (most recently first).
         Waits for every chat while the start-up load runs (never asked on the GUI thread then:
         see ``loaded``)."""
-        self.writer.need(None)
+        self.load.need(None)
         with self.mem.lock:
             get = self.mem.chats.__getitem__
             return ChatListing(
@@ -110,13 +111,13 @@ class ChatLists:
 
     def chat_count(self, ws_id: str | None) -> int:
         with self.mem.lock:
-            stored = self.writer.stored_count(ws_id)
+            stored = self.load.stored_count(ws_id)
             if stored is not None:
                 return stored
             return len(self.mem.chat_rows(ws_id))
 
     def chat_at(self, ws_id: str | None, row: int) -> Chat:
-        self.writer.need(ws_id or UNGROUPED)
+        self.load.need(ws_id or UNGROUPED)
         with self.mem.lock:
             return self.mem.chats[self.mem.chat_rows(ws_id).at(row)]
 
@@ -127,7 +128,7 @@ class ChatLists:
             raise KeyError(chat_id)
         if chat.archived:
             return None
-        self.writer.need(chat.workspace_id or UNGROUPED)
+        self.load.need(chat.workspace_id or UNGROUPED)
         with self.mem.lock:
             chat = self.mem.chats[chat_id]
             return None if chat.archived else self.mem.home(chat).row_of(chat_id)
@@ -144,18 +145,18 @@ class ChatLists:
             return self.mem.pinned.row_of(chat_id) if chat_id in self.mem.pinned else None
 
     def archived_count(self) -> int:
-        stored = self.writer.stored_archived_count()
+        stored = self.load.stored_archived_count()
         if stored is not None:
             return stored
         return len(self.mem.archived)
 
     def archived_at(self, row: int) -> Chat:
-        self.writer.need(None)
+        self.load.need(None)
         with self.mem.lock:
             return self.mem.chats[self.mem.archived.at(row)]
 
     def archived_row(self, chat_id: str) -> int | None:
-        self.writer.need(None)
+        self.load.need(None)
         with self.mem.lock:
             return self.mem.archived.row_of(chat_id) if chat_id in self.mem.archived else None
 
@@ -431,7 +432,7 @@ class ChatLists:
         with self.mem.lock:
             # While a load is under way nothing has changed (every change ends it first): what
             # was found holds; after it, memory is the truth.
-            chat = self.mem.chats.get(chat_id, found if self.writer.loading else None)
+            chat = self.mem.chats.get(chat_id, found if self.load.loading else None)
             if chat is None:
                 raise _missing_chat("start work in", chat_id)
             if chat.archived:

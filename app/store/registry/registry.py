@@ -5,7 +5,8 @@ The parts are objects beside this module, each handed the rows owner (``memory.M
 the rows and their order, the sidebar's order) and the write path (``state.RegistryState``):
 ``chat_list.ChatLists`` (chats joining, order, archive, pin), ``removed.RecentlyRemoved`` and
 ``removed_chats.RemovedChats`` (what removal keeps, Restore, the purge) and
-``first_start.FirstStart`` (regrouping, the first-use workspace, recovery); ``nesting`` is
+``first_start.FirstStart`` (regrouping, the first-use workspace, recovery) and
+``loader.Loader`` (the start-up load in pages); ``nesting`` is
 the tree and its rows.  This module adds opening and the workspace operations, and keeps
 every part's public method under its old name.  Every change emits typed events
 (``app.events``) through ``registry.hub``.
@@ -77,7 +78,7 @@ class Registry(RegistryState):
                     stored = None if simple else read_stored(conn)
                 if stored is None:
                     assert first is not None
-                    registry._open_in_pages(first)
+                    registry.loader.open_in_pages(first)
                 else:
                     if first is not None:
                         db.check()  # the whole load below writes: the check comes first
@@ -104,8 +105,19 @@ class Registry(RegistryState):
         return self.mem.members
 
     def close(self) -> None:
-        self._abandon_load()  # (a window closed before its start-up load ended)
+        self.loader.abandon()  # (a window closed before its start-up load ended)
         self.db.close()
+
+    # ================================================================= the start-up load (``loader``)
+
+    def loaded(self, ws_id: str | None) -> bool:
+        return self.loader.loaded(ws_id)
+
+    def when_loaded(self, ws_id: str | None, callback: Callable[[], object]) -> None:
+        self.loader.when_loaded(ws_id, callback)
+
+    def load_step(self) -> bool:
+        return self.loader.load_step()
 
     # ================================================================= workspaces: reading
 
