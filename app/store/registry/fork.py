@@ -39,8 +39,8 @@ def fork_chat(registry: Registry, chat_id: str, message_id: int) -> Chat:
     message it does not hold."""
     verb = f"cannot fork session '{chat_id}'"
     source = registry.get_chat(chat_id, verb="fork")
-    with registry.changing() as events:
-        with registry.writing() as conn:
+    with registry.writer.changing() as events:
+        with registry.writer.writing() as conn:
             if not conn.execute("SELECT 1 FROM message WHERE chat_id = ? AND id = ?",
                                 (chat_id, message_id)).fetchall():
                 raise Refused(f"{verb} from message {message_id}: the session holds no such "

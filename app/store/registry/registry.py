@@ -39,16 +39,20 @@ from app.store.registry.state import Cleanup, FirstPaint, RegistryState, read_st
 log = logging.getLogger(__name__)
 
 
-class Registry(RegistryState):
+class Registry:
     """Open with :meth:`open`; all methods are safe to call from any thread."""
 
     def __init__(self, db: Database, *, cleanup: Sequence[Cleanup] = (),
                  hub: Hub | None = None) -> None:
-        super().__init__(db, cleanup=cleanup, hub=hub)
-        self.chat_lists = ChatLists(self.mem, self)
-        self.recently_removed = RecentlyRemoved(self.mem, self)
-        self.removed_chat_list = RemovedChats(self.mem, self)
-        self.first_start = FirstStart(self.mem, self)
+        # The parts, each handed the rows owner and the write path (see the module's doc).
+        self.writer = writer = RegistryState(db, cleanup=cleanup, hub=hub)
+        self.db, self.hub, self.live = db, writer.hub, writer.live
+        self.mem = writer.mem  # the rows and their order
+        self.loader = writer.loader
+        self.chat_lists = ChatLists(self.mem, writer)
+        self.recently_removed = RecentlyRemoved(self.mem, writer)
+        self.removed_chat_list = RemovedChats(self.mem, writer)
+        self.first_start = FirstStart(self.mem, writer)
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
@@ -67,10 +71,10 @@ class Registry(RegistryState):
                            check_later=first is not None and check_later)
         registry = cls(db, cleanup=cleanup, hub=hub)
         try:
-            with registry.changing():  # a subscriber of a given hub gets one Reset
+            with registry.writer.changing():  # a subscriber of a given hub gets one Reset
                 with db.snapshot() as conn:
                     # Before the pages' snapshot: a commit in between is caught up with.
-                    registry._data_version = db.data_version(conn)
+                    registry.writer.seen_version = db.data_version(conn)
                     simple = first is not None and not conn.execute(
                         "SELECT 1 FROM pending_change LIMIT 1").fetchall() and conn.execute(
                         "SELECT 1 FROM registry_state WHERE key IN ('initialised', ?)"
@@ -82,7 +86,7 @@ class Registry(RegistryState):
                 else:
                     if first is not None:
                         db.check()  # the whole load below writes: the check comes first
-                    registry._install(stored)
+                    registry.writer.install(stored)
                     registry.first_start.resume_pending(stored.pending)
                     if "initialised" not in registry.mem.state:
                         registry.first_start.initialise()
@@ -103,6 +107,14 @@ class Registry(RegistryState):
         """Each workspace's chats in manual order (the crash test reads it; prefer
         ``chat_order``)."""
         return self.mem.members
+
+    def workspaces(self) -> list[Workspace]:
+        """Every workspace, folders included, in display order.  No storage read."""
+        return self.mem.in_order()
+
+    def sync(self) -> bool:
+        """Catch up with another process's commits (see ``RegistryState.sync``)."""
+        return self.writer.sync()
 
     def close(self) -> None:
         self.loader.abandon()  # (a window closed before its start-up load ended)
@@ -186,7 +198,7 @@ class Registry(RegistryState):
 
     def refresh_status(self) -> None:
         """Look at every folder again (``ok`` / ``missing-dir``); the stored path never changes."""
-        with self.changing() as events:
+        with self.writer.changing() as events:
             for ws in list(self.mem.workspaces.values()):
                 status = paths.folder_status(ws.path)  # the disk: never under the memory lock
                 identity = paths.identity(ws.path) if status == OK else None
@@ -223,12 +235,12 @@ class Registry(RegistryState):
         unchanged.  A new one leads the list, or goes last with ``at_end``.
         """
         folder = paths.resolve_folder(path)
-        with self.changing() as events:
-            with self.writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 existing = self.mem.existing(folder)
                 if existing is not None:
                     return existing, False
-                ws = self.insert_workspace(conn, folder, at_end=at_end)
+                ws = self.writer.insert_workspace(conn, folder, at_end=at_end)
             order = [*self.mem.order, ws.id] if at_end else [ws.id, *self.mem.order]
             events.extend(self.mem.reshape(order, added=ws).events())
         return ws, True
@@ -296,8 +308,8 @@ class Registry(RegistryState):
     def _change_workspace(self, ws_id: str, verb: str,
                           decide: Callable[[Workspace], dict[str, Any]]) -> Workspace:
         """Decide on the stored state (after catching up with other processes), then write."""
-        with self.changing() as events:
-            with self.writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 ws = self.get_workspace(ws_id, verb=verb)
                 changes = decide(ws)
                 if not changes:
@@ -345,8 +357,8 @@ class Registry(RegistryState):
 
     def move_workspace(self, ws_id: str, *, index: int) -> None:
         """Put a workspace at *index* (0-based) of the display order."""
-        with self.changing() as events:
-            with self.writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 self.get_workspace(ws_id, verb="move")
                 order = [i for i in self.mem.order if i != ws_id]
                 if not 0 <= index <= len(order):
@@ -374,8 +386,8 @@ class Registry(RegistryState):
         chats leaving and joining it again.
         """
         folder = paths.resolve_folder(path)
-        with self.changing() as events:
-            with self.writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 old = self.get_workspace(ws_id, verb="move")
                 if paths.folder_status(old.path) == OK:
                     raise Refused(f"cannot move workspace '{old.title}' to another folder: "
@@ -414,14 +426,14 @@ class Registry(RegistryState):
         (``False``).  Once the removal committed it reports success, even if a cleanup step
         fails afterwards (that step is retried at the next start).
         """
-        with self.changing() as events:
-            with self.writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 if ws_id not in self.mem.workspaces:
                     return False
                 self.recently_removed.keep(conn, self.mem.workspaces[ws_id])
                 conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))  # cascades
                 pending = None
-                if self._cleanup:
+                if self.writer.cleanup:
                     pending = conn.execute(
                         "INSERT INTO pending_change (op, args) VALUES ('remove', ?)",
                         (json.dumps({"workspace": ws_id}),),
@@ -430,7 +442,7 @@ class Registry(RegistryState):
             change = self.mem.reshape([i for i in self.mem.order if i != ws_id], removed=ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         if pending is not None:
-            self.finish_removal(pending, ws_id)
+            self.writer.finish_removal(pending, ws_id)
         return True
 
 

@@ -109,7 +109,7 @@ class RegistryState:
         self.db = db
         self.hub = hub or Hub()
         self.live = LiveWork()
-        self._cleanup = list(cleanup)
+        self.cleanup = list(cleanup)
         # The rows and their order (the sidebar's order): one owner, handed to every part.
         self.mem = Memory()
         # Two locks, so that a reader never waits on SQLite: ``_writer`` orders changes and is
@@ -121,7 +121,7 @@ class RegistryState:
         self._at_end: list[Callable[[], None]] = []  # run when the change under way ends
         self._outbox: list[Event] = []  # the events of the change under way
         self._depth = 0  # changes under way on this thread (they nest)
-        self._data_version = -1
+        self.seen_version = -1
         self.loader = Loader(self.mem, db)  # the start-up load, when one runs
 
     def workspaces(self) -> list[Workspace]:
@@ -138,11 +138,11 @@ class RegistryState:
         with self.changing():
             with self.db.snapshot() as conn:
                 version = self.db.data_version(conn)
-                if version == self._data_version:
+                if version == self.seen_version:
                     return False
                 stored = read_stored(conn)
-            self._install(stored)
-            self._data_version = version
+            self.install(stored)
+            self.seen_version = version
         return True
 
     # ----------------------------------------------------------------- events
@@ -201,7 +201,7 @@ class RegistryState:
 
     # ----------------------------------------------------------------- loading
 
-    def _install(self, stored: Stored) -> None:
+    def install(self, stored: Stored) -> None:
         """Replace memory with what is stored, refusing to start on an inconsistency."""
         workspaces = workspace_records(self.mem.workspaces, stored.workspaces)
         refuse(self.db, stored.problems)
@@ -236,8 +236,8 @@ class RegistryState:
         with self.changing():
             with self.db.snapshot() as conn:
                 stored = read_stored(conn)
-                self._data_version = self.db.data_version(conn)
-            self._install(stored)
+                self.seen_version = self.db.data_version(conn)
+            self.install(stored)
 
     # ----------------------------------------------------------------- writing
 
@@ -256,9 +256,9 @@ class RegistryState:
             self.loader.finish()  # a change decides on every chat, never on half of them
             with self.db.write() as conn:
                 version = self.db.data_version(conn)
-                if version != self._data_version:
-                    self._install(read_stored(conn))
-                    self._data_version = version
+                if version != self.seen_version:
+                    self.install(read_stored(conn))
+                    self.seen_version = version
                 yield conn
             self.mem.lock.acquire()
             self._applying += 1
@@ -299,10 +299,10 @@ class RegistryState:
 
     def finish_removal(self, pending: int, ws_id: str) -> None:
         """The cleanup after a committed removal; a failure leaves the marker for next start."""
-        if not self._cleanup:
+        if not self.cleanup:
             return  # this process has no cleanup to run (the CLI): leave it to one that does
         try:
-            for cleanup in self._cleanup:
+            for cleanup in self.cleanup:
                 cleanup(ws_id)
             with self.db.write() as conn:
                 conn.execute("DELETE FROM pending_change WHERE id = ?", (pending,))
