@@ -318,7 +318,7 @@ class Operations:
         """A chat in *folder* (Ungrouped when it is no workspace's); with *workspace_id*, in
         that workspace's folder, refused in one sentence when the folder is gone.  With
         *reuse_untouched*, that list's empty "New chat" when it has one (the window's New
-        chat: see ``ChatList.new_chat``)."""
+        chat: see ``ChatLists.new_chat``)."""
         registry = self.cairn.registry
 
         def make() -> Chat:

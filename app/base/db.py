@@ -110,7 +110,7 @@ class Database:
 
         With *check_later*, a database already at this version skips the integrity check
         (it reads every page: 0.2 s at 250,000 chats); the caller runs :meth:`check`
-        before anything writes (the window's start-up, see ``RegistryState.load_step``).
+        before anything writes (the window's start-up, see ``Loader.load_step``).
 
         Several processes may open the same folder at once (the window and a command right
         after an update): a fresh database appears complete or not at all, and each migration

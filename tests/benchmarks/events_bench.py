@@ -67,19 +67,19 @@ def plain_children(registry: Registry, parent: str | None) -> list[object]:
 
 def plain_chats_of(registry: Registry, ws_id: str) -> list[Chat]:
     """What ``chats_of()`` did: a workspace's chats, archived ones filtered out, per call."""
-    get = registry._chats.__getitem__
-    return [c for c in map(get, registry._members[ws_id]) if not c.archived]
+    get = registry.mem.chats.__getitem__
+    return [c for c in map(get, registry.mem.members[ws_id]) if not c.archived]
 
 
 def plain_listing(registry: Registry) -> ChatListing:
     """What ``chat_listing()`` did before the chat lists were kept as rows."""
-    chats = registry._chats.values()
+    chats = registry.mem.chats.values()
     pinned = sorted((c for c in chats if c.pinned), key=lambda c: c.pin_seq or 0, reverse=True)
     ungrouped = [c for c in chats if c.workspace_id is None and not c.archived]
     ungrouped.reverse()
     archived = sorted((c for c in chats if c.archived), key=lambda c: c.archived_at or "",
                       reverse=True)
-    members, get = registry._members, registry._chats.__getitem__
+    members, get = registry.mem.members, registry.mem.chats.__getitem__
     return ChatListing(
         pinned=pinned,
         workspaces=[(ws, [c for c in map(get, members[ws.id]) if not c.archived])

@@ -162,7 +162,7 @@ def records_per_100k() -> tuple[float, float, float]:
     """Building 100,000 chat records from page rows as the start-up load does: (ms, MB, and
     the ms of the baseline: a plain tuple and a dict entry per row)."""
     from app.records import Workspace
-    from app.store.registry.state import RegistryState
+    from app.store.registry.loader import Loader
 
     ws = Workspace(id="ws_1", path="/p/project", key="/p/project", title="project",
                    description="", instructions="", build_status="idea",
@@ -175,7 +175,7 @@ def records_per_100k() -> tuple[float, float, float]:
     times = []
     for _ in range(5):  # the time untraced (tracing slows allocation), median of 5
         started = time.perf_counter()
-        chats, seq = RegistryState._records(rows, {"ws_1": ws})
+        chats, seq = Loader._records(rows, {"ws_1": ws})
         times.append(time.perf_counter() - started)
         del chats, seq
     bare = []
@@ -185,7 +185,7 @@ def records_per_100k() -> tuple[float, float, float]:
         bare.append(time.perf_counter() - started)
         del plain
     tracemalloc.start()
-    chats, seq = RegistryState._records(rows, {"ws_1": ws})
+    chats, seq = Loader._records(rows, {"ws_1": ws})
     size, _ = tracemalloc.get_traced_memory()  # records, ids in the map, rowids
     tracemalloc.stop()
     del chats, seq

@@ -193,17 +193,17 @@ def test_a_command_reads_the_chats_it_needs_and_checks_the_database_first(
     import random
 
     from app.base import db as db_module
-    from app.store.registry.state import RegistryState
+    from app.store.registry.loader import Loader
     from tests.scale_data import build
 
     build(isolated, tmp_path / "folders", random.Random(5), chats=600, workspaces=12)
     whole = run_json(capsys, "chat", "list")  # (the first command also marks the check done)
     pages: list[str] = []
     checks: list[str] = []
-    real_pages, real_scan = RegistryState._read_pages, RegistryState._scan_ungrouped
-    monkeypatch.setattr(RegistryState, "_read_pages",
+    real_pages, real_scan = Loader._read_pages, Loader._scan_ungrouped
+    monkeypatch.setattr(Loader, "_read_pages",
                         lambda self, load, ids: (pages.extend(ids), real_pages(self, load, ids)))
-    monkeypatch.setattr(RegistryState, "_scan_ungrouped",
+    monkeypatch.setattr(Loader, "_scan_ungrouped",
                         lambda self, load: (pages.append("ungrouped"), real_scan(self, load)))
     real_check = db_module._check
     monkeypatch.setattr(db_module, "_check",

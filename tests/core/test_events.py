@@ -279,9 +279,9 @@ def test_a_folder_status_change_keeps_readers_out_until_every_listener_heard_it(
     def try_to_read(_event: Event) -> None:
         # From another thread, as the GUI thread would: can it take the memory lock now?
         def attempt() -> None:
-            got = registry._lock.acquire(blocking=False)
+            got = registry.mem.lock.acquire(blocking=False)
             if got:
-                registry._lock.release()
+                registry.mem.lock.release()
             readers_got_in.append(got)
         reader = threading.Thread(target=attempt)
         reader.start()
@@ -619,9 +619,9 @@ def plain(reg) -> dict[str, object]:  # type: ignore[no-untyped-def]
     for ws in order:
         parent = next((by_key[k] for k in paths.parent_keys(ws.key) if k in by_key), None)
         tree.setdefault(parent, []).append(ws.id)
-    chats = list(reg._chats.values())  # every chat, in the order they were made
+    chats = list(reg.mem.chats.values())  # every chat, in the order they were made
     lists: dict[str | None, list[str]] = {
-        ws.id: [c for c in reg._members[ws.id] if not reg._chats[c].archived] for ws in order}
+        ws.id: [c for c in reg.mem.members[ws.id] if not reg.mem.chats[c].archived] for ws in order}
     lists[None] = [c.id for c in reversed(chats) if c.workspace_id is None and not c.archived]
     return {
         "workspaces": {ws.id: ws for ws in order},
@@ -704,7 +704,7 @@ class Run:
     def do(self, reg, op: str) -> None:  # type: ignore[no-untyped-def]
         rng = self.rng
         ws = self.pick(reg.workspaces())
-        chats = list(reg._chats.values())
+        chats = list(reg.mem.chats.values())
         chat = self.pick(chats)
         if op == "add":
             reg.add_workspace(self.path(), at_end=rng.random() < 0.4)

@@ -108,9 +108,9 @@ def test_ungrouped_asked_for_is_read_first_and_on_its_own(data, isolated):
 
 def test_a_workspace_asked_for_during_ungrouped_s_scan_is_read_before_the_scan_ends(
         data, isolated, monkeypatch):
-    import app.store.registry.state as state
+    import app.store.registry.loader as loader
 
-    monkeypatch.setattr(state, "SCAN_CHATS", 500)  # a scan of several steps at 3,000 chats
+    monkeypatch.setattr(loader, "SCAN_CHATS", 500)  # a scan of several steps at 3,000 chats
     order = [ws.id for ws in data.workspaces()]
     reg = pages(isolated)
     try:
@@ -168,10 +168,10 @@ def test_work_begun_on_a_chat_not_read_yet_never_deadlocks_with_a_page(data, iso
         holding, go_on = threading.Event(), threading.Event()
 
         def a_page() -> None:  # as _read_pages: the load's lock, then the memory lock
-            with reg._load_lock:
+            with reg.loader._load_lock:
                 holding.set()
                 go_on.wait(10)
-                with reg._lock:
+                with reg.mem.lock:
                     pass
 
         begun: list[object] = []
@@ -255,7 +255,7 @@ def test_a_catch_up_and_a_folder_check_deliver_their_events_under_the_memory_loc
 
         def listener(event: object) -> None:
             probe = threading.Thread(target=lambda: free_during_delivery.append(
-                reg._lock.acquire(blocking=False) and (reg._lock.release() or True)))
+                reg.mem.lock.acquire(blocking=False) and (reg.mem.lock.release() or True)))
             probe.start()
             probe.join()
 

@@ -298,7 +298,7 @@ class Sequence:
         rng = self.rng
         workspaces = reg.workspaces()
         ws = rng.choice(workspaces) if workspaces else None
-        chats = list(reg._chats.values())
+        chats = list(reg.mem.chats.values())
         chat = rng.choice(chats) if chats else None
         try:
             if op == "add":
@@ -423,7 +423,7 @@ def test_random_operations_with_lists_read_as_they_are_expanded(qtbot, loop, cap
         model = rng.choice(models)
         unread = [w for w in model.workspace_ids() if not model.is_fetched(w)]
         # Often the list the last change touched, read before its event arrives.
-        newest = max(registry._chats.values(), key=lambda c: c.updated_at, default=None)
+        newest = max(registry.mem.chats.values(), key=lambda c: c.updated_at, default=None)
         if newest is not None and newest.workspace_id in unread and rng.random() < 0.7:
             ws_id = newest.workspace_id
         elif unread and rng.random() < 0.3:

@@ -24,7 +24,7 @@ from PySide6.QtCore import QSettings
 from app.errors import Refused
 from app.records import ChatListing
 from app.store.registry.registry import Registry
-from app.store.registry.state import SCAN_CHATS, RegistryState
+from app.store.registry.loader import SCAN_CHATS, Loader
 from tests.scale_data import WORKSPACES, build
 from tests.ui.helpers import close_window, run, wait_for
 from ui.app import start
@@ -66,13 +66,13 @@ def off_the_gui_thread(work: Any) -> Any:
 def held_load(monkeypatch: pytest.MonkeyPatch) -> threading.Semaphore:
     """The start-up load's background steps, each waiting for a permit the test gives."""
     permits = threading.Semaphore(0)
-    real_step = RegistryState.load_step
+    real_step = Loader.load_step
 
-    def held_step(self: RegistryState) -> bool:
+    def held_step(self: Loader) -> bool:
         permits.acquire()
         return real_step(self)
 
-    monkeypatch.setattr(RegistryState, "load_step", held_step)
+    monkeypatch.setattr(Loader, "load_step", held_step)
     return permits
 
 

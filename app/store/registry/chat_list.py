@@ -32,6 +32,7 @@ from app.events import (
 from app.records import Chat, ChatListing, Workspace
 from app.store import watermarks
 from app.store.registry.nesting import Rows
+from app.store.registry.memory import Memory
 from app.store.registry.state import UNGROUPED, RegistryState, attach_at_top
 
 DEFAULT_CHAT_TITLE = "New chat"
@@ -46,21 +47,28 @@ def _missing_chat(verb: str, chat_id: str) -> Refused:
     return Refused(f"cannot {verb} session '{chat_id}': no such session")
 
 
-class ChatList(RegistryState):
-    """Chat headers and their grouping; every read from memory."""
+class ChatLists:
+    """Chat headers and their grouping; every read from memory (*mem*), every change
+    through *writer* (the registry's one write path and its start-up load)."""
+
+    def __init__(self, mem: Memory, writer: RegistryState) -> None:
+        self.mem = mem
+        self.writer = writer
+        self.load = writer.loader  # the start-up load: a read waits for its page only
+        self._working: set[int] = set()  # tokens of work begun through begin_work
 
     # ----------------------------------------------------------------- reading
 
     def workspace_for_folder(self, folder: str | None) -> Workspace | None:
         """The workspace a chat in *folder* would join, if any (the same rule as new_chat)."""
         resolved = paths.try_resolve_folder(folder)
-        with self._lock:
-            return self._existing(resolved) if resolved is not None else None
+        with self.mem.lock:
+            return self.mem.existing(resolved) if resolved is not None else None
 
     def chat(self, chat_id: str) -> Chat | None:
-        chat = self._chats.get(chat_id)
-        if chat is None and self._load is not None:  # not read yet: its one row
-            return self._lookup(chat_id)
+        chat = self.mem.chats.get(chat_id)
+        if chat is None:  # not read yet (the start-up load): its one row
+            return self.load.lookup(chat_id)
         return chat
 
     def get_chat(self, chat_id: str, *, verb: str = "show") -> Chat:
@@ -71,30 +79,30 @@ class ChatList(RegistryState):
 
     def chats_of(self, ws_id: str) -> list[Chat]:
         """A workspace's visible chats in their manual order (archived ones are hidden)."""
-        self._need(ws_id)
-        with self._lock:
-            return list(map(self._chats.__getitem__, self._visible.get(ws_id, ())))
+        self.load.need(ws_id)
+        with self.mem.lock:
+            return list(map(self.mem.chats.__getitem__, self.mem.visible.get(ws_id, ())))
 
     def chat_order(self, ws_id: str) -> list[str]:
         """A workspace's chats in their manual order, archived ones included (ids)."""
-        self._need(ws_id)
-        with self._lock:
-            return list(self._members.get(ws_id, ()))
+        self.load.need(ws_id)
+        with self.mem.lock:
+            return list(self.mem.members.get(ws_id, ()))
 
     def chat_listing(self) -> ChatListing:
         """The sidebar's grouping, from memory: Pinned (most recently pinned first), each
         workspace in display order, Ungrouped (newest first), Archived (most recently first).
         Waits for every chat while the start-up load runs (never asked on the GUI thread then:
         see ``loaded``)."""
-        self._need(None)
-        with self._lock:
-            get = self._chats.__getitem__
+        self.load.need(None)
+        with self.mem.lock:
+            get = self.mem.chats.__getitem__
             return ChatListing(
-                pinned=list(map(get, self._pinned)),
-                workspaces=[(ws, list(map(get, self._visible[ws.id])))
-                            for ws in self.workspaces()],
-                ungrouped=list(map(get, self._ungrouped)),
-                archived=list(map(get, self._archived)),
+                pinned=list(map(get, self.mem.pinned)),
+                workspaces=[(ws, list(map(get, self.mem.visible[ws.id])))
+                            for ws in self.mem.in_order()],
+                ungrouped=list(map(get, self.mem.ungrouped)),
+                archived=list(map(get, self.mem.archived)),
             )
 
     # The lists as rows, for a model: a workspace's visible chats (None: Ungrouped), Pinned,
@@ -102,18 +110,16 @@ class ChatList(RegistryState):
     # counts (``chat_count`` table) and never wait; the rows wait for their page.
 
     def chat_count(self, ws_id: str | None) -> int:
-        with self._lock:
-            load = self._load
-            if load is not None and (ws_id or UNGROUPED) not in self._pages:
-                if ws_id is not None and ws_id not in self._workspaces:
-                    raise KeyError(f"no workspace '{ws_id}'")
-                return load.counts.get(ws_id or "", (0, 0))[0]
-            return len(self._chat_rows(ws_id))
+        with self.mem.lock:
+            stored = self.load.stored_count(ws_id)
+            if stored is not None:
+                return stored
+            return len(self.mem.chat_rows(ws_id))
 
     def chat_at(self, ws_id: str | None, row: int) -> Chat:
-        self._need(ws_id or UNGROUPED)
-        with self._lock:
-            return self._chats[self._chat_rows(ws_id).at(row)]
+        self.load.need(ws_id or UNGROUPED)
+        with self.mem.lock:
+            return self.mem.chats[self.mem.chat_rows(ws_id).at(row)]
 
     def chat_row(self, chat_id: str) -> int | None:
         """The chat's row in its workspace (or Ungrouped); None when archived."""
@@ -122,48 +128,39 @@ class ChatList(RegistryState):
             raise KeyError(chat_id)
         if chat.archived:
             return None
-        self._need(chat.workspace_id or UNGROUPED)
-        with self._lock:
-            chat = self._chats[chat_id]
-            return None if chat.archived else self._home(chat).row_of(chat_id)
+        self.load.need(chat.workspace_id or UNGROUPED)
+        with self.mem.lock:
+            chat = self.mem.chats[chat_id]
+            return None if chat.archived else self.mem.home(chat).row_of(chat_id)
 
     def pinned_count(self) -> int:
-        return len(self._pinned)
+        return len(self.mem.pinned)
 
     def pinned_at(self, row: int) -> Chat:
-        with self._lock:
-            return self._chats[self._pinned.at(row)]
+        with self.mem.lock:
+            return self.mem.chats[self.mem.pinned.at(row)]
 
     def pinned_row(self, chat_id: str) -> int | None:
-        with self._lock:
-            return self._pinned.row_of(chat_id) if chat_id in self._pinned else None
+        with self.mem.lock:
+            return self.mem.pinned.row_of(chat_id) if chat_id in self.mem.pinned else None
 
     def archived_count(self) -> int:
-        load = self._load
-        if load is not None:
-            return sum(hidden for _, hidden in load.counts.values())
-        return len(self._archived)
+        stored = self.load.stored_archived_count()
+        if stored is not None:
+            return stored
+        return len(self.mem.archived)
 
     def archived_at(self, row: int) -> Chat:
-        self._need(None)
-        with self._lock:
-            return self._chats[self._archived.at(row)]
+        self.load.need(None)
+        with self.mem.lock:
+            return self.mem.chats[self.mem.archived.at(row)]
 
     def archived_row(self, chat_id: str) -> int | None:
-        self._need(None)
-        with self._lock:
-            return self._archived.row_of(chat_id) if chat_id in self._archived else None
+        self.load.need(None)
+        with self.mem.lock:
+            return self.mem.archived.row_of(chat_id) if chat_id in self.mem.archived else None
 
-    def _chat_rows(self, ws_id: str | None) -> Rows:
-        if ws_id is None:
-            return self._ungrouped
-        rows = self._visible.get(ws_id)
-        if rows is None:
-            raise KeyError(f"no workspace '{ws_id}'")
-        return rows
 
-    def _home(self, chat: Chat) -> Rows:
-        return self._ungrouped if chat.workspace_id is None else self._visible[chat.workspace_id]
 
     # ----------------------------------------------------------------- changing
 
@@ -183,9 +180,9 @@ class ChatList(RegistryState):
         if title.strip() and not visible(clean):
             raise Refused("cannot create a chat: the title has only invisible characters")
         resolved = paths.try_resolve_folder(folder)
-        with self._changing() as events:
-            with self._writing() as conn:
-                home = self._existing(resolved) if resolved is not None else None  # exact match
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
+                home = self.mem.existing(resolved) if resolved is not None else None  # exact match
                 again = self._untouched(conn, home, folder) \
                     if reuse_untouched and not clean else None
                 if again is None:
@@ -198,16 +195,12 @@ class ChatList(RegistryState):
                         created_at=now,
                         updated_at=now,
                     )
-                    self._insert_chat(conn, chat)
+                    self.insert_chat(conn, chat)
             if again is not None:  # (Ungrouped is newest first already: no place to move to)
-                if home is not None and self._visible[home.id].row_of(again.id) != 0:
+                if home is not None and self.mem.visible[home.id].row_of(again.id) != 0:
                     return self.move_chat(again.id, index=0)
                 return again
-            self._chats[chat.id] = chat
-            self._seq[chat.id] = self._next_seq()
-            if home is not None:
-                self._members[home.id].insert(0, chat.id)
-            events.append(ChatAdded(chat.id, chat.workspace_id, self._show(chat), chat))
+            events.append(ChatAdded(chat.id, chat.workspace_id, self.mem.add_chat(chat), chat))
         return chat
 
     # How many of a list's newest chats are looked at for an untouched one: the one New chat
@@ -218,10 +211,10 @@ class ChatList(RegistryState):
                    folder: str | None) -> Chat | None:
         """The newest of *home*'s visible chats (Ungrouped's in *folder* when None) that
         nothing was done in: the default title, not pinned, no message, no draft."""
-        rows = self._visible[home.id] if home is not None else self._ungrouped
+        rows = self.mem.visible[home.id] if home is not None else self.mem.ungrouped
         candidates = []
         for row in range(min(len(rows), self.UNTOUCHED_LOOK)):
-            chat = self._chats[rows.at(row)]
+            chat = self.mem.chats[rows.at(row)]
             if chat.title == DEFAULT_CHAT_TITLE and not chat.pinned and not chat.archived \
                     and (home is not None or chat.folder == folder):
                 candidates.append(chat)
@@ -235,7 +228,7 @@ class ChatList(RegistryState):
         return next((c for c in candidates if c.id in empty), None)
 
     @staticmethod
-    def _insert_chat(conn: sqlite3.Connection, chat: Chat) -> None:
+    def insert_chat(conn: sqlite3.Connection, chat: Chat) -> None:
         conn.execute(
             "INSERT INTO chat (id, title, folder, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
             (chat.id, chat.title, chat.folder, chat.created_at, chat.updated_at),
@@ -252,7 +245,7 @@ class ChatList(RegistryState):
         """
 
         def archive(chat: Chat) -> dict[str, Any] | None:
-            kinds = self._fence(chat_id)  # no turn can start until the archive is done
+            kinds = self.writer.fence(chat_id)  # no turn can start until the archive is done
             if kinds:
                 raise Refused(
                     f"cannot archive session '{chat_id}': the session is active ({', '.join(kinds)})"
@@ -264,7 +257,7 @@ class ChatList(RegistryState):
     def stop_and_archive_chat(self, chat_id: str) -> Chat:
         """Archive first, then ask running work to stop; a failed stop never undoes it."""
         chat = self._change_chat(chat_id, "archive", _ARCHIVE)
-        self.live.stop(chat_id)
+        self.writer.live.stop(chat_id)
         return chat
 
     def unarchive_chat(self, chat_id: str) -> Chat:
@@ -301,8 +294,8 @@ class ChatList(RegistryState):
     def _change_chat(self, chat_id: str, verb: str,
                      decide: Callable[[Chat], dict[str, Any] | None]) -> Chat:
         """Decide on the stored state (after catching up), then write; None = already so."""
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 chat = self.get_chat(chat_id, verb=verb)
                 changes = decide(chat)
                 if changes is None:
@@ -315,13 +308,13 @@ class ChatList(RegistryState):
                 columns = ", ".join(f"{name} = ?" for name in changes)
                 conn.execute(f"UPDATE chat SET {columns} WHERE id = ?", (*changes.values(), chat_id))
             before, chat = chat, chat._replace(**changes)
-            events.extend(self._restate(before, chat))
+            events.extend(self.mem.restate(before, chat))
         return chat
 
     def move_chat(self, chat_id: str, *, index: int) -> Chat:
         """Put a chat at *index* (0-based) among its workspace's visible chats."""
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 chat = self.get_chat(chat_id, verb="move")
                 ws_id = chat.workspace_id
                 if chat.archived:
@@ -330,8 +323,8 @@ class ChatList(RegistryState):
                     raise Refused(
                         f"cannot move session '{chat_id}': the session belongs to no workspace"
                     )
-                order = [i for i in self._members[ws_id] if i != chat_id]
-                visible = [i for i in order if not self._chats[i].archived]
+                order = [i for i in self.mem.members[ws_id] if i != chat_id]
+                visible = [i for i in order if not self.mem.chats[i].archived]
                 if not 0 <= index <= len(visible):
                     count = len(visible) + 1
                     raise Refused(
@@ -350,8 +343,8 @@ class ChatList(RegistryState):
                     "INSERT INTO membership (workspace_id, chat_id, position) VALUES (?, ?, ?)",
                     ((ws_id, c, p) for p, c in enumerate(order)),
                 )
-            self._members[ws_id] = order
-            rows = self._visible[ws_id]
+            self.mem.members[ws_id] = order
+            rows = self.mem.visible[ws_id]
             old_row = rows.remove(chat_id)
             rows.insert(index, chat_id)
             if index != old_row:
@@ -367,23 +360,23 @@ class ChatList(RegistryState):
         built on the old context), and for an unknown workspace.  Into Ungrouped the chat has
         no folder and takes its place by creation, as Ungrouped chats do.
         """
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 chat = self.get_chat(chat_id, verb="move")
                 if chat.archived:
                     raise Refused(f"cannot move session '{chat_id}': the session is archived")
-                if self._fence(chat_id):  # no turn can start until the move is done
+                if self.writer.fence(chat_id):  # no turn can start until the move is done
                     raise Refused(f"cannot move session '{chat_id}': a reply or a knowledge "
                                   "update is running in it; stop it or wait until it ends")
-                target = self._workspaces.get(ws_id) if ws_id is not None else None
+                target = self.mem.workspaces.get(ws_id) if ws_id is not None else None
                 if ws_id is not None and target is None:
                     raise Refused(f"cannot move session '{chat_id}': no workspace '{ws_id}'")
                 if ws_id == chat.workspace_id:
                     return chat  # already there: reordering is move_chat's
                 order: list[str] = []
                 if ws_id is not None:
-                    order = list(self._members[ws_id])
-                    visible = [i for i in order if not self._chats[i].archived]
+                    order = list(self.mem.members[ws_id])
+                    visible = [i for i in order if not self.mem.chats[i].archived]
                     if not 0 <= index <= len(visible):
                         count = len(visible) + 1
                         raise Refused(
@@ -407,83 +400,22 @@ class ChatList(RegistryState):
                     conn.executemany(
                         "INSERT INTO membership (workspace_id, chat_id, position)"
                         " VALUES (?, ?, ?)", ((ws_id, c, p) for p, c in enumerate(order)))
-            self._home(chat).remove(chat_id)
+            self.mem.home(chat).remove(chat_id)
             if chat.workspace_id is not None:
-                self._members[chat.workspace_id].remove(chat_id)
+                self.mem.members[chat.workspace_id].remove(chat_id)
             moved = chat._replace(folder=folder, workspace_id=ws_id, updated_at=now)
-            self._chats[chat_id] = moved
+            self.mem.chats[chat_id] = moved
             if ws_id is not None:
-                self._members[ws_id] = order
-            row = self._show(moved)
+                self.mem.members[ws_id] = order
+            row = self.mem.show(moved)
             events.append(ChatsRegrouped(ids=(chat_id,), to=ws_id, rows=(row,)))
             events.append(ChatChanged(chat_id, moved))
         return moved
 
     # ----------------------------------------------------------------- rows and events
 
-    def _show(self, chat: Chat) -> int:
-        """Put a visible chat in its workspace's rows (or Ungrouped's); returns its row."""
-        if chat.workspace_id is None:
-            return self._ungrouped.insert_sorted(chat.id, self._created_key)
-        # Its place in the manual order, counting only the visible chats before it.
-        row = 0
-        for other in self._members[chat.workspace_id]:
-            if other == chat.id:
-                break
-            row += self._chats[other].archived_at is None
-        self._visible[chat.workspace_id].insert(row, chat.id)
-        return row
 
-    def _restate(self, before: Chat, after: Chat) -> list[Event]:
-        """Memory after a committed change of one chat's header, and the events saying how."""
-        chat_id = after.id
-        events: list[Event] = []
-        if before.pinned and before.pin_seq != after.pin_seq:
-            events.append(ChatUnpinned(chat_id, self._pinned.remove(chat_id)))
-        self._chats[chat_id] = after
-        if before.archived != after.archived:
-            if after.archived:
-                row = self._home(before).remove(chat_id)
-                archived_row = self._archived.insert_sorted(chat_id, self._archive_key)
-                events.append(ChatArchived(chat_id, after.workspace_id, row, archived_row))
-            else:
-                archived_row = self._archived.remove(chat_id)
-                events.append(ChatUnarchived(chat_id, after.workspace_id, self._show(after),
-                                             archived_row))
-        if after.pinned and before.pin_seq != after.pin_seq:
-            events.append(ChatPinned(chat_id, self._pinned.insert_sorted(chat_id, self._pin_key)))
-        events.append(ChatChanged(chat_id, after))
-        return events
 
-    def _regroup(self, chat_ids: list[str], to: str | None) -> ChatsRegrouped | None:
-        """Memory after the chats of a workspace being removed joined *to* (None: Ungrouped).
-
-        The chats keep their manual order; the source's rows are dropped by the caller.
-        """
-        if not chat_ids:
-            return None
-        shown: list[tuple[int, str]] = []
-        hidden: list[str] = []
-        for chat_id in chat_ids:
-            chat = self._chats[chat_id]._replace(workspace_id=to)
-            self._chats[chat_id] = chat
-            if chat.archived:
-                hidden.append(chat_id)
-            elif to is None:
-                shown.append((self._ungrouped.insert_sorted(chat_id, self._created_key),
-                               chat_id))
-        if to is not None:
-            self._members[to] = list(chat_ids)
-            self._visible[to] = Rows(c for c in chat_ids if self._chats[c].archived_at is None)
-            shown = [(row, c) for row, c in enumerate(self._visible[to])]
-        else:
-            # Rows of earlier inserts shift as later ones land above them: read them at the end.
-            shown = sorted((self._ungrouped.row_of(c), c) for _, c in shown)
-        return ChatsRegrouped(
-            ids=tuple(c for _, c in shown) + tuple(hidden),
-            to=to,
-            rows=tuple(row for row, _ in shown) + (None,) * len(hidden),
-        )
 
     # ----------------------------------------------------------------- live work
 
@@ -495,31 +427,31 @@ class ChatList(RegistryState):
         Call :meth:`end_work` when it finishes.
         """
         # Found before the memory lock: a chat the start-up load has not read yet is looked
-        # up under the load's lock, which is never taken under ``_lock``.
+        # up under the load's lock, which is never taken under ``mem.lock``.
         found = self.get_chat(chat_id, verb="start work in")
-        with self._lock:
+        with self.mem.lock:
             # While a load is under way nothing has changed (every change ends it first): what
             # was found holds; after it, memory is the truth.
-            chat = self._chats.get(chat_id, found if self._load is not None else None)
+            chat = self.mem.chats.get(chat_id, found if self.load.loading else None)
             if chat is None:
                 raise _missing_chat("start work in", chat_id)
             if chat.archived:
                 raise Refused(f"cannot start work in session '{chat_id}': the session is archived")
-            work = self.live.begin(chat_id, kind, stop, fenced=lambda: Refused(
+            work = self.writer.live.begin(chat_id, kind, stop, fenced=lambda: Refused(
                 f"cannot start work in session '{chat_id}': the session is being archived or "
                 "moved; try again in a moment"))
             self._working.add(work.token)
-        self.hub.emit(WorkStarted(chat_id, kind))  # outside the memory lock: listeners may write
+        self.writer.hub.emit(WorkStarted(chat_id, kind))  # outside the memory lock: listeners may write
         return work
 
     def end_work(self, work: Work) -> None:
         """Unregister *work*; a second call for the same work does nothing."""
-        with self._lock:
-            self.live.end(work)
+        with self.mem.lock:
+            self.writer.live.end(work)
             if work.token not in self._working:
                 return
             self._working.discard(work.token)
-        self.hub.emit(WorkEnded(work.chat_id, work.kind))
+        self.writer.hub.emit(WorkEnded(work.chat_id, work.kind))
 
 
 _NEXT_PIN = object()  # "the next pin number", computed inside the write

@@ -18,6 +18,7 @@ from app.base.titles import MAX_TITLE, one_line
 from app.errors import Refused
 from app.events import ChatAdded
 from app.records import Chat
+from app.store.registry.chat_list import ChatLists
 
 if TYPE_CHECKING:
     from app.store.registry.registry import Registry
@@ -38,8 +39,8 @@ def fork_chat(registry: Registry, chat_id: str, message_id: int) -> Chat:
     message it does not hold."""
     verb = f"cannot fork session '{chat_id}'"
     source = registry.get_chat(chat_id, verb="fork")
-    with registry._changing() as events:
-        with registry._writing() as conn:
+    with registry.writer.changing() as events:
+        with registry.writer.writing() as conn:
             if not conn.execute("SELECT 1 FROM message WHERE chat_id = ? AND id = ?",
                                 (chat_id, message_id)).fetchall():
                 raise Refused(f"{verb} from message {message_id}: the session holds no such "
@@ -47,7 +48,7 @@ def fork_chat(registry: Registry, chat_id: str, message_id: int) -> Chat:
             now = utc_now()
             chat = Chat(id=new_id("ch"), title=fork_title(source.title), folder=source.folder,
                         workspace_id=source.workspace_id, created_at=now, updated_at=now)
-            registry._insert_chat(conn, chat)
+            ChatLists.insert_chat(conn, chat)
             # The path up to the message, copied in one statement: the k-th message of the
             # path (from the first, k = 1) gets id base + k and the one before it as parent.
             base = conn.execute("SELECT coalesce(max(id), 0) FROM message").fetchone()[0]
@@ -67,9 +68,5 @@ def fork_chat(registry: Registry, chat_id: str, message_id: int) -> Chat:
                                 (chat.id,)).fetchone()[0]
             conn.execute("UPDATE chat SET leaf_id = ?, knowledge_watermark = ? WHERE id = ?",
                          (last, last, chat.id))
-        registry._chats[chat.id] = chat
-        registry._seq[chat.id] = registry._next_seq()
-        if chat.workspace_id is not None:
-            registry._members[chat.workspace_id].insert(0, chat.id)
-        events.append(ChatAdded(chat.id, chat.workspace_id, registry._show(chat), chat))
+        events.append(ChatAdded(chat.id, chat.workspace_id, registry.mem.add_chat(chat), chat))
     return chat

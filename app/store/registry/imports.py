@@ -35,10 +35,10 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
     a bundle's chats are never all in memory.  Returns the new workspaces (in bundle order),
     how many files and how many chats arrived."""
     blobs = BlobStore(registry.db.path.parent / "files")
-    with registry._changing():
-        with registry._writing() as conn:
+    with registry.writer.changing():
+        with registry.writer.writing() as conn:
             for here in folders:
-                taken = registry._existing(here)
+                taken = registry.mem.existing(here)
                 if taken is not None:  # another process added it meanwhile
                     raise Refused(f"{refuse} into '{shown(root)}': the folder "
                                   f"'{shown(here.canonical)}' is already the workspace "
@@ -52,7 +52,7 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
             made: list[Workspace] = []
             # Inserted last to first, each at the top: the list shows them in bundle order.
             for here, entry in reversed(list(zip(folders, entries))):
-                ws = registry._insert_workspace(
+                ws = registry.writer.insert_workspace(
                     conn, here, at_end=False, title=entry.title, description=entry.description,
                     instructions=entry.instructions, build_status=entry.build_status)
                 conn.execute("UPDATE workspace SET created_at = ?, updated_at = ? WHERE id = ?",
@@ -73,7 +73,7 @@ def commit_import(registry: Registry, folders: list[paths.Folder],
                     _index_file(conn, blobs, file_id, f.sha256, f.media_type, f.name, budget)
                     files += 1
             budget.report("an import")
-        registry._reload()
+        registry.writer.reload()
     return [registry.get_workspace(ws.id) for ws in made], files, len(chat_ids)
 
 

@@ -1,18 +1,22 @@
-"""The workspace registry: workspaces, their order and nesting, and the chats grouped under
-them.
+"""The workspace registry's façade: workspaces, their order and nesting, and the chats
+grouped under them.
 
-The parts live beside this module: ``state`` (memory and the write path), ``chat_list`` (chats
-joining, order, archive, pin), ``nesting`` (the tree and its rows), ``first_start``
-(regrouping, the first-use workspace, recovery) and ``removed`` (recently removed workspaces).
-This module adds opening and
-the workspace operations.  Every change emits typed events (``app.events``) through
-``registry.hub``.
+The parts are objects beside this module, each handed the rows owner (``memory.Memory``:
+the rows and their order, the sidebar's order) and the write path (``state.RegistryState``):
+``chat_list.ChatLists`` (chats joining, order, archive, pin), ``removed.RecentlyRemoved`` and
+``removed_chats.RemovedChats`` (what removal keeps, Restore, the purge) and
+``first_start.FirstStart`` (regrouping, the first-use workspace, recovery) and
+``loader.Loader`` (the start-up load in pages); ``nesting`` is
+the tree and its rows.  This module adds opening and the workspace operations, and keeps
+every part's public method under its old name.  Every change emits typed events
+(``app.events``) through ``registry.hub``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from datetime import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,19 +27,32 @@ from app.base.db import Database, utc_now
 from app.base.titles import MAX_DESCRIPTION, one_line, text_lines, visible
 from app.errors import Refused
 from app.events import Hub, WorkspaceChanged
-from app.records import BUILD_STATUSES, OK, Workspace
-from app.store.registry.chat_list import DEFAULT_CHAT_TITLE
+from app.base.live import Work
+from app.records import BUILD_STATUSES, OK, Chat, ChatListing, Workspace
+from app.store.registry.chat_list import DEFAULT_CHAT_TITLE, ChatLists
 from app.store.registry.consistency import CHECKED
 from app.store.registry.first_start import FirstStart
-from app.store.registry.removed import RecentlyRemoved
-from app.store.registry.removed_chats import RemovedChats
-from app.store.registry.state import Cleanup, FirstPaint, read_stored
+from app.store.registry.removed import RecentlyRemoved, RemovedWorkspace
+from app.store.registry.removed_chats import RemovedChat, RemovedChats
+from app.store.registry.state import Cleanup, FirstPaint, RegistryState, read_stored
 
 log = logging.getLogger(__name__)
 
 
-class Registry(RecentlyRemoved, RemovedChats, FirstStart):
+class Registry:
     """Open with :meth:`open`; all methods are safe to call from any thread."""
+
+    def __init__(self, db: Database, *, cleanup: Sequence[Cleanup] = (),
+                 hub: Hub | None = None) -> None:
+        # The parts, each handed the rows owner and the write path (see the module's doc).
+        self.writer = writer = RegistryState(db, cleanup=cleanup, hub=hub)
+        self.db, self.hub, self.live = db, writer.hub, writer.live
+        self.mem = writer.mem  # the rows and their order
+        self.loader = writer.loader
+        self.chat_lists = ChatLists(self.mem, writer)
+        self.recently_removed = RecentlyRemoved(self.mem, writer)
+        self.removed_chat_list = RemovedChats(self.mem, writer)
+        self.first_start = FirstStart(self.mem, writer)
 
     @classmethod
     def open(cls, data_folder: Path | None = None, *, cleanup: Sequence[Cleanup] = (),
@@ -54,10 +71,10 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                            check_later=first is not None and check_later)
         registry = cls(db, cleanup=cleanup, hub=hub)
         try:
-            with registry._changing():  # a subscriber of a given hub gets one Reset
+            with registry.writer.changing():  # a subscriber of a given hub gets one Reset
                 with db.snapshot() as conn:
                     # Before the pages' snapshot: a commit in between is caught up with.
-                    registry._data_version = db.data_version(conn)
+                    registry.writer.seen_version = db.data_version(conn)
                     simple = first is not None and not conn.execute(
                         "SELECT 1 FROM pending_change LIMIT 1").fetchall() and conn.execute(
                         "SELECT 1 FROM registry_state WHERE key IN ('initialised', ?)"
@@ -65,19 +82,19 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                     stored = None if simple else read_stored(conn)
                 if stored is None:
                     assert first is not None
-                    registry._open_in_pages(first)
+                    registry.loader.open_in_pages(first)
                 else:
                     if first is not None:
                         db.check()  # the whole load below writes: the check comes first
-                    registry._install(stored)
-                    registry._resume_pending(stored.pending)
-                    if "initialised" not in registry._state:
-                        registry._initialise()
-                    if CHECKED not in registry._state:  # the whole check found nothing
+                    registry.writer.install(stored)
+                    registry.first_start.resume_pending(stored.pending)
+                    if "initialised" not in registry.mem.state:
+                        registry.first_start.initialise()
+                    if CHECKED not in registry.mem.state:  # the whole check found nothing
                         with db.write() as conn:
                             conn.execute("INSERT OR IGNORE INTO registry_state (key, value)"
                                          " VALUES (?, ?)", (CHECKED, utc_now()))
-                        registry._state[CHECKED] = "1"
+                        registry.mem.state[CHECKED] = "1"
             registry.purge_removed()
             registry.purge_removed_chats()
         except BaseException:
@@ -85,9 +102,34 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
             raise
         return registry
 
+    @property
+    def _members(self) -> dict[str, list[str]]:
+        """Each workspace's chats in manual order (the crash test reads it; prefer
+        ``chat_order``)."""
+        return self.mem.members
+
+    def workspaces(self) -> list[Workspace]:
+        """Every workspace, folders included, in display order.  No storage read."""
+        return self.mem.in_order()
+
+    def sync(self) -> bool:
+        """Catch up with another process's commits (see ``RegistryState.sync``)."""
+        return self.writer.sync()
+
     def close(self) -> None:
-        self._abandon_load()  # (a window closed before its start-up load ended)
+        self.loader.abandon()  # (a window closed before its start-up load ended)
         self.db.close()
+
+    # ================================================================= the start-up load (``loader``)
+
+    def loaded(self, ws_id: str | None) -> bool:
+        return self.loader.loaded(ws_id)
+
+    def when_loaded(self, ws_id: str | None, callback: Callable[[], object]) -> None:
+        self.loader.when_loaded(ws_id, callback)
+
+    def load_step(self) -> bool:
+        return self.loader.load_step()
 
     # ================================================================= workspaces: reading
 
@@ -97,83 +139,83 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
 
     def children(self, ws_id: str | None) -> list[Workspace]:
         """The folders directly inside *ws_id* (None: the top level), in display order."""
-        with self._lock:
-            return list(map(self._workspaces.__getitem__, self._nesting.children(ws_id)))
+        with self.mem.lock:
+            return list(map(self.mem.workspaces.__getitem__, self.mem.nesting.children(ws_id)))
 
     def tree(self) -> dict[str | None, list[Workspace]]:
         """Every workspace's folders in display order, keyed by parent (None: the top level);
         only parents that have folders appear, for callers that walk the whole tree."""
-        get = self._workspaces.__getitem__
-        with self._lock:
-            return {parent: list(map(get, rows)) for parent in self._nesting.parents()
-                    if (rows := self._nesting.children(parent))}
+        get = self.mem.workspaces.__getitem__
+        with self.mem.lock:
+            return {parent: list(map(get, rows)) for parent in self.mem.nesting.parents()
+                    if (rows := self.mem.nesting.children(parent))}
 
     # The tree as rows, for a model.  O(1) each.
 
     def child_count(self, ws_id: str | None) -> int:
         """How many folders *ws_id* holds (None: how many top-level workspaces)."""
-        with self._lock:
-            return len(self._nesting.children(ws_id))
+        with self.mem.lock:
+            return len(self.mem.nesting.children(ws_id))
 
     def child_at(self, ws_id: str | None, row: int) -> Workspace:
-        with self._lock:
-            return self._workspaces[self._nesting.children(ws_id).at(row)]
+        with self.mem.lock:
+            return self.mem.workspaces[self.mem.nesting.children(ws_id).at(row)]
 
     def row_of(self, ws_id: str) -> int:
         """The workspace's row among its parent's folders (or the top level)."""
-        with self._lock:
-            return self._nesting.row_of(ws_id)
+        with self.mem.lock:
+            return self.mem.nesting.row_of(ws_id)
 
     def parent_of(self, ws_id: str) -> str | None:
-        return self._nesting.parent_of(ws_id)
+        return self.mem.nesting.parent_of(ws_id)
 
     def workspace(self, ws_id: str) -> Workspace | None:
-        return self._workspaces.get(ws_id)
+        return self.mem.workspaces.get(ws_id)
 
     def lineage(self, ws_id: str | None) -> list[Workspace]:
         """*ws_id* and the workspaces it is a folder of, the project first (from memory);
         empty for None (Ungrouped) or an unknown id."""
         found: list[Workspace] = []
-        while ws_id is not None and (ws := self._workspaces.get(ws_id)) is not None:
+        while ws_id is not None and (ws := self.mem.workspaces.get(ws_id)) is not None:
             found.append(ws)
-            ws_id = self._nesting.parent_of(ws_id)
+            ws_id = self.mem.nesting.parent_of(ws_id)
         return found[::-1]
 
     def get_workspace(self, ws_id: str, *, verb: str = "show") -> Workspace:
-        ws = self._workspaces.get(ws_id)
+        ws = self.mem.workspaces.get(ws_id)
         if ws is None:
             raise Refused(f"cannot {verb} workspace '{ws_id}': no such workspace")
         return ws
 
     def workspace_json(self, ws: Workspace) -> dict[str, Any]:
-        return ws.to_json(parent=self._nesting.parent_of(ws.id))
+        return ws.to_json(parent=self.mem.nesting.parent_of(ws.id))
 
     @property
     def first_use_workspace_id(self) -> str | None:
         """The automatic first-use workspace, while it is still on the list."""
-        ws_id = self._state.get("first_use")
-        return ws_id if ws_id in self._workspaces else None
+        ws_id = self.mem.state.get("first_use")
+        return ws_id if ws_id in self.mem.workspaces else None
 
     def refresh_status(self) -> None:
         """Look at every folder again (``ok`` / ``missing-dir``); the stored path never changes."""
-        with self._changing() as events:
-            for ws in list(self._workspaces.values()):
+        with self.writer.changing() as events:
+            for ws in list(self.mem.workspaces.values()):
                 status = paths.folder_status(ws.path)  # the disk: never under the memory lock
                 identity = paths.identity(ws.path) if status == OK else None
                 if (status, identity) != (ws.status, ws.identity):
-                    with self._lock:
-                        now = self._workspaces[ws.id] = replace(ws, status=status,
+                    with self.mem.lock:
+                        now = self.mem.workspaces[ws.id] = replace(ws, status=status,
                                                                 identity=identity)
                     if status != ws.status:
                         events.append(WorkspaceChanged(ws.id, now))
-            with self._lock:
-                self._nesting.set_identities(self._workspaces.values())
+            with self.mem.lock:
+                self.mem.nesting.set_identities(self.mem.workspaces.values())
 
     def chat_folder(self, workspace_id: str) -> str:
         """The folder a new chat of *workspace_id* runs in (New chat on a workspace), looked
         at on the disk now: refused when it is gone, and the workspace marked missing at
         once, never an Ungrouped chat made instead."""
-        ws = self._workspaces.get(workspace_id)
+        ws = self.mem.workspaces.get(workspace_id)
         if ws is None:
             raise Refused("cannot create a chat: that workspace no longer exists")
         if paths.try_resolve_folder(ws.path) is None:
@@ -193,14 +235,14 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         unchanged.  A new one leads the list, or goes last with ``at_end``.
         """
         folder = paths.resolve_folder(path)
-        with self._changing() as events:
-            with self._writing() as conn:
-                existing = self._existing(folder)
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
+                existing = self.mem.existing(folder)
                 if existing is not None:
                     return existing, False
-                ws = self._insert_workspace(conn, folder, at_end=at_end)
-            order = [*self._order, ws.id] if at_end else [ws.id, *self._order]
-            events.extend(self._reshape(order, added=ws).events())
+                ws = self.writer.insert_workspace(conn, folder, at_end=at_end)
+            order = [*self.mem.order, ws.id] if at_end else [ws.id, *self.mem.order]
+            events.extend(self.mem.reshape(order, added=ws).events())
         return ws, True
 
     def rename_workspace(self, ws_id: str, title: str) -> Workspace:
@@ -260,14 +302,14 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
 
     def _named(self, ws_id: str) -> str:
         """How a sentence names a workspace: its title (the id only when there is none)."""
-        ws = self._workspaces.get(ws_id)
+        ws = self.mem.workspaces.get(ws_id)
         return ws.title if ws is not None else ws_id
 
     def _change_workspace(self, ws_id: str, verb: str,
                           decide: Callable[[Workspace], dict[str, Any]]) -> Workspace:
         """Decide on the stored state (after catching up with other processes), then write."""
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 ws = self.get_workspace(ws_id, verb=verb)
                 changes = decide(ws)
                 if not changes:
@@ -279,7 +321,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                     (*changes.values(), now, ws_id),
                 )
             ws = replace(ws, updated_at=now, **changes)
-            self._workspaces[ws_id] = ws
+            self.mem.workspaces[ws_id] = ws
             events.append(WorkspaceChanged(ws_id, ws))
         return ws
 
@@ -315,10 +357,10 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
 
     def move_workspace(self, ws_id: str, *, index: int) -> None:
         """Put a workspace at *index* (0-based) of the display order."""
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 self.get_workspace(ws_id, verb="move")
-                order = [i for i in self._order if i != ws_id]
+                order = [i for i in self.mem.order if i != ws_id]
                 if not 0 <= index <= len(order):
                     raise Refused(
                         f"cannot move workspace '{ws_id}' to position {index + 1}: "
@@ -330,7 +372,7 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                     "INSERT INTO display_order (position, workspace_id) VALUES (?, ?)",
                     enumerate(order),
                 )
-            events.extend(self._reshape(order, moved=ws_id).events())
+            events.extend(self.mem.reshape(order, moved=ws_id).events())
 
     def move_to_folder(self, ws_id: str, path: str) -> Workspace:
         """"Move to folder…" for a workspace whose folder is gone: the same workspace (its
@@ -344,13 +386,13 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         chats leaving and joining it again.
         """
         folder = paths.resolve_folder(path)
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 old = self.get_workspace(ws_id, verb="move")
                 if paths.folder_status(old.path) == OK:
                     raise Refused(f"cannot move workspace '{old.title}' to another folder: "
                                   f"its folder '{paths.shown(old.path)}' is still there")
-                taken = self._existing(folder)
+                taken = self.mem.existing(folder)
                 if taken is not None:
                     raise Refused(f"cannot move workspace '{old.title}' to "
                                   f"'{paths.shown(folder.canonical)}': that folder is already "
@@ -360,18 +402,18 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
                              " WHERE id = ?", (folder.canonical, folder.key, now, ws_id))
             moved = replace(old, path=folder.canonical, key=folder.key, updated_at=now,
                             status=OK, identity=folder.identity)
-            order = list(self._order)
-            members = list(self._members[ws_id])
+            order = list(self.mem.order)
+            members = list(self.mem.members[ws_id])
             # Out at the old place, as a removal says it ...
-            regrouped = self._regroup(members, None)
-            change = self._reshape([i for i in order if i != ws_id], removed=ws_id)
+            regrouped = self.mem.regroup(members, None)
+            change = self.mem.reshape([i for i in order if i != ws_id], removed=ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
             # ... and in at the new one, in the same place in the list, as a restore says it.
             for chat_id in members:
-                if self._chats[chat_id].archived_at is None:
-                    self._ungrouped.remove(chat_id)
-            change = self._reshape(order, added=moved)
-            regrouped = self._regroup(members, ws_id)
+                if self.mem.chats[chat_id].archived_at is None:
+                    self.mem.ungrouped.remove(chat_id)
+            change = self.mem.reshape(order, added=moved)
+            regrouped = self.mem.regroup(members, ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         return moved
 
@@ -384,24 +426,130 @@ class Registry(RecentlyRemoved, RemovedChats, FirstStart):
         (``False``).  Once the removal committed it reports success, even if a cleanup step
         fails afterwards (that step is retried at the next start).
         """
-        with self._changing() as events:
-            with self._writing() as conn:
-                if ws_id not in self._workspaces:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
+                if ws_id not in self.mem.workspaces:
                     return False
-                self._keep_removed(conn, self._workspaces[ws_id])
+                self.recently_removed.keep(conn, self.mem.workspaces[ws_id])
                 conn.execute("DELETE FROM workspace WHERE id = ?", (ws_id,))  # cascades
                 pending = None
-                if self._cleanup:
+                if self.writer.cleanup:
                     pending = conn.execute(
                         "INSERT INTO pending_change (op, args) VALUES ('remove', ?)",
                         (json.dumps({"workspace": ws_id}),),
                     ).lastrowid
-            regrouped = self._regroup(self._members[ws_id], None)
-            change = self._reshape([i for i in self._order if i != ws_id], removed=ws_id)
+            regrouped = self.mem.regroup(self.mem.members[ws_id], None)
+            change = self.mem.reshape([i for i in self.mem.order if i != ws_id], removed=ws_id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         if pending is not None:
-            self._finish_removal(pending, ws_id)
+            self.writer.finish_removal(pending, ws_id)
         return True
+
+
+    # ================================================================= removed (``removed``,
+    # ``removed_chats``)
+
+    def removed_workspaces(self) -> list[RemovedWorkspace]:
+        return self.recently_removed.removed_workspaces()
+
+    def restore_workspace(self, ws_id: str, *, into: str | None = None) -> Workspace:
+        return self.recently_removed.restore_workspace(ws_id, into=into)
+
+    def purge_removed(self, *, now: datetime | None = None) -> list[str]:
+        return self.recently_removed.purge_removed(now=now)
+
+    def remove_chat(self, chat_id: str, *, stop: bool = False) -> Chat:
+        return self.removed_chat_list.remove_chat(chat_id, stop=stop)
+
+    def removed_chats(self) -> list[RemovedChat]:
+        return self.removed_chat_list.removed_chats()
+
+    def restore_chat(self, chat_id: str) -> Chat:
+        return self.removed_chat_list.restore_chat(chat_id)
+
+    def purge_removed_chats(self, *, now: datetime | None = None) -> list[str]:
+        return self.removed_chat_list.purge_removed_chats(now=now)
+
+    # ================================================================= chats (``chat_list``)
+
+    def workspace_for_folder(self, folder: str | None) -> Workspace | None:
+        return self.chat_lists.workspace_for_folder(folder)
+
+    def chat(self, chat_id: str) -> Chat | None:
+        return self.chat_lists.chat(chat_id)
+
+    def get_chat(self, chat_id: str, *, verb: str = "show") -> Chat:
+        return self.chat_lists.get_chat(chat_id, verb=verb)
+
+    def chats_of(self, ws_id: str) -> list[Chat]:
+        return self.chat_lists.chats_of(ws_id)
+
+    def chat_order(self, ws_id: str) -> list[str]:
+        return self.chat_lists.chat_order(ws_id)
+
+    def chat_listing(self) -> ChatListing:
+        return self.chat_lists.chat_listing()
+
+    def chat_count(self, ws_id: str | None) -> int:
+        return self.chat_lists.chat_count(ws_id)
+
+    def chat_at(self, ws_id: str | None, row: int) -> Chat:
+        return self.chat_lists.chat_at(ws_id, row)
+
+    def chat_row(self, chat_id: str) -> int | None:
+        return self.chat_lists.chat_row(chat_id)
+
+    def pinned_count(self) -> int:
+        return self.chat_lists.pinned_count()
+
+    def pinned_at(self, row: int) -> Chat:
+        return self.chat_lists.pinned_at(row)
+
+    def pinned_row(self, chat_id: str) -> int | None:
+        return self.chat_lists.pinned_row(chat_id)
+
+    def archived_count(self) -> int:
+        return self.chat_lists.archived_count()
+
+    def archived_at(self, row: int) -> Chat:
+        return self.chat_lists.archived_at(row)
+
+    def archived_row(self, chat_id: str) -> int | None:
+        return self.chat_lists.archived_row(chat_id)
+
+    def new_chat(self, *, folder: str | None = None, title: str = "",
+                 reuse_untouched: bool = False) -> Chat:
+        return self.chat_lists.new_chat(folder=folder, title=title, reuse_untouched=reuse_untouched)
+
+    def archive_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.archive_chat(chat_id)
+
+    def stop_and_archive_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.stop_and_archive_chat(chat_id)
+
+    def unarchive_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.unarchive_chat(chat_id)
+
+    def pin_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.pin_chat(chat_id)
+
+    def unpin_chat(self, chat_id: str) -> Chat:
+        return self.chat_lists.unpin_chat(chat_id)
+
+    def rename_chat(self, chat_id: str, title: str) -> Chat:
+        return self.chat_lists.rename_chat(chat_id, title)
+
+    def move_chat(self, chat_id: str, *, index: int) -> Chat:
+        return self.chat_lists.move_chat(chat_id, index=index)
+
+    def move_chat_to(self, chat_id: str, ws_id: str | None, *, index: int = 0) -> Chat:
+        return self.chat_lists.move_chat_to(chat_id, ws_id, index=index)
+
+    def begin_work(self, chat_id: str, kind: str, stop: Callable[[], object]) -> Work:
+        return self.chat_lists.begin_work(chat_id, kind, stop)
+
+    def end_work(self, work: Work) -> None:
+        self.chat_lists.end_work(work)
 
 
 __all__ = ["Registry", "DEFAULT_CHAT_TITLE"]

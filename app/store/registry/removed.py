@@ -20,7 +20,8 @@ from app.base import paths
 from app.base.db import utc_now
 from app.errors import Refused
 from app.records import OK, Workspace
-from app.store.registry.chat_list import ChatList
+from app.store.registry.memory import Memory
+from app.store.registry.state import RegistryState
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +67,14 @@ def _stamp(moment: datetime) -> str:
         "+00:00", "Z")
 
 
-class RecentlyRemoved(ChatList):
+class RecentlyRemoved:
     """The registry's bin: what removal keeps, Restore, and the purge."""
 
-    def _keep_removed(self, conn: sqlite3.Connection, ws: Workspace) -> None:
+    def __init__(self, mem: Memory, writer: RegistryState) -> None:
+        self.mem = mem
+        self.writer = writer
+
+    def keep(self, conn: sqlite3.Connection, ws: Workspace) -> None:
         """Inside the removal's transaction, before the entry is deleted: keep it aside."""
         conn.execute("DELETE FROM removed_workspace WHERE id = ?", (ws.id,))
         conn.execute(
@@ -87,13 +92,13 @@ class RecentlyRemoved(ChatList):
     def removed_workspaces(self) -> list[RemovedWorkspace]:
         """The recently removed workspaces, most recently removed first (a storage read;
         each folder is looked at, so a missing one is said before Restore is tried)."""
-        rows = self.db.query(
+        rows = self.writer.db.query(
             "SELECT r.id, r.title, r.path, r.description, r.instructions, r.build_status,"
             " r.created_at, r.updated_at, r.removed_at,"
             " (SELECT count(*) FROM knowledge_file f WHERE f.workspace_id = r.id)"
             " FROM removed_workspace r ORDER BY r.removed_at DESC, r.rowid DESC")
         chats: dict[str, list[str]] = {}
-        for ws_id, chat_id in self.db.query(
+        for ws_id, chat_id in self.writer.db.query(
                 "SELECT workspace_id, chat_id FROM removed_membership"
                 " ORDER BY workspace_id, position"):
             chats.setdefault(ws_id, []).append(chat_id)
@@ -116,8 +121,8 @@ class RecentlyRemoved(ChatList):
         Ungrouped join it again in their old order; the restored workspace leads the list.
         """
         plausible = ws_id.isascii() and ws_id.isprintable()  # ids are: never ask SQLite
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 row = conn.execute(
                     "SELECT path, title, description, instructions, build_status, created_at"
                     " FROM removed_workspace WHERE id = ?", (ws_id,)).fetchone() if plausible \
@@ -128,7 +133,7 @@ class RecentlyRemoved(ChatList):
                 path, title, description, instructions, build_status, created_at = row
                 folder = self._restoring_into(title, path if into is None else into,
                                               elsewhere=into is not None)
-                taken = self._existing(folder)
+                taken = self.mem.existing(folder)
                 if taken is not None:
                     raise Refused(f"cannot restore workspace '{title}' at "
                                   f"'{paths.shown(folder.canonical)}': that folder is already "
@@ -158,10 +163,10 @@ class RecentlyRemoved(ChatList):
                     ((ws.id, chat_id, position) for position, chat_id in enumerate(chats)))
                 conn.execute("DELETE FROM removed_workspace WHERE id = ?", (ws_id,))
             for chat_id in chats:
-                if self._chats[chat_id].archived_at is None:
-                    self._ungrouped.remove(chat_id)
-            change = self._reshape([ws.id, *self._order], added=ws)
-            regrouped = self._regroup(chats, ws.id)
+                if self.mem.chats[chat_id].archived_at is None:
+                    self.mem.ungrouped.remove(chat_id)
+            change = self.mem.reshape([ws.id, *self.mem.order], added=ws)
+            regrouped = self.mem.regroup(chats, ws.id)
             events.extend(change.events(between=[regrouped] if regrouped else []))
         return ws
 
@@ -189,10 +194,10 @@ class RecentlyRemoved(ChatList):
         start.  Returns the purged ids.
         """
         cutoff = _stamp((now or datetime.now(timezone.utc)) - timedelta(days=KEEP_DAYS))
-        if not self.db.query("SELECT 1 FROM removed_workspace WHERE removed_at < ? LIMIT 1",
+        if not self.writer.db.query("SELECT 1 FROM removed_workspace WHERE removed_at < ? LIMIT 1",
                              (cutoff,)):
             return []  # the usual start: one indexed look
-        with self.db.write() as conn:
+        with self.writer.db.write() as conn:
             ids = [r[0] for r in conn.execute(
                 "SELECT id FROM removed_workspace WHERE removed_at < ?"
                 " AND id NOT IN (SELECT id FROM workspace)", (cutoff,))]
@@ -210,5 +215,5 @@ class RecentlyRemoved(ChatList):
                 "INSERT INTO pending_change (op, args) VALUES ('drop-blobs', ?)",
                 (json.dumps({"blobs": shas}),)).lastrowid
         log.info("purged %d workspace(s) removed before %s", len(ids), cutoff)
-        self._drop_blobs(pending, shas)
+        self.writer.drop_blobs(pending, shas)
         return ids

@@ -24,7 +24,8 @@ from app.base.db import utc_now
 from app.errors import Refused
 from app.events import ChatAdded, ChatRemoved, ChatUnpinned
 from app.records import Chat
-from app.store.registry.chat_list import ChatList
+from app.store.registry.memory import Memory
+from app.store.registry.state import RegistryState
 from app.store.registry.removed import KEEP_DAYS, _parse, _stamp
 
 log = logging.getLogger(__name__)
@@ -55,8 +56,12 @@ def _no_chat(chat_id: str) -> Refused:
     return Refused(f"cannot delete chat '{paths.shown(chat_id)}': no such chat")
 
 
-class RemovedChats(ChatList):
+class RemovedChats:
     """Delete chat, the recently removed chats, their Restore and their purge."""
+
+    def __init__(self, mem: Memory, writer: RegistryState) -> None:
+        self.mem = mem
+        self.writer = writer
 
     def remove_chat(self, chat_id: str, *, stop: bool = False) -> Chat:
         """Delete a chat (kept among the recently removed chats for 30 days).
@@ -64,12 +69,12 @@ class RemovedChats(ChatList):
         Refused while a reply or a knowledge update runs in it, unless *stop*: then it is
         deleted first and the work is asked to stop (as Stop and archive does).
         """
-        with self._changing() as events:
-            with self._writing() as conn:
-                chat = self._chats.get(chat_id)
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
+                chat = self.mem.chats.get(chat_id)
                 if chat is None:
                     raise _no_chat(chat_id)
-                kinds = self._fence(chat_id)  # no turn can start until the delete is done
+                kinds = self.writer.fence(chat_id)  # no turn can start until the delete is done
                 if kinds and not stop:
                     raise Refused(f"cannot delete chat '{chat.title}': a reply or a knowledge "
                                   "update is running in it; stop it first")
@@ -87,25 +92,25 @@ class RemovedChats(ChatList):
                              " removed_at) VALUES (?, ?, ?, ?)",
                              (chat_id, ws_id, position, utc_now()))
             if chat.pinned:
-                events.append(ChatUnpinned(chat_id, self._pinned.remove(chat_id)))
+                events.append(ChatUnpinned(chat_id, self.mem.pinned.remove(chat_id)))
             row_in: int | None = None
             archived_row: int | None = None
             if chat.archived:
-                archived_row = self._archived.remove(chat_id)
+                archived_row = self.mem.archived.remove(chat_id)
             else:
-                row_in = self._home(chat).remove(chat_id)
+                row_in = self.mem.home(chat).remove(chat_id)
             if ws_id is not None:
-                self._members[ws_id].remove(chat_id)
-            del self._chats[chat_id]
-            self._seq.pop(chat_id, None)
+                self.mem.members[ws_id].remove(chat_id)
+            del self.mem.chats[chat_id]
+            self.mem.seq.pop(chat_id, None)
             events.append(ChatRemoved(chat_id, ws_id, row_in, archived_row))
         if stop and kinds:
-            self.live.stop(chat_id)
+            self.writer.live.stop(chat_id)
         return chat
 
     def removed_chats(self) -> list[RemovedChat]:
         """The recently removed chats, most recently removed first (a storage read)."""
-        rows = self.db.query(
+        rows = self.writer.db.query(
             "SELECT r.chat_id, c.title, r.workspace_id, w.title, r.removed_at,"
             " (SELECT count(*) FROM message m WHERE m.chat_id = r.chat_id)"
             " FROM removed_chat r JOIN chat c ON c.id = r.chat_id"
@@ -119,8 +124,8 @@ class RemovedChats(ChatList):
         """Bring a recently removed chat back: at the top of the workspace it was in (when
         that workspace is still on the list), otherwise Ungrouped; unarchived, unpinned."""
         plausible = chat_id.isascii() and chat_id.isprintable()  # ids are: never ask SQLite
-        with self._changing() as events:
-            with self._writing() as conn:
+        with self.writer.changing() as events:
+            with self.writer.writing() as conn:
                 row = conn.execute(
                     "SELECT r.workspace_id, c.title, c.folder, c.created_at FROM removed_chat r"
                     " JOIN chat c ON c.id = r.chat_id WHERE r.chat_id = ?",
@@ -129,7 +134,7 @@ class RemovedChats(ChatList):
                     raise Refused(f"cannot restore chat '{paths.shown(chat_id)}': it is not among the "
                                   "recently removed chats")
                 ws_id, title, folder, created = row
-                home = self._workspaces.get(ws_id) if ws_id is not None else None
+                home = self.mem.workspaces.get(ws_id) if ws_id is not None else None
                 now = utc_now()
                 conn.execute("DELETE FROM removed_chat WHERE chat_id = ?", (chat_id,))
                 conn.execute("UPDATE chat SET archived_at = NULL, updated_at = ? WHERE id = ?",
@@ -142,21 +147,17 @@ class RemovedChats(ChatList):
             chat = Chat(id=chat_id, title=title, folder=folder,
                         workspace_id=home.id if home is not None else None,
                         created_at=created, updated_at=now)
-            self._chats[chat_id] = chat
-            self._seq[chat_id] = self._next_seq()
-            if home is not None:
-                self._members[home.id].insert(0, chat_id)
-            events.append(ChatAdded(chat_id, chat.workspace_id, self._show(chat), chat))
+            events.append(ChatAdded(chat_id, chat.workspace_id, self.mem.add_chat(chat), chat))
         return chat
 
     def purge_removed_chats(self, *, now: datetime | None = None) -> list[str]:
         """Delete the chats removed more than :data:`KEEP_DAYS` ago, their messages, and
         then the attachments no record uses any more (as the workspaces' purge does)."""
         cutoff = _stamp((now or datetime.now(timezone.utc)) - timedelta(days=KEEP_DAYS))
-        if not self.db.query("SELECT 1 FROM removed_chat WHERE removed_at < ? LIMIT 1",
+        if not self.writer.db.query("SELECT 1 FROM removed_chat WHERE removed_at < ? LIMIT 1",
                              (cutoff,)):
             return []  # the usual start: one indexed look
-        with self.db.write() as conn:
+        with self.writer.db.write() as conn:
             ids = [r[0] for r in conn.execute(
                 "SELECT chat_id FROM removed_chat WHERE removed_at < ?", (cutoff,))]
             if not ids:
@@ -173,5 +174,5 @@ class RemovedChats(ChatList):
                 "INSERT INTO pending_change (op, args) VALUES ('drop-blobs', ?)",
                 (json.dumps({"blobs": shas}),)).lastrowid
         log.info("purged %d chat(s) removed before %s", len(ids), cutoff)
-        self._drop_blobs(pending, shas)
+        self.writer.drop_blobs(pending, shas)
         return ids

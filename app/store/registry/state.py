@@ -6,10 +6,10 @@ so memory never shows a change that is not stored.  Another process (the command
 the window) may write too: each write starts by checking SQLite's ``data_version`` and
 reloads when someone else committed.
 
-Memory keeps what a model shows as rows with index maps (``nesting.Rows``): each parent's
-folders, each workspace's visible chats, Ungrouped, Pinned and Archived.  The code that
-changes them also returns the events (``app.events``) that say how; a change's events go to
-the hub once, after its commit.
+The rows themselves (what a model shows: each parent's folders, each workspace's visible
+chats, Ungrouped, Pinned and Archived) are one object, ``memory.Memory``, that every part of
+the registry is handed with this write path.  The code that changes them also returns the
+events (``app.events``) that say how; a change's events go to the hub once, after its commit.
 """
 
 from __future__ import annotations
@@ -31,7 +31,23 @@ from app.errors import StartupError
 from app.events import Event, Hub, Reset
 from app.records import BUILD_STATUSES, OK, Chat, Workspace
 from app.store.registry.consistency import CHECKED, find_problems
-from app.store.registry.nesting import Nesting, Rows, TreeChange
+from app.store.registry.loader import (  # noqa: F401 (re-exported: their old home)
+    NOT_REMOVED,
+    NOT_REMOVED_C,
+    ORDER_QUERY,
+    PAGE_CHATS,
+    PAGE_COLUMNS,
+    SCAN_CHATS,
+    UNGROUPED,
+    WORKSPACE_COLUMNS,
+    FirstPaint,
+    Load,
+    Loader,
+    refuse,
+    workspace_records,
+)
+from app.store.registry.memory import Memory
+from app.store.registry.nesting import Rows
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +79,6 @@ class Stored:
     problems: list[str]  # what the start-up check found (consistency.find_problems)
 
 
-WORKSPACE_COLUMNS = ("SELECT id, path, path_key, title, description, instructions, build_status,"
-                     " created_at, updated_at FROM workspace")
-ORDER_QUERY = "SELECT workspace_id FROM display_order ORDER BY position"
-
-
 def read_stored(conn: sqlite3.Connection) -> Stored:
     workspaces = conn.execute(WORKSPACE_COLUMNS).fetchall()
     order = [r[0] for r in conn.execute(ORDER_QUERY)]
@@ -90,51 +101,6 @@ def read_stored(conn: sqlite3.Connection) -> Stored:
     )
 
 
-@dataclass(slots=True)
-class FirstPaint:
-    """What the window's first usable paint shows besides the workspace list and Pinned:
-    the workspaces it shows expanded and the chat it has open (the command line: none).
-    ``Registry.open`` with one reads these first and leaves the other chats to
-    :meth:`RegistryState.load_step`, or to the reads that need them."""
-
-    expanded: Collection[str] = ()
-    chat: str | None = None
-
-
-# The page of Ungrouped's chats, for ``loaded`` and ``when_loaded`` (None there: every chat).
-# Never read before the first paint, even shown expanded: finding them scans every chat
-# (~30 ms per 50,000 here); asked for, it is the load's next page.
-UNGROUPED = ""
-
-
-# A chat the person deleted (kept among the recently removed chats, see ``removed_chats``)
-# is loaded by no query: this condition on ``chat`` (as ``c`` or by its name) leaves it out.
-NOT_REMOVED = "NOT EXISTS (SELECT 1 FROM removed_chat r WHERE r.chat_id = chat.id)"
-NOT_REMOVED_C = "NOT EXISTS (SELECT 1 FROM removed_chat r WHERE r.chat_id = c.id)"
-
-
-# A chat as a page reads it: its workspace (None: Ungrouped), its rowid (its place among
-# chats made in the same millisecond), then the header.
-PAGE_COLUMNS = ("c.rowid, c.id, c.title, c.folder, c.created_at, c.updated_at,"
-                " c.archived_at, c.pin_seq")
-PAGE_CHATS = 4_000  # about this many chats per background step (a few tens of ms)
-SCAN_CHATS = 20_000  # rowids per step of the scan for Ungrouped's chats (~10 ms here)
-
-
-@dataclass(slots=True)
-class Load:
-    """A load under way: the chats not read yet, read in pages from one snapshot."""
-
-    conn: sqlite3.Connection  # its own connection, in the read transaction the first page began
-    todo: list[str]  # pages not read yet: the workspaces in display order, then UNGROUPED
-    counts: dict[str, tuple[int, int]]  # place ('' = Ungrouped): (visible, archived) chats
-    last: int  # the chat table's largest rowid in the load's snapshot
-    wanted: list[str] = field(default_factory=list)  # asked for by a reader: read next
-    after: int = 0  # the scan for Ungrouped's chats: the rowids up to here are scanned
-    loose: list[tuple[Any, ...]] = field(default_factory=list)  # rows of Ungrouped's chats
-    waiting: list[tuple[str | None, Callable[[], object]]] = field(default_factory=list)
-
-
 class RegistryState:
     """Memory, loading, the start-up check, and the write path shared by every operation."""
 
@@ -143,45 +109,24 @@ class RegistryState:
         self.db = db
         self.hub = hub or Hub()
         self.live = LiveWork()
-        self._working: set[int] = set()  # tokens of work begun through begin_work
-        self._cleanup = list(cleanup)
+        self.cleanup = list(cleanup)
+        # The rows and their order (the sidebar's order): one owner, handed to every part.
+        self.mem = Memory()
         # Two locks, so that a reader never waits on SQLite: ``_writer`` orders changes and is
         # held across their transactions (BEGIN IMMEDIATE may wait seconds on another
-        # process); ``_lock`` guards memory and is held only while memory is read or changed,
-        # from a change's commit to its end, never across a SQLite call.
+        # process); ``mem.lock`` guards memory and is held only while memory is read or
+        # changed, from a change's commit to its end, never across a SQLite call.
         self._writer = threading.RLock()
-        self._lock = threading.RLock()
-        self._applying = 0  # times the change under way took ``_lock`` after a commit
+        self._applying = 0  # times the change under way took ``mem.lock`` after a commit
         self._at_end: list[Callable[[], None]] = []  # run when the change under way ends
         self._outbox: list[Event] = []  # the events of the change under way
         self._depth = 0  # changes under way on this thread (they nest)
-        self._data_version = -1
-        self._workspaces: dict[str, Workspace] = {}
-        self._order: list[str] = []
-        self._nesting = Nesting()
-        self._chats: dict[str, Chat] = {}
-        self._members: dict[str, list[str]] = {}  # manual order, archived chats included
-        self._state: dict[str, str] = {}
-        # The chat lists as rows (see _index_chats); ``_seq``: the order chats were made in.
-        self._seq: dict[str, int] = {}
-        self._visible: dict[str, Rows] = {}
-        self._ungrouped = Rows(newest_first=True)
-        self._pinned = Rows(newest_first=True)
-        self._archived = Rows(newest_first=True)
-        self._seq_top = -1  # the largest ``_seq`` given: a new chat's is larger
-        # A load under way (``Registry.open`` with a FirstPaint): the chats of the workspaces
-        # in ``_pages`` (and Ungrouped's, once UNGROUPED is in it) are in memory, the others
-        # come in pages (load_step); a read that needs one waits for that page only (_need).  None: every chat is in memory.  Memory is
-        # changed by loading only until the load ends, and by changes only after it (every
-        # change finishes the load first), so the two never interleave.
-        self._load: Load | None = None
-        self._load_lock = threading.Lock()  # one page at a time; never taken under ``_lock``
-        self._pages: set[str] = set()
+        self.seen_version = -1
+        self.loader = Loader(self.mem, db)  # the start-up load, when one runs
 
     def workspaces(self) -> list[Workspace]:
         """Every workspace, folders included, in display order.  No storage read."""
-        with self._lock:
-            return [self._workspaces[ws_id] for ws_id in self._order]
+        return self.mem.in_order()
 
     def sync(self) -> bool:
         """Catch up with changes another process committed (one cheap PRAGMA when none).
@@ -190,20 +135,20 @@ class RegistryState:
         by themselves.  Returns True when memory was reloaded (``Reset`` is emitted when
         what it holds changed).
         """
-        with self._changing():
+        with self.changing():
             with self.db.snapshot() as conn:
                 version = self.db.data_version(conn)
-                if version == self._data_version:
+                if version == self.seen_version:
                     return False
                 stored = read_stored(conn)
-            self._install(stored)
-            self._data_version = version
+            self.install(stored)
+            self.seen_version = version
         return True
 
     # ----------------------------------------------------------------- events
 
     @contextmanager
-    def _changing(self) -> Iterator[list[Event]]:
+    def changing(self) -> Iterator[list[Event]]:
         """One change, ordered after every other; its events go to the hub once, when it ends.
 
         Delivery happens while the change still holds ``_writer`` and the memory lock (taken
@@ -233,7 +178,7 @@ class RegistryState:
                         # events already delivered (listeners only record or post them).
                         self._let_readers_in()
 
-    def _fence(self, chat_id: str) -> list[str]:
+    def fence(self, chat_id: str) -> list[str]:
         """Hold off new turns on *chat_id* until the change under way ends (see
         ``LiveWork.fence``); the kinds of work running now."""
         running = self.live.fence(chat_id)
@@ -245,22 +190,22 @@ class RegistryState:
         event before its own listener heard it (the sidebar's barrier, ``InFlight``) waits
         for the delivery to end.  A write takes it after its commit; a change that wrote
         nothing (a catch-up reload, a folder's status) takes it here, before delivering."""
-        self._lock.acquire()
+        self.mem.lock.acquire()
         self._applying += 1
 
     def _let_readers_in(self) -> None:
         """Release the memory lock the change under way took after its commits."""
         while self._applying:
             self._applying -= 1
-            self._lock.release()
+            self.mem.lock.release()
 
     # ----------------------------------------------------------------- loading
 
-    def _install(self, stored: Stored) -> None:
+    def install(self, stored: Stored) -> None:
         """Replace memory with what is stored, refusing to start on an inconsistency."""
-        workspaces = self._workspace_records(stored.workspaces)
-        self._refuse(stored.problems)
-        waiting = self._abandon_load()  # everything is read here: a load under way ends
+        workspaces = workspace_records(self.mem.workspaces, stored.workspaces)
+        refuse(self.db, stored.problems)
+        waiting = self.loader.abandon()  # everything is read here: a load under way ends
         members: dict[str, list[str]] = {ws_id: [] for ws_id in workspaces}
         owner: dict[str, str] = {}
         for ws_id, chat_id in stored.memberships:
@@ -272,358 +217,32 @@ class RegistryState:
             for row in stored.chats
         }
         if (workspaces, stored.order, members, chats) != (
-            self._workspaces, self._order, self._members, self._chats
+            self.mem.workspaces, self.mem.order, self.mem.members, self.mem.chats
         ):
             self._outbox.append(Reset())
-        with self._lock:  # readers wait for memory only (no SQLite call in here)
-            self._workspaces = workspaces
-            self._order = list(stored.order)
-            self._members = members
-            self._chats = chats
-            self._state = dict(stored.state)
-            self._nesting.rebuild(workspaces.values(), self._order)
-            self._index_chats()
-            self._seq_top = len(chats) - 1
+        with self.mem.lock:  # readers wait for memory only (no SQLite call in here)
+            self.mem.workspaces = workspaces
+            self.mem.order = list(stored.order)
+            self.mem.members = members
+            self.mem.chats = chats
+            self.mem.state = dict(stored.state)
+            self.mem.nesting.rebuild(workspaces.values(), self.mem.order)
+            self.mem.index_chats()
+            self.mem.seq_top = len(chats) - 1
         for _, callback in waiting:
             callback()
 
-    def _workspace_records(self, rows: list[tuple[Any, ...]]) -> dict[str, Workspace]:
-        workspaces: dict[str, Workspace] = {}
-        for row in rows:
-            known = self._workspaces.get(row[0])
-            if known is not None and known.path == row[1]:
-                # Catching up with another process: keep what we saw of the folder rather
-                # than stat every folder (a slow network share) while holding the writer.
-                status, identity = known.status, known.identity
-            else:
-                status = paths.folder_status(row[1])
-                identity = paths.identity(row[1]) if status == OK else None
-            ws_id, path, key, title, description, instructions, build_status, created, updated = row
-            workspaces[ws_id] = Workspace(
-                id=ws_id, path=path, key=key, title=title, description=description,
-                instructions=instructions, build_status=build_status, created_at=created,
-                updated_at=updated, status=status, identity=identity,
-            )
-        return workspaces
-
-    def _refuse(self, problems: list[str]) -> None:
-        if problems:
-            raise StartupError(
-                "Cairn stopped before changing anything: the stored workspace list is "
-                f"inconsistent: {'; '.join(problems)}. The database is '{self.db.path}'."
-            )
-
-    def _index_chats(self) -> None:
-        """The chat lists as rows, from ``_chats`` and ``_members``: one pass (50,000 at start)."""
-        ungrouped, pinned, archived = [], [], []
-        for chat in self._chats.values():  # oldest first
-            if chat.archived_at is not None:
-                archived.append(chat.id)
-            elif chat.workspace_id is None:
-                ungrouped.append(chat.id)
-            if chat.pin_seq is not None:
-                pinned.append(chat.id)
-        chats = self._chats
-        self._seq = dict(zip(chats, range(len(chats))))
-        hidden = set(archived)
-        self._visible = {
-            ws_id: Rows([c for c in ids if c not in hidden] if hidden else ids)
-            for ws_id, ids in self._members.items()
-        }
-        ungrouped.reverse()
-        self._ungrouped = Rows(ungrouped, newest_first=True)
-        # Stable sorts, newest first: a tie keeps the older chat first, as the keys below do.
-        pinned.sort(key=self._pin_key, reverse=True)
-        self._pinned = Rows(pinned, newest_first=True)
-        archived.sort(key=lambda c: chats[c].archived_at or "", reverse=True)
-        self._archived = Rows(archived, newest_first=True)
-
-    # Sort keys of the newest-first lists, stored ascending.  Pin numbers are unique; chats
-    # archived in the same millisecond show the older first.
-    def _pin_key(self, chat_id: str) -> int:
-        return self._chats[chat_id].pin_seq or 0
-
-    def _archive_key(self, chat_id: str) -> tuple[str, int]:
-        return self._chats[chat_id].archived_at or "", -self._seq[chat_id]
-
-    def _created_key(self, chat_id: str) -> tuple[str, int]:
-        """Ungrouped's order: by creation (``_seq`` breaks ties within a millisecond)."""
-        return self._chats[chat_id].created_at, self._seq[chat_id]
-
-    def _next_seq(self) -> int:
-        self._seq_top += 1
-        return self._seq_top
-
-    def _reload(self) -> None:
-        with self._changing():
+    def reload(self) -> None:
+        with self.changing():
             with self.db.snapshot() as conn:
                 stored = read_stored(conn)
-                self._data_version = self.db.data_version(conn)
-            self._install(stored)
-
-    # ----------------------------------------------------------------- loading in pages
-
-    def _open_in_pages(self, first: FirstPaint) -> None:
-        """Memory for the first usable paint: the workspaces, their order and nesting, the
-        start-up check, Pinned, every place's count, the chats of the *first.expanded*
-        workspaces and the open chat; the rest is read by :meth:`load_step`, from the same
-        snapshot (a read transaction kept open on a connection of the load's own)."""
-        conn = self.db.load_connection()
-        try:
-            conn.execute("BEGIN")
-            rows = conn.execute(WORKSPACE_COLUMNS).fetchall()
-            order = [r[0] for r in conn.execute(ORDER_QUERY)]
-            state = dict(conn.execute("SELECT key, value FROM registry_state").fetchall())
-            workspaces = self._workspace_records(rows)
-            self._refuse(find_problems(conn, {r[0]: (r[1], r[2], r[3]) for r in rows}, order,
-                                       whole=CHECKED not in state))
-            counts = {place: (shown, hidden) for place, shown, hidden in conn.execute(
-                "SELECT place, visible, archived FROM chat_count")}
-            # Pinned and the open chat, with their workspaces (a few rows, by index).
-            picked = conn.execute(
-                f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
-                " LEFT JOIN membership m ON m.chat_id = c.id"
-                f" WHERE (c.pin_seq IS NOT NULL OR c.id = ?) AND {NOT_REMOVED_C}",
-                (first.chat or "",)).fetchall()
-            last = conn.execute("SELECT max(rowid) FROM chat").fetchone()[0] or 0
-            load = Load(conn, [*(ws_id for ws_id in order if ws_id in workspaces), UNGROUPED],
-                        counts, last)
-        except BaseException:
-            conn.close()
-            raise
-        chats, seq = self._records(picked, workspaces)
-        pinned = sorted((c for c in chats.values() if c.pin_seq is not None),
-                        key=lambda c: c.pin_seq or 0)
-        with self._lock:
-            self._workspaces = workspaces
-            self._order = order
-            self._state = state
-            self._nesting.rebuild(workspaces.values(), order)
-            self._chats, self._seq = chats, seq
-            self._members, self._visible, self._pages = {}, {}, set()
-            self._pinned = Rows([c.id for c in reversed(pinned)], newest_first=True)
-            self._ungrouped = Rows(newest_first=True)
-            self._archived = Rows(newest_first=True)
-            self._load = load
-        wanted = [ws_id for ws_id in first.expanded if ws_id in workspaces]
-        open_in = chats[first.chat].workspace_id if first.chat in chats else None
-        if open_in is not None:
-            wanted.append(open_in)
-        if wanted:
-            with self._load_lock:
-                self._read_pages(load, wanted)
-
-    def loaded(self, ws_id: str | None) -> bool:
-        """Whether the chats of *ws_id* (UNGROUPED: Ungrouped's; None: every chat, Archived's
-        included) are in memory, so that reading them waits for nothing."""
-        return self._load is None or (ws_id is not None and ws_id in self._pages)
-
-    def when_loaded(self, ws_id: str | None, callback: Callable[[], object]) -> None:
-        """Call *callback* once :meth:`loaded` is true for *ws_id* (at once when it is;
-        otherwise on the loading thread, that page read first).  Never waits."""
-        with self._lock:
-            load = self._load
-            if load is not None and not (ws_id is not None and ws_id in self._pages):
-                load.waiting.append((ws_id, callback))
-                if ws_id is not None:
-                    load.wanted.append(ws_id)
-                return
-        callback()
-
-    def load_step(self) -> bool:
-        """Read the next page of the load under way; True while more remains.  The window
-        calls this on the storage thread until it returns False (``Operations.load_rest``):
-        the workspaces' chats a few thousand at a time, the ones a reader waits for first,
-        then Ungrouped's, then the integrity check ``Database.open`` left for later."""
-        if self._load is None:
-            return False
-        with self._load_lock:
-            load = self._load
-            if load is not None:
-                self._step(load)
-            return self._load is not None
-
-    def _need(self, ws_id: str | None) -> None:
-        """Wait for the page of *ws_id* (None: for every chat), read on this thread if no
-        one is reading it.  Never called under ``_lock`` (the page is installed under it)."""
-        if self.loaded(ws_id):
-            return
-        with self._load_lock:
-            load = self._load
-            if load is None:
-                return
-            if ws_id is None:
-                while self._load is not None:
-                    self._step(load)
-            elif ws_id == UNGROUPED:
-                while UNGROUPED not in self._pages:
-                    self._scan_ungrouped(load)
-            elif ws_id not in self._pages and ws_id in self._workspaces:
-                self._read_pages(load, [ws_id])
-
-    def _finish_load(self) -> None:
-        """Every chat in memory, before a change decides on it (on the writer's thread)."""
-        self._need(None)
-
-    def _lookup(self, chat_id: str) -> Chat | None:
-        """One chat not read yet, from the load's snapshot (one indexed row), not kept."""
-        with self._load_lock:
-            load = self._load
-            if load is None:
-                return self._chats.get(chat_id)
-            try:
-                rows = load.conn.execute(
-                    f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM chat c"
-                    f" LEFT JOIN membership m ON m.chat_id = c.id WHERE c.id = ?"
-                    f" AND {NOT_REMOVED_C}", (chat_id,)
-                ).fetchall()
-            except UnicodeEncodeError:  # (typed: a lone surrogate) no stored id is that
-                return None
-        return self._records(rows, self._workspaces)[0].get(chat_id)
-
-    def _step(self, load: Load) -> None:
-        """One page (under ``_load_lock``): the workspaces a reader waits for, a few thousand
-        chats at a time; a step of the scan for Ungrouped's chats when a reader waits for them
-        (a workspace asked for meanwhile goes first: the scan takes many steps); the other
-        workspaces in display order, then Ungrouped; then the integrity check."""
-        with self._lock:  # (``when_loaded`` adds to ``wanted`` under it)
-            batch = self._take(load, load.wanted)
-            if not batch and not load.wanted:
-                batch = self._take(load, load.todo)
-        if batch:
-            self._read_pages(load, batch)
-        elif UNGROUPED not in self._pages:  # asked for, or the last page
-            self._scan_ungrouped(load)
-        else:
-            try:
-                self.db.check()  # the integrity check, before anything may write
-            finally:
-                load.conn.close()
-            self._end_load(load)
-
-    def _take(self, load: Load, queue: list[str]) -> list[str]:
-        """The workspaces not read yet at the front of *queue*, about ``PAGE_CHATS`` chats'
-        worth, taken off it; what is read already is dropped, Ungrouped stays."""
-        batch: list[str] = []
-        keep: list[str] = []
-        size = 0
-        for place in queue:
-            if place in self._pages or place in batch:
-                continue
-            if place == UNGROUPED or size >= PAGE_CHATS:
-                keep.append(place)
-            elif place in self._workspaces:
-                batch.append(place)
-                size += sum(load.counts.get(place, (0, 0)))
-        queue[:] = keep
-        return batch
-
-    def _scan_ungrouped(self, load: Load) -> None:
-        """The next rowids of the scan for Ungrouped's chats (those no membership names: a
-        chat table with no index to find them by), installed once it has seen every chat."""
-        load.loose += load.conn.execute(
-            f"SELECT {PAGE_COLUMNS} FROM chat c WHERE c.rowid > ? AND c.rowid <= ?"
-            " AND NOT EXISTS (SELECT 1 FROM membership m WHERE m.chat_id = c.id)"
-            f" AND {NOT_REMOVED_C}",
-            (load.after, load.after + SCAN_CHATS)).fetchall()
-        load.after += SCAN_CHATS
-        if load.after < load.last:
-            return
-        chats, seq = self._records([(None, *r) for r in load.loose], self._workspaces)
-        load.loose = []
-        with self._lock:
-            self._chats.update(chats)
-            self._seq.update(seq)
-            self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
-            ungrouped = sorted((c for c, chat in chats.items() if chat.archived_at is None),
-                               key=self._created_key, reverse=True)
-            self._ungrouped = Rows(ungrouped, newest_first=True)
-            ready = self._read_in(load, UNGROUPED)
-        for callback in ready:
-            callback()
-
-    def _read_in(self, load: Load, *places: str) -> list[Callable[[], object]]:
-        """Mark *places* read; whom to tell (under ``_lock``)."""
-        self._pages.update(places)
-        ready = [w for w in load.waiting if w[0] is not None and w[0] in self._pages]
-        load.waiting = [w for w in load.waiting if w not in ready]
-        return [callback for _, callback in ready]
-
-    def _read_pages(self, load: Load, ws_ids: list[str]) -> None:
-        """The chats of *ws_ids*, in their manual order, into memory (under ``_load_lock``)."""
-        marks = ", ".join("?" * len(ws_ids))
-        rows = load.conn.execute(
-            f"SELECT m.workspace_id, {PAGE_COLUMNS} FROM membership m"
-            f" JOIN chat c ON c.id = m.chat_id WHERE m.workspace_id IN ({marks})"
-            " ORDER BY m.workspace_id, m.position", ws_ids).fetchall()
-        chats, seq = self._records(rows, self._workspaces)
-        members: dict[str, list[str]] = {ws_id: [] for ws_id in ws_ids}
-        for row in rows:
-            members[row[0]].append(row[2])
-        with self._lock:
-            self._chats.update(chats)
-            self._seq.update(seq)
-            for ws_id, ids in members.items():
-                self._members[ws_id] = ids
-                self._visible[ws_id] = Rows([c for c in ids if chats[c].archived_at is None])
-            self._seq_top = max(self._seq_top, max(seq.values(), default=-1))
-            ready = self._read_in(load, *ws_ids)
-        for callback in ready:
-            callback()
-
-    @staticmethod
-    def _records(rows: list[tuple[Any, ...]], workspaces: dict[str, Workspace],
-                 ) -> tuple[dict[str, Chat], dict[str, int]]:
-        """Chat records from page rows (workspace, rowid, header...): plain tuples, and the
-        strings a chat shares with its workspace or itself kept once (its folder is mostly
-        its workspace's path; a chat never changed has updated_at == created_at)."""
-        new = tuple.__new__
-        chats: dict[str, Chat] = {}
-        seq: dict[str, int] = {}
-        for ws_id, rowid, chat_id, title, folder, created, updated, archived, pin in rows:
-            ws = workspaces.get(ws_id) if ws_id is not None else None
-            if ws is not None and folder == ws.path:
-                folder = ws.path
-            chats[chat_id] = new(Chat, (chat_id, title, folder, ws_id, created,
-                                        created if updated == created else updated,
-                                        archived, pin))
-            seq[chat_id] = rowid
-        return chats, seq
-
-    def _end_load(self, load: Load) -> None:
-        """Archived's rows, once every chat is read; the load ends."""
-        with self._lock:
-            chats = self._chats
-            archived = sorted((c for c, chat in chats.items() if chat.archived_at is not None),
-                              key=self._created_key)
-            # Stable: chats archived in the same millisecond keep the older first.
-            archived.sort(key=lambda c: chats[c].archived_at or "", reverse=True)
-            self._archived = Rows(archived, newest_first=True)
-            self._load = None
-            self._pages = set()
-            waiting, load.waiting = load.waiting, []
-        log.debug("start-up load ended: %d chats", len(chats))
-        for _, callback in waiting:
-            callback()
-
-    def _abandon_load(self) -> list[tuple[str | None, Callable[[], object]]]:
-        """End a load under way without reading the rest (a whole reload replaces memory);
-        returns whom to tell once memory is whole."""
-        if self._load is None:
-            return []
-        with self._load_lock, self._lock:  # (``when_loaded`` adds to the list under ``_lock``)
-            load, self._load = self._load, None
-            self._pages = set()
-            if load is None:
-                return []
-            waiting, load.waiting = load.waiting, []
-        load.conn.close()
-        return waiting
+                self.seen_version = self.db.data_version(conn)
+            self.install(stored)
 
     # ----------------------------------------------------------------- writing
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
+    def writing(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, after catching up with any other process's commits.
 
         Readers are let in for the transaction (the memory lock is never held across SQLite
@@ -632,29 +251,20 @@ class RegistryState:
         is safe without it: only a change writes memory, and changes are ordered by
         ``_writer``.
         """
-        with self._changing():
+        with self.changing():
             self._let_readers_in()
-            self._finish_load()  # a change decides on every chat, never on half of them
+            self.loader.finish()  # a change decides on every chat, never on half of them
             with self.db.write() as conn:
                 version = self.db.data_version(conn)
-                if version != self._data_version:
-                    self._install(read_stored(conn))
-                    self._data_version = version
+                if version != self.seen_version:
+                    self.install(read_stored(conn))
+                    self.seen_version = version
                 yield conn
-            self._lock.acquire()
+            self.mem.lock.acquire()
             self._applying += 1
 
-    def _existing(self, folder: paths.Folder) -> Workspace | None:
-        """The workspace of *folder* or of an alias of it: same key, or the same directory."""
-        ws_id = self._nesting.by_key.get(folder.key)
-        if ws_id is None and folder.identity is not None:
-            candidate = self._nesting.by_identity.get(folder.identity)
-            # The remembered identity may be stale (folder deleted, inode reused): look again.
-            if candidate and paths.identity(self._workspaces[candidate].path) == folder.identity:
-                ws_id = candidate
-        return self._workspaces[ws_id] if ws_id else None
 
-    def _insert_workspace(
+    def insert_workspace(
         self, conn: sqlite3.Connection, folder: paths.Folder, *, at_end: bool, **fields: str
     ) -> Workspace:
         """Write a new workspace row and its place in the display order (memory: caller's)."""
@@ -686,41 +296,20 @@ class RegistryState:
         conn.execute(f"INSERT INTO display_order (position, workspace_id) {position}", (ws.id,))
         return ws
 
-    def _reshape(
-        self,
-        order: list[str],
-        *,
-        added: Workspace | None = None,
-        removed: str | None = None,
-        moved: str | None = None,
-    ) -> TreeChange:
-        """Memory after a committed change to the list: the new display *order* and the tree.
 
-        A removed workspace's chats must have been regrouped first.
-        """
-        if added is not None:
-            self._workspaces[added.id] = added
-            self._members.setdefault(added.id, [])
-            self._visible.setdefault(added.id, Rows())
-        if removed is not None:
-            del self._workspaces[removed]
-            del self._members[removed], self._visible[removed]
-        self._order = order
-        return self._nesting.change(order, added=added, removed=removed, moved=moved)
-
-    def _finish_removal(self, pending: int, ws_id: str) -> None:
+    def finish_removal(self, pending: int, ws_id: str) -> None:
         """The cleanup after a committed removal; a failure leaves the marker for next start."""
-        if not self._cleanup:
+        if not self.cleanup:
             return  # this process has no cleanup to run (the CLI): leave it to one that does
         try:
-            for cleanup in self._cleanup:
+            for cleanup in self.cleanup:
                 cleanup(ws_id)
             with self.db.write() as conn:
                 conn.execute("DELETE FROM pending_change WHERE id = ?", (pending,))
         except Exception:
             log.exception("cleanup after removing workspace %s failed; retried at next start", ws_id)
 
-    def _drop_blobs(self, pending: int | None, shas: list[str]) -> None:
+    def drop_blobs(self, pending: int | None, shas: list[str]) -> None:
         """A purge's last step: the blobs no record uses go, then the marker."""
         from app.store.blob_refs import drop_unused
         from app.store.blobs import BlobStore
