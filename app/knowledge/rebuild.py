@@ -587,8 +587,11 @@ def _answer(response: Any, shape: str) -> tuple[object, int]:
     """The ops the knowledge model answered, and its output tokens; :class:`_NoToolCall`
     when it answered anything else."""
     if getattr(response, "stop_reason", None) == "refusal":
+        # The same exchange would be declined again: say what to change, promise nothing.
         raise _NoToolCall("The knowledge model declined to record anything; the documents "
-                          "are unchanged and the next turn tries again.")
+                          "are unchanged. If it keeps declining, choose another knowledge "
+                          "model in Settings or with `cairn settings set model.knowledge "
+                          "MODEL`.")
     if shape == "structured":
         answer: object = _json_answer(response)
     else:
@@ -599,8 +602,11 @@ def _answer(response: Any, shape: str) -> tuple[object, int]:
                               "the documents are unchanged and the next turn tries again.")
         answer = call.input
     if getattr(response, "stop_reason", None) == "max_tokens":
+        # A longer exchange next turn would be cut off again: say what to change.
         raise _NoToolCall("The knowledge model's answer was cut off before it ended; the "
-                          "documents are unchanged and the next turn tries again.")
+                          "documents are unchanged. If it happens again, choose a knowledge "
+                          "model that writes longer answers in Settings or with `cairn "
+                          "settings set model.knowledge MODEL`.")
     if isinstance(answer, str):  # some compatible servers send the JSON as text
         try:
             answer = json.loads(answer)

@@ -113,6 +113,22 @@ async def test_neither_shape_says_what_to_change_not_that_the_next_turn_tries(
     assert cairn.knowledge.get(workspace.id).version == 0
 
 
+@pytest.mark.parametrize("stop_reason", ["refusal", "max_tokens"])
+async def test_a_declined_or_cut_answer_says_what_to_change_not_that_the_next_turn_tries(
+        cairn, fake, workspace, stop_reason):
+    """Both would happen again on the next turn (the same exchange, or a longer one): the
+    sentence says what to change instead of promising a retry that fails alike."""
+    chat_id = await _first_turn(cairn, fake, workspace)
+    fake.reply_text('{"ops": []', stop_reason=stop_reason)
+    report = await cairn.rebuilder.rebuild(chat_id)
+    assert report.status == "failed"
+    assert "tries again" not in report.error
+    assert report.error.endswith("knowledge model" + (" " if stop_reason == "refusal" else
+                                 " that writes longer answers ") + "in Settings or with "
+                                 "`cairn settings set model.knowledge MODEL`.")
+    assert cairn.knowledge.get(workspace.id).version == 0
+
+
 async def test_another_refusal_is_said_unwrapped_and_names_the_server(cairn, fake, workspace):
     chat_id = await _first_turn(cairn, fake, workspace)
     fake.reply_error_status(400, "invalid_request_error", "messages: the request is too large.")
