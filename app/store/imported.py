@@ -117,14 +117,14 @@ def store_chats(registry: Registry, chats: Sequence[NewChat],
     transaction (a crash before it: start-up drops the blobs no record uses).  The registry
     reloads once after (the sidebar sees one ``Reset``)."""
     done: list[Stored] = []
-    with registry._changing():
-        with registry._writing() as conn:
+    with registry.writer.changing():
+        with registry.writer.writing() as conn:
             for chat in chats:
                 done.append(_store(conn, chat))
             for marker in pending:
                 conn.execute("DELETE FROM pending_change WHERE id = ?", (marker,))
         if any(d.added or d.new for d in done):
-            registry._reload()
+            registry.writer.reload()
     return done
 
 
