@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from app.base import locations, paths
 from app.base.db import Database, utc_now
+from app.base.live import Work
 from app.base.titles import MAX_DESCRIPTION, one_line, text_lines, visible
 from app.errors import Refused
 from app.events import Hub, WorkspaceChanged
-from app.base.live import Work
 from app.records import BUILD_STATUSES, OK, Chat, ChatListing, Workspace
 from app.store.registry.chat_list import DEFAULT_CHAT_TITLE, ChatLists
 from app.store.registry.consistency import CHECKED
