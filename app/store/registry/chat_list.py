@@ -18,20 +18,14 @@ from app.base.titles import one_line, visible
 from app.errors import Refused
 from app.events import (
     ChatAdded,
-    ChatArchived,
     ChatChanged,
     ChatMoved,
-    ChatPinned,
     ChatsRegrouped,
-    ChatUnarchived,
-    ChatUnpinned,
-    Event,
     WorkEnded,
     WorkStarted,
 )
 from app.records import Chat, ChatListing, Workspace
 from app.store import watermarks
-from app.store.registry.nesting import Rows
 from app.store.registry.memory import Memory
 from app.store.registry.state import UNGROUPED, RegistryState, attach_at_top
 

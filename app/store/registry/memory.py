@@ -24,8 +24,15 @@ import threading
 from typing import TYPE_CHECKING
 
 from app.base import paths
-from app.events import ChatArchived, ChatChanged, ChatPinned, ChatsRegrouped, ChatUnarchived, \
-    ChatUnpinned, Event
+from app.events import (
+    ChatArchived,
+    ChatChanged,
+    ChatPinned,
+    ChatsRegrouped,
+    ChatUnarchived,
+    ChatUnpinned,
+    Event,
+)
 from app.records import Chat, Workspace
 from app.store.registry.nesting import Nesting, Rows, TreeChange
 

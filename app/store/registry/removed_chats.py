@@ -25,8 +25,8 @@ from app.errors import Refused
 from app.events import ChatAdded, ChatRemoved, ChatUnpinned
 from app.records import Chat
 from app.store.registry.memory import Memory
-from app.store.registry.state import RegistryState
 from app.store.registry.removed import KEEP_DAYS, _parse, _stamp
+from app.store.registry.state import RegistryState
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from app.base import paths
@@ -27,7 +27,6 @@ from app.base.db import Database, utc_now
 from app.base.ids import new_id
 from app.base.live import LiveWork
 from app.base.titles import one_line, text_lines, visible
-from app.errors import StartupError
 from app.events import Event, Hub, Reset
 from app.records import BUILD_STATUSES, OK, Chat, Workspace
 from app.store.registry.consistency import CHECKED, find_problems
@@ -47,7 +46,6 @@ from app.store.registry.loader import (  # noqa: F401 (re-exported: their old ho
     workspace_records,
 )
 from app.store.registry.memory import Memory
-from app.store.registry.nesting import Rows
 
 log = logging.getLogger(__name__)
 
