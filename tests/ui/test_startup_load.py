@@ -23,8 +23,8 @@ from PySide6.QtCore import QSettings
 
 from app.errors import Refused
 from app.records import ChatListing
-from app.store.registry.registry import Registry
 from app.store.registry.loader import SCAN_CHATS, Loader
+from app.store.registry.registry import Registry
 from tests.scale_data import WORKSPACES, build
 from tests.ui.helpers import close_window, run, wait_for
 from ui.app import start
