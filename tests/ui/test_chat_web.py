@@ -315,8 +315,7 @@ def test_a_replys_text_without_web_blocks_is_unchanged():
 
 def test_web_search_turned_on_in_a_workspace_then_a_reply_with_sources_and_a_mark_opened(
         opened, loop, fake, folders, monkeypatch):
-    from fake_anthropic import cited_text, web_search_result
-
+    from tests.fake_anthropic import cited_text, web_search_result
     from tests.ui.helpers import run, wait_for
     from tests.ui.test_chat_view import entries, idle, send
 
