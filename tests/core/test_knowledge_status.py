@@ -1,5 +1,5 @@
 """What the knowledge panel's status line reads about a document: waiting exchanges, the
-last success, a failure since, and suggestions a rebuild could not apply (issue 14)."""
+last success, a failure since, and suggestions a rebuild could not apply."""
 
 from __future__ import annotations
 
@@ -26,12 +26,12 @@ def test_suggestions_that_could_not_be_applied_are_a_note_not_a_failure(online, 
 
 async def test_the_chat_line_says_learned_only_once_a_chat_changed_the_knowledge(
         online, fake, workspace):
-    """Issue 20, item 10: a rebuild that found nothing to keep has learned nothing, so the
+    """A rebuild that found nothing to keep has learned nothing, so the
     chat header never says "learned 1 min ago" before anything was learned."""
     from app.knowledge.status import chat_knowledge
-    from tests.core.test_models import add_op, talk
+    from tests.helpers import add_op, exchange_in
 
-    chat_id = await talk(online, fake, workspace)
+    chat_id = await exchange_in(online, fake, workspace)
     fake.reply_json("update_knowledge", {"ops": []})
     report = await online.rebuilder.rebuild(chat_id)
     assert report.status != "failed", report.error

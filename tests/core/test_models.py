@@ -15,6 +15,7 @@ from app.llm.catalog import Catalog, estimate_tokens
 from app.llm.prices import PRICES, cost
 from app.store.messages import Usage
 from tests.fake_anthropic import THINKING_TEXT
+from tests.helpers import exchange_in
 
 LONG = "Our launch date is 2027-04-15 and the accent colour is orange #FF5500, as agreed today."
 
@@ -143,19 +144,12 @@ async def test_effort_is_sent_only_where_the_model_takes_it(cairn, fake, workspa
 # ----------------------------------------------------------------------- the rebuild's shape
 
 
-async def talk(cairn, fake, workspace) -> str:
-    chat = cairn.registry.new_chat(folder=workspace.path)
-    fake.reply_text(LONG)
-    assert (await cairn.engine.send(chat.id, "When do we launch?")).status == "complete"
-    return chat.id
-
-
 async def test_a_model_without_capability_data_gets_the_forced_tool(cairn, fake, workspace):
-    """Asked for the structured shape first (issue 39); refused, the forced tool, which it
+    """Asked for the structured shape first; refused, the forced tool, which it
     takes: remembered for this model on this server."""
     fake.add_legacy_model("local-model")
     cairn.settings.set("model.knowledge", "local-model")
-    chat_id = await talk(cairn, fake, workspace)
+    chat_id = await exchange_in(cairn, fake, workspace)
     before = len(fake.message_requests)
     fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     report = await cairn.rebuilder.rebuild(chat_id)
@@ -173,11 +167,11 @@ async def test_a_server_without_a_models_endpoint_gets_the_conservative_shape(ca
     fake.models_status = 404  # Ollama, LM Studio, an older proxy
     cairn.settings.set("model.chat", "llama3.3")
     cairn.settings.set("model.knowledge", "llama3.3")
-    chat_id = await talk(cairn, fake, workspace)
+    chat_id = await exchange_in(cairn, fake, workspace)
     chat_body = fake.message_requests[-1].body
     assert not {"thinking", "output_config"} & set(chat_body)
     # Asked for the structured shape first; a server that ignores it and answers in words
-    # gets the forced tool next (issue 39), and that is remembered.
+    # gets the forced tool next, and that is remembered.
     fake.reply_text("I noted the launch date, which is worth remembering for later on.")
     fake.reply_json("update_knowledge", {"ops": []})
     assert (await cairn.rebuilder.rebuild(chat_id)).status == "nothing"
@@ -190,7 +184,7 @@ async def test_a_server_without_a_models_endpoint_gets_the_conservative_shape(ca
 async def test_a_refused_shape_is_tried_the_other_way_once_and_remembered(cairn, fake, workspace):
     cairn.settings.set("model.knowledge", "claude-haiku-4-5")
     fake.refuse_structured.add("claude-haiku-4-5")  # says it can, then refuses
-    chat_id = await talk(cairn, fake, workspace)
+    chat_id = await exchange_in(cairn, fake, workspace)
     fake.reply_json("update_knowledge", {"ops": [add_op("Launch 2027-04-15", "launch date is 2027-04-15")]})
     report = await cairn.rebuilder.rebuild(chat_id)
     assert report.status == "applied", report.error
@@ -261,7 +255,7 @@ async def test_a_deprecated_model_is_announced_once(cairn, fake, workspace):
 
 async def test_a_retired_knowledge_model_fails_the_rebuild_with_the_sentence(cairn, fake,
                                                                             workspace):
-    chat_id = await talk(cairn, fake, workspace)
+    chat_id = await exchange_in(cairn, fake, workspace)
     cairn.settings.set("model.knowledge", "claude-sonnet-4-5")
     before = cairn.knowledge.get(workspace.id)
     report = await cairn.rebuilder.rebuild(chat_id)
@@ -468,7 +462,7 @@ async def test_a_day_old_list_never_holds_a_turn_up(cairn, fake, workspace):
 
 
 def test_a_model_is_named_before_the_list_is_fetched(quiet_cairn):
-    """Issue 36, Minor: the raw id showed until the models list came."""
+    """The raw id showed until the models list came."""
     from app.llm.catalog import readable_name
 
     assert quiet_cairn.catalog.info("claude-sonnet-4-5") is None  # nothing fetched yet

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from app.errors import Refused
 from app.knowledge.rebuild import exchanges_of, length_guidance
 from app.knowledge.status import owner_knowledge
-from tests.helpers import LONG, add_op, talk
+from tests.helpers import LONG, add_op, hold_knowledge_calls, knowledge_requests, talk, watermark
 
 
 @pytest.fixture
@@ -26,37 +26,9 @@ def project(workspace):
     return workspace  # the rebuild's documents are the project's
 
 
-def hold_knowledge_calls(cairn):
-    """Knowledge-model calls wait at a gate until the test opens it: (gate, entered, calls).
-
-    The call runs on Cairn's network thread; the gate and ``entered`` belong to the test's
-    loop, so the held call reaches them through it."""
-    loop = asyncio.get_running_loop()
-    gate, entered, calls = asyncio.Event(), asyncio.Event(), []
-    real_client = cairn.rebuilder._client
-
-    class Held:
-        def __init__(self) -> None:
-            self.messages = self
-
-        async def create(self, **kwargs):
-            calls.append(kwargs)
-            loop.call_soon_threadsafe(entered.set)
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(gate.wait(), loop))
-            return await real_client().messages.create(**kwargs)
-
-    cairn.rebuilder._client = Held
-    return gate, entered, calls
-
-
 def status_of(cairn, owner: str) -> dict:
     """The document's state as ``cairn knowledge status --json`` prints it."""
     return owner_knowledge(cairn.registry, cairn.rebuilder, owner).to_json()
-
-
-def watermark(cairn, chat_id: str) -> int:
-    return cairn.registry.db.query("SELECT knowledge_watermark FROM chat WHERE id = ?",
-                                   (chat_id,))[0][0]
 
 
 async def test_a_qualifying_exchange_adds_what_it_taught(cairn, fake, project):
@@ -110,7 +82,8 @@ async def test_labels_and_length_guidance_reach_the_model(cairn, fake, project):
 
 async def test_the_prompt_is_cacheable_typed_and_says_what_a_small_model_needs(
         cairn, fake, folders):
-    """Issue 14, item 8 (and item 7's middle folders and per-document sizes)."""
+    """The prompt is cacheable and typed, names the middle folders and gives each document's
+    size, and tells a small model what it needs."""
     cairn.settings.set("memory.enabled", False)
     root, brand, logo = folders("Acme", "Acme/Brand", "Acme/Brand/Logo")
     project, _ = cairn.registry.add_workspace(root)
@@ -251,7 +224,7 @@ async def test_personal_memory_takes_what_is_about_the_person(cairn, fake):
     chat = cairn.registry.new_chat()
     await talk(cairn, fake, chat.id, "I prefer answers in British English, please.",
                reply="Noted: from now on I will answer in British English, with short, plain paragraphs.")
-    fake.reply_json("update_knowledge", {"ops": [add_op(  # (issue 33: the person's own words)
+    fake.reply_json("update_knowledge", {"ops": [add_op(  # (the person's own words)
         "Prefer answers in British English", "I prefer answers in British English",
         section="Working style & preferences", target="personal")]})
     report = await cairn.rebuilder.rebuild(chat.id)
@@ -576,17 +549,12 @@ def test_pending_counts_from_the_watermark_equal_the_whole_chat_computation(
         assert any(e.qualifies for e in whole)
 
 
-# ================================================ refused suggestions (issue 14, item 4)
-
-def knowledge_requests(fake) -> list:
-    return [r for r in fake.message_requests if "output_config" in (r.body or {})
-            and "format" in r.body["output_config"]]
-
+# ================================================ refused suggestions
 
 async def test_a_refused_op_goes_back_once_and_the_fixed_op_applies(cairn, fake, project):
     cairn.knowledge.save(project.id, "## Facts\n- Launch 2027-03-01\n", source="user")
     chat = cairn.registry.new_chat(folder=project.path)
-    # The person's words: replacing what an entry says needs them (issue 25, item 2).
+    # The person's words: replacing what an entry says needs them.
     await talk(cairn, fake, chat.id, "Our launch date is 2027-04-15 now.")
     first = {"op": "update", "ref": "P1", "text": "Launch 2027-04-15",
              "evidence": "the launch moved to April"}  # words nobody said
@@ -665,7 +633,7 @@ async def test_duplicates_are_not_sent_back(cairn, fake, project):
 
 async def test_hand_edits_in_a_row_never_drop_the_rebuild(cairn, fake, project):
     """Each knowledge call is overtaken by a hand save: the run after the second one is
-    queued again, and the third lands on top of both edits (issue 14, item 7)."""
+    queued again, and the third lands on top of both edits."""
     cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")

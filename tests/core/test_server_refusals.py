@@ -1,4 +1,4 @@
-"""What a server answers that Cairn must not follow blindly (issue 21, items 7, 16 and 18):
+"""What a server answers that Cairn must not follow blindly (16 and 18):
 a refused structured output is never answered with a forced tool a model refuses, a tool
 input of the wrong shape gets an error result and leaves the chat usable, and a 429's wait
 is said, counted and can be stopped."""
@@ -12,8 +12,7 @@ import math
 import pytest
 
 from app.chat.turn import RetryWaiting
-from tests.core.test_models import talk
-from tests.helpers import run
+from tests.helpers import exchange_in, run
 
 
 @pytest.fixture
@@ -29,7 +28,7 @@ async def test_a_model_that_refuses_forced_tools_is_never_sent_one(cairn, fake, 
     so, and does not fall back to a forced tool that today's models refuse too."""
     cairn.settings.set("model.knowledge", "claude-sonnet-5-5")
     fake.refuse_structured.add("claude-sonnet-5-5")
-    chat_id = await talk(cairn, fake, workspace)
+    chat_id = await exchange_in(cairn, fake, workspace)
     before = len(fake.message_requests)
     report = await cairn.rebuilder.rebuild(chat_id)
     assert report.status == "failed"
@@ -46,7 +45,7 @@ async def test_a_refusal_of_something_else_is_not_tried_the_other_way(cairn, fak
     """A 400 about anything but the shape (here: the request is too large) is said as it is;
     the other shape would be refused the same way."""
     cairn.settings.set("model.knowledge", "claude-haiku-4-5")
-    chat_id = await talk(cairn, fake, workspace)
+    chat_id = await exchange_in(cairn, fake, workspace)
     fake.reply_error_status(400, "invalid_request_error", "messages: the request is too large.")
     before = len(fake.message_requests)
     report = await cairn.rebuilder.rebuild(chat_id)

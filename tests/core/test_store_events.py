@@ -1,4 +1,4 @@
-"""Typed events from the stores besides the registry (issue 8, item 3): messages, knowledge,
+"""Typed events from the stores besides the registry: messages, knowledge,
 files, settings, rebuilds and background work, emitted through ``cairn.registry.hub`` once per
 change, after its commit (a listener reading the store during delivery sees the change), on
 the thread that committed (the storage thread for a turn and a rebuild)."""
@@ -31,7 +31,7 @@ from app.store.files import FileStore
 from app.store.knowledge import Change, Conflict, KnowledgeStore
 from app.store.messages import FAILED, ChatStore
 from app.store.settings import Settings
-from tests.core.test_rebuild import LONG, add_op, hold_knowledge_calls, watermark
+from tests.helpers import LONG, add_op, hold_knowledge_calls, watermark
 
 STORE_EVENTS = (MessageStored, BranchShown, KnowledgeSaved, FileAdded, SettingChanged,
                 RebuildQueued, RebuildStarted, RebuildApplied, RebuildFailed, WorkStarted,

@@ -23,7 +23,7 @@ from app.chat.turn import (
 )
 from app.errors import Refused
 from app.knowledge.status import owner_knowledge
-from tests.core.test_rebuild import LONG, add_op, watermark
+from tests.helpers import LONG, add_op, watermark
 
 
 @pytest.fixture
@@ -106,7 +106,7 @@ async def test_other_chats_stream_meanwhile(cairn, fake, workspace):
 
 
 async def test_each_round_s_text_is_its_own_paragraph(cairn, fake, workspace, tmp_path):
-    """Issue 39, item 6: "Let me read your notes." and "Your notes say…" never glued, in
+    """"Let me read your notes." and "Your notes say…" never glued, in
     what streams, in the result, and as stored (a message per round)."""
     notes = tmp_path / "notes.md"
     notes.write_text("The launch is on 2027-04-15.")

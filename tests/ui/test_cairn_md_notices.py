@@ -1,5 +1,5 @@
-"""What CAIRN.md asks the person to decide, in the real window's knowledge panel, offscreen
-(issue 33 items 13, 16; issue 36 item 1): an outside save that removed entries Cairn wrote is
+"""What CAIRN.md asks the person to decide, in the real window's knowledge panel, offscreen:
+an outside save that removed entries Cairn wrote is
 said with Restore and Dismiss; a sync conflict copy beside CAIRN.md is offered with Compare,
 Merge and Dismiss; the "CAIRN.md already exists" question's default button replaces nothing.
 Screenshots of the bars, light and dark, go to /tmp."""
@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tests.ui.drivers import click, named, show, workspace
 from tests.ui.helpers import close_window, open_window, replies, run, wait_for
-from tests.ui.test_knowledge_panel import click, named, show, workspace
 from ui.app import Starter
 from ui.knowledge.panel import DISCARD
 from ui.theme import apply_theme

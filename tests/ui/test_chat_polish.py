@@ -1,4 +1,4 @@
-"""The chat view's polish (issue 20, item 20), in the real window against the fake server:
+"""The chat view's polish, in the real window against the fake server:
 a code block's Copy says "Copied" for a moment, a quote has its bar, a sent image shows as a
 thumbnail, and a click on a reply keeps its cost line in sight."""
 
@@ -9,8 +9,8 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from tests.ui.drivers import entries, exchange, idle, new_chat, send
 from tests.ui.helpers import wait_for
-from tests.ui.test_chat_view import entries, exchange, idle, new_chat, send
 from ui.chat.entries import PERSON, REPLY
 from ui.chat.markdown import QUOTE_INDENT
 from ui.chat.panel import COPIED_FOR_MS

@@ -12,46 +12,10 @@ from PySide6.QtGui import QColor, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication
 
 from app.store.messages import COMPLETE, FAILED, STOPPED
+from tests.ui.drivers import entries, exchange, idle, new_chat, send
 from tests.ui.helpers import close_window, configure, open_window, run, wait_for
-from ui.app import Starter
 from ui.chat.delegate import STREAMING
 from ui.chat.entries import PERSON, REPLY
-
-
-def new_chat(loop, starter: Starter, folder: str | None) -> str:
-    ops = starter.ops
-    assert ops is not None
-    if folder is not None:
-        run(ops.add_workspace(folder))
-    chat, _ = run(ops.new_chat(folder=folder))
-    starter.window.select_chat(chat.id)
-    panel = starter.window.chat_panel
-    wait_for(lambda: panel.chat_id == chat.id and panel._draft_for == chat.id)
-    return chat.id
-
-
-def entries(starter: Starter) -> list[Any]:
-    return starter.window.chat_panel.view.conversation.entries
-
-
-def idle(starter: Starter) -> bool:
-    panel = starter.window.chat_panel
-    return not panel._live and not panel._sending and not panel.composer.streaming
-
-
-def exchange(loop, starter: Starter, fake, folder: str, question: str, reply: str) -> None:
-    """A new chat in *folder*, *question* sent, *reply* streamed back and shown."""
-    new_chat(loop, starter, folder)
-    fake.reply_text(reply)
-    send(starter, question)
-    wait_for(lambda: idle(starter) and len(entries(starter)) == 2)
-
-
-def send(starter: Starter, text: str) -> None:
-    panel = starter.window.chat_panel
-    panel.composer.set_text(text)
-    panel.composer.edit.setFocus()
-    panel.composer.send()
 
 
 def test_send_and_watch_the_reply_stream_with_the_knowledge_line_first(opened, loop, fake,
@@ -123,7 +87,7 @@ def test_stop_keeps_the_partial_reply_marked_stopped(opened, loop, fake, folders
     stored = opened.cairn.chats.messages(chat_id)
     assert stored[-1].status == STOPPED
     assert "retry" in reply.actions
-    # Issue 20, item 9: what streamed is counted, as an estimate said so, never "1 out".
+    # What streamed is counted, as an estimate said so, never "1 out".
     view = panel.view
     footer = view.messages.layout(reply, view.viewport().width(), 1).blocks[-1].doc
     shown = footer.toPlainText()
@@ -156,7 +120,7 @@ def test_a_failure_is_one_sentence_with_retry_and_the_message_kept(opened, loop,
 
 def test_a_rejected_key_says_the_message_is_kept_without_backticks(opened, loop, fake,
                                                                    folders):
-    """Issue 20, item 10: the 401 sentence says the message is kept, and the window shows the
+    """The 401 sentence says the message is kept, and the window shows the
     command line's `code` as plain words (no raw backticks), in the row and to a screen
     reader."""
     (acme,) = folders("Acme Inc")
@@ -214,7 +178,7 @@ def test_edit_and_resend_replaces_the_last_exchange(opened, loop, fake, folders)
         "First question", "Second answer."])
     assert [m.text for m in opened.cairn.chats.messages(chat_id)] == [
         "First question", "Second answer."]
-    # Nothing replaced (issue 38): the first version and its answer are one switch away.
+    # Nothing replaced: the first version and its answer are one switch away.
     first, second = opened.cairn.chats.versions(chat_id, person.message_ids[0])
     assert (first.text, second.text) == ("Frist question", "First question")
     assert opened.cairn.chats.switch(chat_id, first.id) == first.id + 1
@@ -315,7 +279,7 @@ def test_attach_by_dialog_by_drop_and_by_paste(opened, loop, fake, folders, tmp_
     composer.edit.insertFromMimeData(pasted)
     wait_for(lambda: len(composer.files()) == 3)
     assert composer.files()[2].suffix == ".png"
-    # Issue 36, Minor: the pasted image shows small in its chip before it is sent.
+    # The pasted image shows small in its chip before it is sent.
     chip = composer._chips()[2]
     wait_for(lambda: chip.preview is not None)
     shown = chip.preview.pixmap().toImage()
@@ -545,7 +509,7 @@ def test_an_archived_chat_is_read_not_written_in(opened, loop, folders):
 
 def test_a_rate_limit_wait_is_counted_down_in_the_header_and_stop_ends_it(opened, loop, fake,
                                                                          folders):
-    """Issue 21, item 18: a 429 asking to wait says so and for how long, counting down, and
+    """A 429 asking to wait says so and for how long, counting down, and
     Stop ends the wait (nothing is sent again)."""
     (acme,) = folders("Acme Inc")
     chat_id = new_chat(loop, opened, acme)
@@ -554,7 +518,7 @@ def test_a_rate_limit_wait_is_counted_down_in_the_header_and_stop_ends_it(opened
     send(opened, "Hello?")
     wait_for(lambda: "rate-limiting" in panel.header.status.text())
     said = panel.header.status.text()
-    # (the fake is not Anthropic's server, and the window says which it is: issue 39)
+    # (the fake is not Anthropic's server, and the window says which it is)
     assert said.startswith(f"The server at 127.0.0.1:{fake.port} is rate-limiting this key; "
                            "trying again in ")
     assert said.endswith("seconds. Stop ends the wait.")
@@ -570,7 +534,7 @@ def test_a_rate_limit_wait_is_counted_down_in_the_header_and_stop_ends_it(opened
 
 
 def test_rows_reflow_when_the_chat_column_changes_width(opened, loop, fake, folders):
-    """Issue 20, item 5: after the column narrows or widens (a splitter drag, the knowledge
+    """After the column narrows or widens (a splitter drag, the knowledge
     panel folded, the window resized), every row in sight has the height of its text at the
     new width: no bubble covers the line above, no gap opens."""
     (acme,) = folders("Acme Inc")
@@ -607,7 +571,7 @@ def test_rows_reflow_when_the_chat_column_changes_width(opened, loop, fake, fold
 
 def test_shift_f10_opens_a_messages_menu_as_the_menu_key_does(opened, loop, fake, folders,
                                                               monkeypatch):
-    """Issue 20, item 8: the keyboard's way to a message's actions."""
+    """The keyboard's way to a message's actions."""
     (acme,) = folders("Acme Inc")
     exchange(loop, opened, fake, acme, "Hello", "A short reply.")
     view = opened.window.chat_panel.view
@@ -623,7 +587,7 @@ def test_shift_f10_opens_a_messages_menu_as_the_menu_key_does(opened, loop, fake
 
 
 def test_a_live_reply_shows_each_round_s_text_as_its_own_paragraph():
-    """Issue 39, item 6, in the window: the deltas as a turn publishes them, with a round's
+    """In the window: the deltas as a turn publishes them, with a round's
     paragraph break, read as the stored reply reads (no blank line opening a part)."""
     from ui.chat.entries import REPLY, Entry
 

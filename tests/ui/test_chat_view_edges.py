@@ -12,8 +12,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from app.store.messages import COMPLETE, FAILED
+from tests.ui.drivers import entries, exchange, idle, new_chat, send
 from tests.ui.helpers import run, wait_for
-from tests.ui.test_chat_view import entries, exchange, idle, new_chat, send
 from ui.chat.markdown import PIECE_CHARS, pieces, streaming_chunks
 
 

@@ -1,4 +1,4 @@
-"""Web search and fetch in the chat view (issue 34, item 4), read from the stored blocks: a
+"""Web search and fetch in the chat view, read from the stored blocks: a
 quiet line per search and per page read, a failed search as one sentence, the sources under
 the reply (plain text: titles come from the web), numbered citation marks that show their
 source, and a source that opens in the browser only after its full address was shown."""
@@ -316,8 +316,8 @@ def test_a_replys_text_without_web_blocks_is_unchanged():
 def test_web_search_turned_on_in_a_workspace_then_a_reply_with_sources_and_a_mark_opened(
         opened, loop, fake, folders, monkeypatch):
     from tests.fake_anthropic import cited_text, web_search_result
+    from tests.ui.drivers import entries, idle, send
     from tests.ui.helpers import run, wait_for
-    from tests.ui.test_chat_view import entries, idle, send
 
     (acme,) = folders("Acme Inc")
     (ws, _), _ = run(opened.ops.add_workspace(acme))

@@ -1,4 +1,4 @@
-"""Issue 36, item 8: find in the chat counts matches, not messages ("1 of 1" with six words
+"""Find in the chat counts matches, not messages ("1 of 1" with six words
 highlighted), and Enter steps through the matches of one message, bringing each to sight
 and marking it as the current one."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from tests.ui.drivers import bulk_messages, make_chat, press
 from tests.ui.helpers import wait_for
-from tests.ui.test_search_box import bulk_messages, make_chat, press
 
 LONG = "\n\n".join(
     [f"Paragraph {n}: Landsat imagery notes." if n in (0, 10, 20, 30, 40, 50)

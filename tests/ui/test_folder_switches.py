@@ -1,4 +1,4 @@
-"""The knowledge panel's folder switches in the real window, offscreen (issue 23): CAIRN.md on
+"""The knowledge panel's folder switches in the real window, offscreen: CAIRN.md on
 writes the file, an edit made outside Cairn shows in the editor within two seconds (the
 watcher) and in the history, a refused edit and a deleted file are said under the switch,
 and the folder-access switch with its sentence."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QCheckBox, QLabel
 
+from tests.ui.drivers import named, show, workspace
 from tests.ui.helpers import close_window, open_window, replies, run, wait_for
-from tests.ui.test_knowledge_panel import named, show, workspace
 from ui.app import Starter
 from ui.knowledge.folder import ACCESS_SAYS
 from ui.knowledge.panel import DISCARD
@@ -107,8 +107,8 @@ def test_the_folder_access_switch_says_what_it_allows(opened, folders):
 
 
 def test_folder_reads_show_as_quiet_lines_in_the_chat(qapp, loop, isolated, fake, folders):
+    from tests.ui.drivers import entries, idle, new_chat, send
     from tests.ui.helpers import configure
-    from tests.ui.test_chat_view import entries, idle, new_chat, send
 
     configure(isolated, fake)
     starter = open_window(qapp, isolated)
@@ -135,7 +135,7 @@ def test_copy_path_from_the_workspace_menu_puts_the_folder_on_the_clipboard(
         opened, folders, qtbot):
     from PySide6.QtGui import QGuiApplication
 
-    from tests.ui.test_sidebar import trigger
+    from tests.ui.drivers import trigger
 
     (root,) = folders("Acme")
     ws_id = workspace(opened, root)

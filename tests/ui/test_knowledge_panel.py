@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
@@ -27,46 +27,25 @@ from PySide6.QtWidgets import (
 )
 
 from tests.ui import helpers
+from tests.ui.drivers import click, named, panel_of, show, workspace
 from tests.ui.helpers import replies, run, wait_for
 from ui.app import Starter, start
 from ui.knowledge.panel import CANCEL, DISCARD, SAVE, KnowledgePanel
 
-W = TypeVar("W", bound=QWidget)
+
 @pytest.fixture
 def opened(offline_window: Starter) -> Starter:
     return offline_window
 
 
-def panel_of(starter: Starter) -> KnowledgePanel:
-    panel = starter.window.knowledge
-    assert panel is not None
-    return panel
 
 
-def named(parent: QWidget, kind: type[W], name: str) -> W:
-    found = [w for w in parent.findChildren(kind) if w.accessibleName() == name]
-    assert len(found) == 1, f"{len(found)} {kind.__name__} named {name!r}"
-    return found[0]
 
 
-def click(parent: QWidget, name: str) -> None:
-    button = named(parent, QAbstractButton, name)
-    assert button.isEnabled() and button.isVisible(), name
-    helpers.QTBOT.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
-def workspace(starter: Starter, folder: str) -> str:
-    (ws, _), _ = run(starter.ops.add_workspace(folder))
-    return ws.id
 
 
-def show(starter: Starter, ws_id: str) -> KnowledgePanel:
-    """Select the workspace as a click in the sidebar does, and wait for its document."""
-    starter.window.sidebar.select_workspace(ws_id)
-    starter.window._workspace_selected(ws_id)
-    panel = panel_of(starter)
-    wait_for(lambda: panel.editor.owner == ws_id and panel.editor.opened is not None)
-    return panel
 
 
 def type_keys(widget: QWidget, text: str) -> None:
@@ -245,7 +224,7 @@ def conflict(opened, folders):  # type: ignore[no-untyped-def]
 
 def test_the_status_line_agrees_with_the_bar_when_a_chat_saves_a_new_document(opened,
                                                                               folders):
-    """Issue 20, item 10: typing into a document never saved, while a chat saves version 1:
+    """Typing into a document never saved, while a chat saves version 1:
     the bar says "now version 1", and the status line no longer says "Not saved yet…"."""
     (acme,) = folders("Acme Inc")
     ws = workspace(opened, acme)
@@ -323,7 +302,7 @@ def test_reload_shows_theirs_and_undo_brings_my_text_back(opened, conflict):
 
 
 def test_reload_undo_save_learns_the_chat_again_on_top(opened, conflict, monkeypatch):
-    """Issue 20, item 6: Reload, Ctrl+Z (the person's text back), Save: the save lacks what
+    """Reload, Ctrl+Z (the person's text back), Save: the save lacks what
     the chat taught, so it is kept as Keep mine keeps it — the person's text the newest,
     the chat's version in the history, and the chat's exchanges learned again on top."""
     ws, panel, theirs = conflict
@@ -460,7 +439,7 @@ def test_files_added_by_drop_and_dialog_described_and_removed(opened, folders, t
     listed.clearSelection()
     listed.setCurrentItem(None)
     wait_for(lambda: manifest.text().startswith("Select a file"))
-    # Issue 36, Minor: the hint in the line's place reads as text, not as code.
+    # The hint in the line's place reads as text, not as code.
     assert manifest.font().family() == panel.files.font().family()
     assert manifest.font().styleHint() != QFont.StyleHint.Monospace
     listed.setCurrentItem(listed.topLevelItem(0))
@@ -601,7 +580,7 @@ def test_the_status_line_says_the_last_failure_and_retry_now_runs_the_chats(open
 
 
 def test_a_rebuild_failure_naming_a_command_shows_no_backticks(opened, folders):
-    """Issue 20, item 10: the status line and the chat header show a core sentence's
+    """The status line and the chat header show a core sentence's
     `code` as plain words."""
     (acme,) = folders("Acme Inc")
     ws = workspace(opened, acme)
@@ -642,7 +621,7 @@ def test_a_running_rebuild_shows_a_bar_and_the_size_is_told_against_the_caps(ope
     wait_for(lambda: line.label.text().startswith("Learning from a chat…"))
     hub.emit(WorkEnded(chat.id, "background job"))
     wait_for(lambda: not line.progress.isVisible())
-    # Issue 36, Minor: one limit counted against, the same as the document grows.
+    # One limit counted against, the same as the document grows.
     assert size_line(12_345) == ("12,345 / 30,000 characters", False)
     assert size_line(25_000)[0].startswith("25,000 / 30,000 characters — past 20,000")
     assert size_line(31_000) == ("31,000 / 30,000 characters — over the limit: chats compress "
@@ -743,7 +722,7 @@ def test_no_panel_path_touches_the_disk_on_the_gui_thread(opened, folders, tmp_p
     assert Path(tmp_path).exists()
 
 
-# ================================================================= a hostile document (issue 35, item 6)
+# ================================================================= a hostile document
 
 
 def test_the_preview_is_built_off_the_gui_thread_and_bounded(opened, folders, monkeypatch):
@@ -828,7 +807,7 @@ def test_the_bound_keeps_whole_blocks_and_deep_nesting_is_flattened():
 
 
 def test_the_unsaved_question_names_what_was_edited(opened, folders):
-    """Issue 36, Minor: "Unsaved knowledge" was asked when only the instructions changed."""
+    """"Unsaved knowledge" was asked when only the instructions changed."""
     (acme,) = folders("Acme Inc")
     ws = workspace(opened, acme)
     panel = show(opened, ws)

@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.store.mcp import ServerConfig
+from tests.ui.drivers import entries, idle, new_chat, send
 from tests.ui.helpers import run, wait_for
-from tests.ui.test_chat_view import entries, idle, new_chat, send
 
 TIME = str(Path(sys.executable).parent / "mcp-server-time")
 

@@ -15,8 +15,8 @@ from PySide6.QtTest import QTest
 from app.store.mcp import ServerConfig
 from app.store.messages import Message
 from app.tools.mcp import call_details
+from tests.ui.drivers import entries, idle, new_chat, send
 from tests.ui.helpers import wait_for
-from tests.ui.test_chat_view import entries, idle, new_chat, send
 from ui.chat.entries import CALL, build
 
 TIME = str(Path(sys.executable).parent / "mcp-server-time")

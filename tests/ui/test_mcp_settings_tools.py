@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt
 
 from app.ops import Operations
 from app.store.settings import KEYRING_SERVICE
+from tests.ui.drivers import named
 from tests.ui.helpers import wait_for
-from tests.ui.test_settings_dialog import named
 from ui.settings import SettingsDialog
 from ui.settings.tools import AddServerDialog, ToolsPage
 

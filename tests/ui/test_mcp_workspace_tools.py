@@ -8,18 +8,26 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton
 
 from app.store.mcp import ServerConfig
+from tests.ui.drivers import named, panel_of, show
 from tests.ui.helpers import run, wait_for
-from tests.ui.test_knowledge_panel import named, opened, panel_of, show  # noqa: F401
+from ui.app import Starter
 
 TIME = str(Path(sys.executable).parent / "mcp-server-time")
 
 
-def _tools_tab(opened, ws_id):  # noqa: F811
+
+@pytest.fixture
+def opened(offline_window: Starter) -> Starter:
+    """The window with no server configured: these tests start only the MCP servers."""
+    return offline_window
+
+def _tools_tab(opened, ws_id):
     panel = show(opened, ws_id)
     page = panel.tools
     panel.tabs.setCurrentWidget(page)
@@ -27,7 +35,7 @@ def _tools_tab(opened, ws_id):  # noqa: F811
     return panel, page
 
 
-def _never_started(opened) -> bool:  # noqa: F811
+def _never_started(opened) -> bool:
     servers = opened.cairn._mcp_servers
     return servers is None or servers.owner("time") is None
 
@@ -37,7 +45,7 @@ def _choose(box: QComboBox, value: str) -> None:
     box.activated.emit(box.currentIndex())
 
 
-def test_switch_policies_and_always_taken_back(opened, folders):  # noqa: F811
+def test_switch_policies_and_always_taken_back(opened, folders):
     (acme,) = folders("Acme Inc")
     (ws, _), _ = run(opened.ops.add_workspace(acme))
     mcp = opened.cairn.mcp
@@ -85,7 +93,7 @@ def test_switch_policies_and_always_taken_back(opened, folders):  # noqa: F811
     assert list(page.show_buttons) == ["docs"]  # time runs: its tools show, no button
 
 
-def test_a_server_that_cannot_start_is_one_sentence(opened, folders):  # noqa: F811
+def test_a_server_that_cannot_start_is_one_sentence(opened, folders):
     (acme,) = folders("Acme Inc")
     (ws, _), _ = run(opened.ops.add_workspace(acme))
     opened.cairn.mcp.add(ServerConfig("gone", command="no-such-mcp-server-42"))
@@ -99,7 +107,7 @@ def test_a_server_that_cannot_start_is_one_sentence(opened, folders):  # noqa: F
     wait_for(lambda: named(page, QPushButton, "Show tools of gone").isEnabled())
 
 
-def test_no_servers_says_where_to_add_them(opened, folders):  # noqa: F811
+def test_no_servers_says_where_to_add_them(opened, folders):
     (acme,) = folders("Acme Inc")
     (ws, _), _ = run(opened.ops.add_workspace(acme))
     panel = show(opened, ws.id)
@@ -110,7 +118,7 @@ def test_no_servers_says_where_to_add_them(opened, folders):  # noqa: F811
     assert panel_of(opened) is panel
 
 
-def test_the_keyboard_switches_and_stays_where_it_was(opened, folders):  # noqa: F811
+def test_the_keyboard_switches_and_stays_where_it_was(opened, folders):
     (acme,) = folders("Acme Inc")
     (ws, _), _ = run(opened.ops.add_workspace(acme))
     mcp = opened.cairn.mcp
@@ -135,7 +143,7 @@ def test_the_keyboard_switches_and_stays_where_it_was(opened, folders):  # noqa:
     wait_for(lambda: named(page, QCheckBox, "Use time in this workspace").hasFocus())
 
 
-def test_a_folder_shows_what_its_project_allows(opened, folders):  # noqa: F811
+def test_a_folder_shows_what_its_project_allows(opened, folders):
     """An "always" stored in the project applies in its folders (where they set none): the
     folder's page says so, though its own policy is Ask."""
     acme, brand = folders("Acme Inc", "Acme Inc/Brand")

@@ -1,4 +1,4 @@
-"""Issue 36's Minor list, the items done here: sentences start with a capital, a new chat with
+"""Sentences and small dialogs: sentences start with a capital, a new chat with
 nothing selected says where it went, the Rename dialog has room for its title, an edited
 suggestion is accepted with Ctrl+Enter and its dialog does not linger."""
 
@@ -47,7 +47,7 @@ def test_ctrl_enter_accepts_an_edited_suggestion(qapp):
 
 
 def test_the_edit_dialog_goes_after_use(opened, tmp_path):
-    from tests.ui.test_suggestions_strip import PREFERENCES, strip_of, with_document
+    from tests.ui.drivers import PREFERENCES, strip_of, with_document
 
     ws_id = with_document(opened, tmp_path, PREFERENCES)
     strip = strip_of(opened, ws_id)

@@ -1,55 +1,15 @@
-"""Find anything in the window (issue 22): the search box opened with Ctrl+K, the quick
+"""Find anything in the window: the search box opened with Ctrl+K, the quick
 switcher, results opening where they belong, find in the open chat, Ctrl+Home."""
 
 from __future__ import annotations
 
-import json
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from app.base.db import utc_now
-from app.ops import Operations
-from tests.ui.helpers import run, wait_for
+from tests.ui.drivers import bulk_messages, make_chat, ops_of, press
+from tests.ui.helpers import wait_for
 from ui.app import Starter
 from ui.search.box import ResultRole
-
-
-def ops_of(starter: Starter) -> Operations:
-    assert starter.ops is not None
-    return starter.ops
-
-
-def bulk_messages(starter: Starter, chat_id: str, texts: list[str]) -> list[int]:
-    """Many messages of one chat in one transaction (as an import writes them)."""
-    db = ops_of(starter).cairn.registry.db
-    now = utc_now()
-    ids = []
-    with db.write() as conn:
-        parent = conn.execute("SELECT leaf_id FROM chat WHERE id = ?", (chat_id,)).fetchone()[0]
-        for n, text in enumerate(texts):
-            role = "user" if n % 2 == 0 else "assistant"
-            parent = conn.execute(
-                "INSERT INTO message (chat_id, role, content, created_at, parent_id)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (chat_id, role, json.dumps([{"type": "text", "text": text}]), now,
-                 parent)).lastrowid
-            ids.append(parent)
-        conn.execute("UPDATE chat SET leaf_id = ? WHERE id = ?", (parent, chat_id))
-    return ids
-
-
-def make_chat(starter: Starter, folder: str, title: str) -> str:
-    ops = ops_of(starter)
-    run(ops.add_workspace(folder))
-    chat, _ = run(ops.new_chat(folder=folder, title=title))
-    return chat.id
-
-
-def press(widget, key, modifiers=Qt.KeyboardModifier.NoModifier) -> None:  # type: ignore[no-untyped-def]
-    from PySide6.QtTest import QTest
-
-    QTest.keyClick(widget, key, modifiers)
 
 
 def type_search(starter: Starter, text: str) -> None:
@@ -251,7 +211,7 @@ def test_the_box_draws_results_as_plain_text(opened, folders, tmp_path):
 
 def test_ctrl_k_puts_what_says_the_word_above_titles_that_only_hold_its_letters(opened,
                                                                                folders):
-    """Issue 36, item 6: "Bauer" ranked a chat about Landsat first (b·a…u…e…r) and
+    """"Bauer" ranked a chat about Landsat first (b·a…u…e…r) and
     pre-selected it over the messages that say Bauer."""
     (acme,) = folders("Acme")
     make_chat(opened, acme, "Landsat bands: blue and red")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import keyring
 import pytest
@@ -31,9 +31,9 @@ from app.ops import Operations
 from app.store.knowledge import PERSONAL
 from app.store.settings import KEYRING_SERVICE, KEYRING_USER
 from tests.memory_keyring import TEST_KEY, MemoryKeyring
+from tests.ui.drivers import named
 from ui.settings import SettingsDialog
 
-W = TypeVar("W", bound=QWidget)
 NEW_KEY = "sk-ant-api03-NEW-key-4d2e"
 SLOW = 20_000  # ms: for waits that make an SDK client or go over the network
 
@@ -57,10 +57,6 @@ def open_dialog(qtbot: Any, loop: Any, online: Any) -> Callable[[], SettingsDial
     return make
 
 
-def named(parent: QWidget, kind: type[W], name: str) -> W:
-    found = [w for w in parent.findChildren(kind) if w.accessibleName() == name]
-    assert len(found) == 1, f"{len(found)} {kind.__name__} named {name!r}"
-    return found[0]
 
 
 def click(qtbot: Any, dialog: QWidget, name: str) -> None:
@@ -163,7 +159,7 @@ def test_the_test_button_fetches_the_models_list_with_the_key(qtbot, open_dialog
 
 
 def test_a_newly_typed_key_is_tested_and_stored_only_by_save(qtbot, open_dialog, fake):
-    """Issue 20, item 2: Test tries what is typed; only Save stores it."""
+    """Test tries what is typed; only Save stores it."""
     dialog = open_dialog()
     qtbot.keyClicks(named(dialog, QLineEdit, "API key"), NEW_KEY)
     click(qtbot, dialog, "Test")
@@ -175,14 +171,14 @@ def test_a_newly_typed_key_is_tested_and_stored_only_by_save(qtbot, open_dialog,
     assert dialog.has_unsaved_changes()
     click(qtbot, dialog, "Save")
     qtbot.waitUntil(lambda: stored_key() == NEW_KEY, timeout=SLOW)
-    # Issue 36, Minor: once saved, the test's line no longer says "not saved yet".
+    # Once saved, the test's line no longer says "not saved yet".
     qtbot.waitUntil(lambda: message(dialog) == "Saved.", timeout=SLOW)
     assert result.text() == f"It works: {fake.base_url} listed 5 models for this key."
 
 
 def test_a_typed_key_that_works_is_not_called_no_key_and_the_key_field_has_the_focus(
         qtbot, open_dialog, online, fake):
-    """Issue 36, Minor: "No key yet." beside "It works"; "Add your API key…" opened Settings
+    """"No key yet." beside "It works"; "Add your API key…" opened Settings
     with the keyboard on the tab bar."""
     online.settings.forget_api_key()
     dialog = open_dialog()
@@ -222,9 +218,9 @@ def test_an_unreachable_server_fails_the_test_in_one_sentence(qtbot, open_dialog
     click(qtbot, dialog, "Test")
     result = named(dialog, QLabel, "Test result")
     qtbot.waitUntil(lambda: result.text().startswith("Cannot reach"), timeout=SLOW)
-    # (a local server: whether it runs, not the internet connection, issue 39)
+    # (a local server: whether it runs, not the internet connection)
     assert result.text() == f"Cannot reach {nowhere}; check that it is running, and the base URL."
-    # Issue 20, item 2: nothing was stored, and Esc asks before the typed address goes.
+    # Nothing was stored, and Esc asks before the typed address goes.
     assert online.settings.get("api.base_url") == stored
     asked: list[str] = []
     import ui.settings.dialog as settings_module  # (where the dialog asks)
@@ -402,7 +398,7 @@ def test_every_control_has_an_accessible_name(qtbot, open_dialog):
     assert named(dialog, QPushButton, "Save").text() == "Save"
 
 
-# ================================================================= plain http (issue 35, item 4)
+# ================================================================= plain http
 
 
 def _the_question(qtbot) -> QMessageBox:
@@ -467,7 +463,7 @@ def test_plain_http_to_another_machine_is_said_and_asked_before_the_key_goes(
 
 def test_the_key_is_shown_for_its_server_and_saved_for_the_base_url_typed_with_it(
         qtbot, open_dialog, online):
-    """Issue 39, item 3: one key per server. The label names the saved base URL's server; a
+    """One key per server. The label names the saved base URL's server; a
     key typed with a new base URL is kept for that server, the other server's key untouched."""
     from app.store.settings import key_user
 

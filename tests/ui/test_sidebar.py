@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
-from PySide6.QtGui import QAction
 from PySide6.QtTest import QAbstractItemModelTester
 from PySide6.QtWidgets import QApplication, QMenu
 
@@ -24,6 +23,7 @@ from app.errors import Refused
 from app.events import Reset
 from app.ops import Operations
 from app.records import MISSING_DIR
+from tests.ui.drivers import action_texts, trigger
 from tests.ui.helpers import texts, walk
 from ui.bridge import EventBridge
 from ui.sidebar import (
@@ -83,19 +83,8 @@ def settled(qtbot: Any, model: SidebarModel) -> None:
     qtbot.waitUntil(model.is_settled, timeout=10_000)
 
 
-def trigger(menu: QMenu | None, *path: str) -> None:
-    """Trigger the menu action reached by its texts, e.g. ("Build status", "Shipped")."""
-    assert menu is not None
-    for text in path[:-1]:
-        menu = next(a.menu() for a in menu.actions() if a.text() == text)
-    action: QAction = next(a for a in menu.actions() if a.text() == path[-1])
-    assert action.isEnabled()
-    action.trigger()
 
 
-def action_texts(menu: QMenu | None) -> list[str]:
-    assert menu is not None
-    return [a.text() for a in menu.actions() if not a.isSeparator()]
 
 
 def shape(model: SidebarModel) -> dict[str, Any]:
@@ -681,7 +670,7 @@ def test_remove_asks_what_goes_and_what_stays_then_removes(qtbot, sidebar, regis
     assert "kept for 30 days: File › Recently removed brings it back." in text
     assert f"The folder {acme['path']} and everything in it stay untouched." in text
     assert "Its 1 chat stays, under Ungrouped." in text
-    # Issue 36, item 15: said before, and how it comes back.
+    # Said before, and how it comes back.
     assert ("Its folder Brand becomes a top-level workspace, with its chats; restoring it "
             "puts it back under it.") in text
     assert registry.workspace(acme["ws"].id) is not None  # declined: nothing happened
@@ -1055,12 +1044,12 @@ def test_a_context_menu_pops_up_from_the_keyboard(qtbot, sidebar, registry, acme
     event = QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, QPoint(0, 0), QPoint(0, 0))
     sidebar.tree.contextMenuEvent(event)
     assert shown and shown[0][0] == "New chat"
-    # Shift+F10 does what the Menu key does (issue 20, item 8).
+    # Shift+F10 does what the Menu key does.
     qtbot.keyClick(sidebar.tree, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
     assert len(shown) == 2 and shown[1][0] == "New chat"
 
 
-# ================================================================= issue 20, item 1
+# ================================================ what was open stays open after a change
 
 
 def test_a_live_change_after_the_filter_was_used_keeps_what_was_open(
@@ -1111,7 +1100,7 @@ def test_a_live_change_after_the_filter_was_used_keeps_what_was_open(
     assert set(sidebar.expanded_ids()) == opened
 
 
-# ================================================================= issue 20, item 14
+# ================================================================ the rename dialog
 
 
 def test_the_rename_dialogs_ok_is_off_while_the_title_is_empty(qtbot, sidebar):
@@ -1128,7 +1117,7 @@ def test_the_rename_dialogs_ok_is_off_while_the_title_is_empty(qtbot, sidebar):
     assert ok.isEnabled()
 
 
-# ================================================================= issue 20, item 16
+# ================================================= workspaces of the same title
 
 
 def test_two_workspaces_of_the_same_title_show_their_folders(qtbot, sidebar, registry, folders):
@@ -1170,7 +1159,7 @@ def test_a_board_cards_subtitle_is_elided_in_the_middle(qapp):
 
 
 def test_export_chat_as_markdown_from_its_menu(qtbot, sidebar, registry, acme, tmp_path):
-    """Issue 36, item 17 (its export half): a chat's menu writes it as Markdown."""
+    """A chat's menu writes it as Markdown."""
     settle(qtbot, sidebar)
     told: list[str] = []
     sidebar.sig_told.connect(told.append)

@@ -1,25 +1,27 @@
-"""The Suggestions strip in the knowledge panel of the real window, offscreen (issue 25, item
-3): what a rebuild would not apply waits there with its diff, reason and evidence; Accept
+"""The Suggestions strip in the knowledge panel of the real window, offscreen: what a rebuild would not apply waits there with its diff, reason and evidence; Accept
 applies it as the person's version, Edit… in their own words, Dismiss drops it; a refusal is
 one sentence; hostile text stays text.  Suggestions are stored through the core, as a
 rebuild stores them."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from PySide6.QtWidgets import QLabel
 
 from app.store.knowledge import Change
 from app.store.suggestions import Proposed
+from tests.ui.drivers import (
+    PREFERENCES,
+    click,
+    merge,
+    named,
+    show,
+    strip_of,
+    suggest,
+    with_document,
+)
 from tests.ui.helpers import wait_for
-from tests.ui.test_knowledge_panel import click, named, show, workspace
 from ui.app import Starter
-from ui.knowledge.suggestions import SuggestionsStrip
-
-PREFERENCES = ("## Working style & preferences\n- Write in a warm, friendly tone.\n"
-               "- Keep answers short.\n- Use metric units only.\n")
 
 
 @pytest.fixture
@@ -27,31 +29,12 @@ def opened(offline_window: Starter) -> Starter:
     return offline_window
 
 
-def suggest(starter: Starter, owner: str, *items: Proposed) -> None:
-    """What a rebuild leaves: its suggestions, written in its own transaction."""
-    cairn = starter.ops.cairn
-    chat = cairn.registry.new_chat(title="Style talk")
-    assert cairn.knowledge.save_rebuild([], chat_id=chat.id, covered=0, notes={},
-                                        suggestions=list(items))
 
 
-def merge(owner: str) -> Proposed:
-    return Proposed(owner, "merge", "Working style & preferences",
-                    ("Write in a warm, friendly tone.", "Keep answers short.",
-                     "Use metric units only."), "Keep answers short.",
-                    "The merge was refused: it drops words of P1 and P3.",
-                    "short answers, please", "person")
 
 
-def strip_of(starter: Starter, ws_id: str) -> SuggestionsStrip:
-    panel = show(starter, ws_id)
-    return panel.editor.suggestions
 
 
-def with_document(starter: Starter, folder: Path, text: str) -> str:
-    ws_id = workspace(starter, str(folder))
-    starter.ops.cairn.knowledge.save(ws_id, text, source="user")
-    return ws_id
 
 
 def test_a_suggestion_shows_its_diff_reason_and_evidence(opened, tmp_path):
@@ -115,7 +98,7 @@ def test_dismiss_drops_it_and_leaves_the_document(opened, tmp_path):
     wait_for(lambda: len(strip.shown) == 1 and strip.toggle.text() == "Suggestions (1) ▾")
     assert opened.ops.cairn.knowledge.get(ws_id).version == version
     assert strip.shown[0].text == "Office in Lyon"
-    # Issue 36, Minor: Dismiss can be undone from the window's notice.
+    # Dismiss can be undone from the window's notice.
     notice = opened.window.notice
     wait_for(lambda: notice.isVisible() and notice.label.text() == "Suggestion dismissed.")
     assert notice.action.isVisible() and notice.action.text() == "Undo"
@@ -159,7 +142,7 @@ def test_hostile_suggestion_text_is_shown_as_text(opened, tmp_path):
 
 
 def test_a_quote_found_in_no_message_is_said_so(opened, tmp_path):
-    """Issue 36, item 4: words found in no message are never labelled as the chat's."""
+    """Words found in no message are never labelled as the chat's."""
     ws_id = with_document(opened, tmp_path, PREFERENCES)
     strip = strip_of(opened, ws_id)
     suggest(opened, ws_id, Proposed(
@@ -172,7 +155,7 @@ def test_a_quote_found_in_no_message_is_said_so(opened, tmp_path):
 
 
 def test_the_status_line_counts_what_waits_now_in_plain_words(opened, tmp_path):
-    """Issue 36, item 7: the status line says how many suggestions wait (not the knowledge
+    """The status line says how many suggestions wait (not the knowledge
     model's "P1 says …"), and nothing of them once each was decided."""
     ws_id = with_document(opened, tmp_path, PREFERENCES)
     strip = strip_of(opened, ws_id)

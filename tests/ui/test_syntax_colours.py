@@ -1,4 +1,4 @@
-"""Issue 36, item 16: code blocks whose fence names a language are coloured (Pygments), light
+"""Code blocks whose fence names a language are coloured (Pygments), light
 and dark, in the chat and the knowledge Preview; Pygments loads with the first such block."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_pygments_loads_with_the_first_coloured_block():
 
 
 def test_the_knowledge_preview_colours_code(opened, folders):
-    from tests.ui.test_knowledge_panel import show, workspace
+    from tests.ui.drivers import show, workspace
 
     (acme,) = folders("Acme")
     ws_id = workspace(opened, acme)

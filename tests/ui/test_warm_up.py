@@ -1,5 +1,5 @@
 """The SDK is loaded when the person starts writing a message, not when the window opens
-(issue 24: ~90 MB a window only looked at never needs), and never on the GUI thread; a Send
+(~90 MB a window only looked at never needs), and never on the GUI thread; a Send
 before the warm-up ended still gets its client off the GUI thread."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.ops import Operations
+from tests.ui.drivers import new_chat
 from tests.ui.helpers import wait_for
-from tests.ui.test_chat_view import new_chat
 
 
 def test_the_warm_up_waits_for_the_first_keystroke_in_a_message(opened, folders, monkeypatch):
