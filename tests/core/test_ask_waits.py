@@ -1,4 +1,4 @@
-"""`cairn ask` after its reply (issue 39, item 5): it says what the knowledge update waits
+"""`cairn ask` after its reply: it says what the knowledge update waits
 for (a 429's wait) on stderr, in one line, and Ctrl+C leaves the update for later without
 losing the reply: the exchange stays pending for the next rebuild."""
 

@@ -1,4 +1,4 @@
-"""The command line's branches (issue 38): cairn chat show | versions | switch | edit | retry |
+"""The command line's branches: cairn chat show | versions | switch | edit | retry |
 fork, against the fake Anthropic server; what is sent is the shown path only."""
 
 from __future__ import annotations

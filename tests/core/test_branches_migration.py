@@ -1,4 +1,4 @@
-"""The migration to branches (issue 38): a database of the previous schema version becomes
+"""The migration to branches: a database of the previous schema version becomes
 one where every chat is a tree, after a backup; what a retry or an edit had replaced
 (superseded_by) becomes the earlier versions; nothing said is lost."""
 

@@ -1,4 +1,4 @@
-"""CAIRN.md (issue 23, item 1): the knowledge document kept as a file in the workspace's
+"""CAIRN.md: the knowledge document kept as a file in the workspace's
 folder, written after every kind of version and edited outside Cairn, through the fake server
 and the real file system."""
 
@@ -48,7 +48,7 @@ async def test_cairn_md_is_written_on_switch_on_and_after_every_kind_of_version(
     assert cairn_md(project).read_bytes() == b"## Facts\n- Budget 40000 EUR\n"
 
     # A save in Cairn, with text that must survive byte for byte (CRLF); the file ends with
-    # a newline in the text's style even when the text does not (issue 36: a line added with
+    # a newline in the text's style even when the text does not (a line added with
     # `echo … >> CAIRN.md` is a line of its own).
     text = "## Facts\r\n- Budget 45000 EUR — café\r\n- Ünïcode ✓"
     cairn.knowledge.save(project.id, text, source="user")
@@ -397,8 +397,8 @@ def test_export_and_import_carry_the_switch_and_ask_over_a_folders_own_cairn_md(
 
 async def test_an_outside_edit_unseen_until_after_a_rebuild_saved_is_merged_with_it(
         cairn, fake, project, monkeypatch):
-    """The edit lands between the rebuild's last look at the file and its commit (issue 33
-    item 13): it is merged against the version the file descends from, so the person's text
+    """The edit lands between the rebuild's last look at the file and its commit: it
+    is merged against the version the file descends from, so the person's text
     and the rebuild's new entry both stay, with no second model call."""
     cairn.knowledge_files.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")

@@ -1,5 +1,5 @@
-"""CAIRN.md never loses the person's words and never reads what it must not (issue 33 items
-13, 14, 16; issue 35 items 1, 3, 7, 8; issue 36 item 1): outside edits merged against the
+"""CAIRN.md never loses the person's words and never reads what it must not:
+outside edits merged against the
 version the file descends from, every save taking in an unread edit first, an outside save
 that removed Cairn's entries shown with Restore, sync conflict copies offered, the file's text
 kept in the history whichever side the switch keeps, no link followed and no special file
@@ -288,7 +288,7 @@ def test_a_fifo_appearing_while_on_never_blocks_a_read(online, on):
 
 
 def test_a_hand_edit_saved_while_cairn_writes_is_never_overwritten(online, on, monkeypatch):
-    """Issue 35 item 7: the editor saves after Cairn decided to write and before it moves
+    """The editor saves after Cairn decided to write and before it moves
     the new text over the file; the write is dropped, the edit taken in, then written."""
     real_fsync = os.fsync
     once = []

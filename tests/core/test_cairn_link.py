@@ -1,4 +1,4 @@
-"""cairn:// links (issue 39, item 7): a small grammar, read as hostile input — only
+"""cairn:// links: a small grammar, read as hostile input — only
 cairn://open?workspace=ID and cairn://chat/ID are taken, anything else is one sentence —
 and each system told that Cairn opens them (the Linux desktop entry, the macOS Info.plist,
 the Windows installer)."""

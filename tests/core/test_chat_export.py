@@ -1,4 +1,4 @@
-"""Issue 36, item 17 (its export half): one chat as a Markdown file, the same from the command
+"""One chat as a Markdown file, the same from the command
 line (``cairn chat export ID FILE``) and from the window's operation."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Messages in pages (issue 8 item 4): a long chat opens at its end and loads older messages."""
+"""Messages in pages: a long chat opens at its end and loads older messages."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_before_alone_and_limit_zero(chats, two_chats):
 
 def test_a_page_is_read_through_the_index(registry, chats, two_chats):
     """A page walks up the shown path by primary key from where it starts: no statement
-    scans the chat's messages, whatever the chat's length (issue 38: the path of a tree)."""
+    scans the chat's messages, whatever the chat's length (the path of a tree)."""
     mine, mine_ids, _other, _ = two_chats
     statements: list[str] = []
     registry.db.set_trace(statements.append)

@@ -167,7 +167,7 @@ def test_list_indents_folders_under_their_parents_whatever_the_order(empty, caps
 
 
 def test_chat_list_shows_nested_workspaces_nested_and_in_order(empty, capsys, folders):
-    """Issue 20, item 19: a folder under its workspace, indented, as the sidebar shows it."""
+    """A folder under its workspace, indented, as the sidebar shows it."""
     acme, brand, thesis = folders("Acme", "Acme/Brand", "Thesis")
     run_json(capsys, "workspace", "add", thesis)
     run_json(capsys, "workspace", "add", brand)

@@ -114,13 +114,13 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         # Removing an unknown id is "nothing to remove" (exit 0): only bad usage here.
         ("workspace", "remove"): [["--bogus"], [], [ws, "extra"]],
         ("workspace", "removed"): extra,
-        # Issue 23: unknown ids, a bad switch or --keep, and paths that leave the folder.
+        # Unknown ids, a bad switch or --keep, and paths that leave the folder.
         ("workspace", "knowledge-file"): [[i, "on"] for i in IDS]
         + [[ws, s] for s in ("", "yes", "\0")] + [[ws, "on", "--keep", "both"]],
         ("workspace", "folder-access"): [[i, "on"] for i in IDS]
         + [[ws, s] for s in ("", "yes", "\0")]
         + [[ws, "on", "--allow", p] for p in ("../x", "/etc", "C:\\x", "\0", "", ".")],
-        # Issue 34: unknown ids, a bad switch, counts and sites that are not ones, both lists.
+        # Unknown ids, a bad switch, counts and sites that are not ones, both lists.
         ("workspace", "web"): [[i, "on"] for i in IDS] + [[ws, s] for s in ("", "yes", "\0")]
         + [[ws, "on", "--max-uses", n] for n in NUMBERS if n != " 1"]
         + [[ws, "on", "--allow", d] for d in ("", "not a site", "\x1b[2J", "a" * 300, "\0")]
@@ -149,7 +149,7 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("chat", "export"): [[i, str(Path(h["root"]).parent / "chat.md")] for i in IDS]
         + [[chat, p] for p in ("", "/nonexistent/dir/chat.md", str(h["root"]), "\0",
                                "x" * 100_000, docs[0])],
-        # Issue 38: unknown chats, message ids that are not numbers or not of the chat.
+        # Unknown chats, message ids that are not numbers or not of the chat.
         **{("chat", action): [[i, "1"] for i in IDS] + [[chat, n] for n in NUMBERS]
            + [[chat, "1"], [chat]] for action in ("versions", "switch", "fork")},
         ("chat", "retry"): [[i] for i in IDS] + [[chat, n] for n in NUMBERS if n]
@@ -195,7 +195,7 @@ def cases(h: dict[str, object]) -> dict[tuple[str, ...], list[list[str]]]:
         ("key", "status"): extra,
         ("completion",): [[], ["bogus"], ["bash", "zsh"], ["Bash"]],
         ("install-desktop",): extra,
-        # Issue 37: MCP servers — names, programs, URLs, env and headers that are not ones,
+        # MCP servers — names, programs, URLs, env and headers that are not ones,
         # unknown servers and workspaces, Claude Desktop files that are not its.
         ("mcp", "list"): extra,
         ("mcp", "add"): [[n, "--", "prog"] for n in ("", "a/b", "x" * 49, "\x1b[2J", "\0",

@@ -1,4 +1,4 @@
-"""The command line in scripts (issue 39, items 4 and 8): standard input for `-` and for a
+"""The command line in scripts: standard input for `-` and for a
 piped message, exit codes that tell a failed fetch, shell completion drawn from the real
 parsers, `cairn ask -c`, and `cairn ask --jsonl`."""
 

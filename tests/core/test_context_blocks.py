@@ -1,5 +1,5 @@
 """Above 30,000 characters the context sends a document's most relevant parts, and the
-parts are not only list entries (issue 25, item 5): a password written in a paragraph, an
+parts are not only list entries: a password written in a paragraph, an
 address in a table, a setting in a code block reach Claude when the message asks for them."""
 
 from __future__ import annotations

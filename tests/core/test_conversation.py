@@ -141,7 +141,7 @@ async def test_each_failure_is_one_sentence_and_the_message_is_kept(
     script(fake)
     chat = cairn.registry.new_chat(folder=workspace.path)
     result = await cairn.engine.send(chat.id, "Please draft the launch email.")
-    # (the fake is not Anthropic's server: every sentence names it, issue 39)
+    # (the fake is not Anthropic's server: every sentence names it)
     sentence = sentence.format(Who=f"The server at 127.0.0.1:{fake.port}")
     assert result.status == "failed" and result.error.startswith(sentence)
     assert "\n" not in result.error
@@ -243,7 +243,7 @@ async def test_cancel_keeps_the_partial_reply_and_ends_the_turn(cairn, fake, wor
 
 async def test_a_stopped_reply_counts_what_streamed_as_an_estimate_not_1_out(
         cairn, fake, workspace):
-    """Issue 20, item 9: the stream opens with a placeholder of 1 output token; a reply
+    """The stream opens with a placeholder of 1 output token; a reply
     stopped before the server counted its output keeps an estimate of what streamed, marked
     as one, in the result, the stored message and the cost line."""
     from app.llm.prices import cost, usage_line
@@ -296,7 +296,7 @@ async def test_attachments_send_the_document_itself(cairn, fake, workspace, tmp_
     fake.reply_text("Got all three.")
     await cairn.engine.send(chat.id, "See attached.", attachments=[text, pdf, png])
     content = fake.message_requests[0].body["messages"][0]["content"]
-    # The files first, in the order attached, the question last (issue 20, item 21).
+    # The files first, in the order attached, the question last.
     assert [b["type"] for b in content] == ["text", "document", "image", "text"]
     assert content[0]["text"] == '<file name="brief.md">\n# Brief\nShip in April.\n</file>'
     assert content[1]["source"]["media_type"] == "application/pdf"
@@ -584,7 +584,7 @@ async def test_chat_show_prints_the_conversation(cairn, fake, workspace, capsys)
     assert cli.main(["chat", "show", chat.id]) == 0
     out = capsys.readouterr().out
     q, a, q2, _ = cairn.chats.messages(chat.id)
-    # Each message with its id, its parent and its version (issue 38).
+    # Each message with its id, its parent and its version.
     assert (f"#{q.id} · version 1 of 1\nYou: Our colours?\n\n"
             f"#{a.id} after #{q.id} · version 1 of 1\nClaude: Orange and black.\n\n"
             f"#{q2.id} after #{a.id} · version 1 of 1\nYou: And the font?") in out
@@ -622,7 +622,7 @@ def test_cli_ask_prints_a_replys_control_characters_escaped(cairn, fake, workspa
 
 
 async def test_a_stopped_reply_goes_back_marked_as_cut_off(cairn, fake, workspace):
-    """Issue 20, item 21: the model is told a reply in its history did not finish."""
+    """The model is told a reply in its history did not finish."""
     from app.chat.engine import CUT_OFF
 
     chat = cairn.registry.new_chat(folder=workspace.path)
@@ -640,7 +640,7 @@ async def test_a_stopped_reply_goes_back_marked_as_cut_off(cairn, fake, workspac
 
 def test_cairn_ask_prints_each_round_s_text_as_its_own_paragraph(cairn, fake, workspace,
                                                                    tmp_path, capsys):
-    """Issue 39, item 6, on the command line."""
+    """On the command line: each round's text a paragraph of its own, as the stored reply reads."""
     from app import cli
 
     notes = tmp_path / "notes.md"

@@ -1,4 +1,4 @@
-"""The folder one click away (issue 23, item 3): the command each system runs to reveal a
+"""The folder one click away: the command each system runs to reveal a
 workspace's folder or open a terminal there, and the refusal for a missing folder."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_reveal_starts_the_command_detached(tmp_path, monkeypatch):
 
 # Folder names that a program parsing its arguments would take for more than a path:
 # Windows Terminal splits at ';' and runs the rest, Explorer reads commas and switches,
-# cmd.exe reads & | ^ % and quotes (issue 35, item 2).  Legal on NTFS, and a bundle can make
+# cmd.exe reads & | ^ % and quotes.  Legal on NTFS, and a bundle can make
 # them (a nested folder `Notes;calc`, titled "Notes" in the sidebar).
 HOSTILE_WINDOWS = ["C:\\Work\\Notes;calc", "C:\\Work\\a,/root,C:\\Windows\\System32\\calc.exe",
                    "C:\\Work\\x & calc", "C:\\Work\\x\" ; calc ; \"", "C:\\Work\\%PATH%^|calc",

@@ -1,4 +1,4 @@
-"""Desktop integration (issue 39, item 7): the Linux desktop entry, icon and MIME type that
+"""Desktop integration: the Linux desktop entry, icon and MIME type that
 `cairn install-desktop` writes under $XDG_DATA_HOME, the macOS UTI of the app's Info.plist, the
 Windows file association of installer.iss, all naming the same .cairn type."""
 

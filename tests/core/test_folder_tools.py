@@ -1,4 +1,4 @@
-"""Claude reads the project's folder (issue 23, item 2): the tools through the fake server and
+"""Claude reads the project's folder: the tools through the fake server and
 the real file system, and the path rule as unit tests (junctions and UNC paths, which this
 machine cannot make, included)."""
 
@@ -261,7 +261,7 @@ def test_within_is_a_whole_segment_test():
     assert not inside.within("/ab", "/a")  # a sibling that shares the prefix
 
 
-# ----------------------------------------------------------------- round two (issue 35, item 9)
+# -------------------------------------------------- links and secrets out of reach
 
 
 async def test_a_hard_link_to_a_file_outside_is_neither_read_nor_listed(

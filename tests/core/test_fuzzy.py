@@ -1,4 +1,4 @@
-"""The quick switcher's fuzzy title match (issue 22, item 4)."""
+"""The quick switcher's fuzzy title match."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_a_blank_or_pasted_query_matches_no_title():
 
 
 def test_letters_merely_scattered_through_a_title_are_no_match():
-    """Issue 36, item 6: "Bauer" found "Landsat bands: blue and red" and ranked it first."""
+    """"Bauer" found "Landsat bands: blue and red" and ranked it first."""
     titles = [("landsat", "Landsat bands: blue and red"), ("bauer", "Call with Bauer"),
               ("initials", "Budget and user research")]
     assert [m.key for m in best("bauer", titles)] == ["bauer"]

@@ -1,4 +1,4 @@
-"""Files a person hands to Cairn (issue 12, items 5, 7, 15, 20, 21): a full or unwritable file
+"""Files a person hands to Cairn (21): a full or unwritable file
 store, endless or oversized files, files that are not text; each refusal one sentence in
 words, and nothing stored changes."""
 
@@ -262,7 +262,7 @@ def test_a_binary_without_a_nul_byte_is_never_read_whole_for_search(ws, isolated
 ])
 async def test_an_attachment_that_could_never_be_read_is_refused_before_anything_is_stored(
         online, isolated, workspace, tmp_path, name, data, words):
-    """Issue 39, item 10: a 0-byte file went out as a PDF, and the API refused the turn."""
+    """A 0-byte file went out as a PDF, and the API refused the turn."""
     source = tmp_path / name
     source.write_bytes(data)
     chat = online.registry.new_chat(folder=workspace.path)

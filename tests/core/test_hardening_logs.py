@@ -1,4 +1,4 @@
-"""Cairn's log never holds a message body (issue 12, item 22), whatever the SDK's log level:
+"""Cairn's log never holds a message body, whatever the SDK's log level:
 ``ANTHROPIC_LOG=debug`` makes the SDK log whole requests and responses at DEBUG level."""
 
 from __future__ import annotations

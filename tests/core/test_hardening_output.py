@@ -1,4 +1,4 @@
-"""What the command line prints (issue 12, items 9, 15, 16, 17): stored text cannot recolour or
+"""What the command line prints (17): stored text cannot recolour or
 break the terminal, invisible titles are refused, a damaged message is one sentence, and the
 sentences read as English."""
 
@@ -23,7 +23,7 @@ def ws(isolated, folders, capsys) -> dict:  # type: ignore[type-arg]
 
 
 def test_a_title_with_an_escape_sequence_is_shown_escaped(isolated, ws, capsys):
-    # Titles are normalised as they enter (issue 21, item 10): no control or bidi character.
+    # Titles are normalised as they enter: no control or bidi character.
     renamed = run_json(capsys, "workspace", "rename", ws["id"], "\x1b[31mRed\x1b[0m \u202eevil")
     assert renamed["title"] == "[31mRed[0m evil"
     # One stored before that (or written by hand) is still shown escaped.
@@ -46,7 +46,7 @@ def test_a_folder_named_with_a_line_break_keeps_the_list_one_line_per_workspace(
     added = run_json(capsys, "workspace", "add", str(odd))
     code, out, _ = run(capsys, "workspace", "list")
     assert code == 0 and len(out.splitlines()) == 2  # the first-use workspace and this one
-    # The title is the folder's name on one line (issue 21, item 10); the path, escaped.
+    # The title is the folder's name on one line; the path, escaped.
     assert f"{added['id']}  two lines  (idea)  {tmp_path}/two\\nlines" in out
     chat = run_json(capsys, "chat", "new", "--folder", str(odd), "--title", "bell\x07")
     code, out, _ = run(capsys, "chat", "show", chat["id"])

@@ -1,4 +1,4 @@
-"""Settings and the keychain (issue 12, items 6, 8, 9, 10, 14): values that make no sense are
+"""Settings and the keychain (14): values that make no sense are
 refused in one sentence, a damaged row is not fatal, a keychain that is missing, failing or
 keeping nothing is said so with the way out (ANTHROPIC_API_KEY), and the command line names
 commands, not a Settings screen."""
@@ -64,7 +64,7 @@ def test_settings_that_make_no_sense_are_refused(isolated, capsys, name, value, 
 
 
 def test_a_refused_setting_is_named_by_its_label_never_its_key():
-    """Issue 20, item 14: "cannot change setting 'Base URL'", not 'api.base_url'."""
+    """"cannot change setting 'Base URL'", not 'api.base_url'."""
     from app.errors import Refused
     from app.store.settings import DEFAULTS
 
@@ -183,7 +183,7 @@ async def test_a_turn_without_a_keychain_says_why_and_what_to_do(online, workspa
 
 async def test_a_keychain_that_keeps_nothing_points_the_chat_to_the_environment(online,
                                                                                  workspace):
-    """Issue 20, item 18: on Linux without a keychain service, keyring answers "no key"
+    """On Linux without a keychain service, keyring answers "no key"
     forever; the chat's sentence points to ANTHROPIC_API_KEY, as Settings does."""
     from app.store.settings import _UNREAD
 
@@ -264,7 +264,7 @@ async def test_a_rejected_key_names_the_command(online, fake, workspace):
 
 
 def test_a_setting_another_process_saved_is_seen_after_reload_and_announced(isolated):
-    """Issue 20, item 2 (the core's half): ``Settings.reload`` takes what another process
+    """``Settings.reload`` takes what another process
     stored and announces exactly the keys that changed."""
     from app.cairn import Cairn
     from app.events import SettingChanged

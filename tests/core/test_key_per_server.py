@@ -1,4 +1,4 @@
-"""One key per server (issue 39, item 3): the keychain entry is found by the base URL, so a
+"""One key per server: the keychain entry is found by the base URL, so a
 proxy's key set in one data folder never replaces the Anthropic key another one uses;
 Anthropic's own entry keeps its old name; a key kept under it while a custom base URL is set
 is copied to that server's entry, once."""

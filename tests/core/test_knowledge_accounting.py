@@ -1,4 +1,4 @@
-"""Issue 33: a knowledge change applies by itself only when code can account for it token by
+"""A knowledge change applies by itself only when code can account for it token by
 token (DESIGN §6).  Each way the second adversarial round lost, reversed or misfiled a fact
 (items 1–10, 17, 18) as a test: what code cannot account for waits as a suggestion."""
 

@@ -1,5 +1,5 @@
-"""The history keeps every version of a knowledge document, byte for byte, compactly
-(issue 25, item 5): past 200 versions nothing is dropped, so a silent loss can always be
+"""The history keeps every version of a knowledge document, byte for byte, compactly:
+past 200 versions nothing is dropped, so a silent loss can always be
 undone from the history."""
 
 from __future__ import annotations

@@ -299,7 +299,7 @@ def test_new_sections_at_one_place_keep_the_canonical_order():
 
 
 def test_a_heading_a_rebuild_creates_has_no_blank_line_under_it():
-    """Issue 20, item 20: a new section's entries sit right under its heading, as in the
+    """A new section's entries sit right under its heading, as in the
     rest of the document; nothing is left blank between them."""
     project = "## Facts\n- a\n\n## Open questions\n- q\n"
     outcome = run(add("Dana signs contracts", section="People & contacts"),
@@ -383,7 +383,7 @@ def test_merge_takes_the_first_refs_place_and_carries_the_latest_mark():
 def test_merge_must_keep_every_hard_token_of_every_entry_and_carries_its_sub_items():
     refused = reasons(run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000")))
     assert refused == ["The merged text drops EUR of P2, so the merge was refused."]
-    # P1 has a sub-item: under one merged entry, whose it is would be lost (issue 33)
+    # P1 has a sub-item: under one merged entry, whose it is would be lost
     held = run(merge(["P1", "P2"], "Launch 2027-04-15, budget 5000 EUR"))
     assert held.texts == {} and "has sub-items" in reasons(held)[0]
     flat = PROJECT.replace("  - venue: Hall 3\n", "")
@@ -635,8 +635,8 @@ def test_tokens_find_themselves_folded_or_not(text):
 # Refusals a faithful op may still meet: its text cannot be one plain entry, or it would
 # reshape the document around it, or it echoes a label (stripped, so the label's token goes),
 # or it merges an entry that opens with no line of text (an HTML block, a fence), or it
-# merges entries of different sections (issue 25: a merge keeps to one section).
-# Since issue 33, what code cannot account for token by token waits for the person ("…, so
+# merges entries of different sections (a merge keeps to one section).
+# What code cannot account for token by token waits for the person ("…, so
 # the person decides"): generated texts hold questions, guesses, sub-items, negations.
 EXCUSED = ("one plain entry", "is a heading", "is empty", "structure", "says the same",
            "cannot be merged", "cannot be updated", "keeps to one section",

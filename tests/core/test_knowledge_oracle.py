@@ -1,4 +1,4 @@
-"""The oracle of issue 33: over generated documents, messages and ops (insertions, symbol
+"""The accounting oracle: over generated documents, messages and ops (insertions, symbol
 flips, negations in several languages, homoglyphs, swapped subjects, sub-items, questions,
 guesses, quotes), every op that applies by itself is accounted for token by token — checked
 here with a tokenizer of the test's own, not the validator's:

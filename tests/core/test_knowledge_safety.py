@@ -1,4 +1,4 @@
-"""Issue 25, items 1 and 2: knowledge that cannot be quietly rewritten.  Each reproduction of
+"""Knowledge that cannot be quietly rewritten.  Each reproduction of
 the adversarial review as a regression test, through the validator and end to end through
 the fake server, and a property checked by an independent, simpler oracle: an update or a
 merge that applies by itself never removes a word the evidence does not replace."""
@@ -222,7 +222,7 @@ def test_claude_s_guess_cannot_replace_what_the_person_stated():
     outcome = run(document, update("P1", "The launch is on 2027-05-10",
                                    "the launch is on 2027-05-10"), said=said)
     assert reasons(outcome) == []
-    # Issue 33: an entry changes by itself only on a statement of the person's, even when
+    # An entry changes by itself only on a statement of the person's, even when
     # nothing leaves it; on Claude's words the change waits for the person
     said = [Said(PERSON, "Where is the launch?"),
             Said(CLAUDE, "The launch is in Hall 3 of the Lyon venue, says the brief.")]
@@ -469,13 +469,13 @@ def test_the_property_is_not_vacuous():
             if op["op"] == "update":
                 old = head(parsed, entries(document)[int(op["ref"][1:]) - 1])
                 replacing += bool(Counter(oracle_words(old)) - Counter(oracle_words(op["text"])))
-    # (issue 33: what code cannot account for token by token waits for the person, so fewer
+    # (what code cannot account for token by token waits for the person, so fewer
     # of the generated updates apply by themselves than the 40 of before)
     assert applied["update"] >= 20 and applied["merge"] >= 60 and replacing >= 8, (
         applied, replacing)
 
 
-# ==================================== nothing refused is lost from the suggestions (item 3)
+# ==================================== nothing refused is lost from the suggestions
 
 
 def check_kept(document: str, messages: list[Said], ops: list[dict], outcome: Outcome) -> None:

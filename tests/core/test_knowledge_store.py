@@ -1,4 +1,4 @@
-"""Safe saves (issue 8 item 6): an editor's save names the version it was edited from, and a
+"""Safe saves: an editor's save names the version it was edited from, and a
 stale one is refused with the current document instead of overwriting a newer version."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 25, items 3-5: what a rebuild does not apply by itself waits for the person as a
+"""What a rebuild does not apply by itself waits for the person as a
 suggestion (never erased by a later rebuild, never hidden by a moot correction); exchanges are
 learned where they were said; near-duplicates and one fact sent to two documents land once;
 labels are never stripped; "Keep mine" learns again exactly what it replaced; the command

@@ -1,4 +1,4 @@
-"""Issue 14, "Knowledge that stays true": each reproduction of the adversarial review as a
+"""Knowledge that stays true: each reproduction of the adversarial review as a
 regression test (contradictions replace, merges keep meaning, hard tokens complete, evidence
 loose but real, the person's document keeps its shape), with properties per token kind."""
 
@@ -104,7 +104,7 @@ def test_an_update_cannot_turn_a_rule_around_on_unrelated_evidence():
     refused = reasons(run(text, update("P1", "Recommend competitor Globex when useful",
                                        "the budget is now 6000 EUR"), said=said))
     assert "drops a negation" in refused[0]
-    # Issue 25: even on evidence about it, turning a rule around is the person's decision.
+    # Even on evidence about it, turning a rule around is the person's decision.
     still = reasons(run(text, update("P1", "Recommend competitor Globex when useful",
                                      "Globex is fine to recommend now"), said=said))
     assert "drops a negation" in still[0]
@@ -147,14 +147,14 @@ def test_a_faithful_merge_compresses():
 def test_a_merge_carries_every_sub_item_including_code_blocks():
     text = ("## Facts\n- Deploy with make\n  ```\n  make deploy ENV=prod\n  ```\n"
             "- Deploy needs VPN\n  - ask Ann for access\n1. x\n")
-    # Issue 33: under one merged entry, whose sub-item is whose would be lost, so a merge of
+    # Under one merged entry, whose sub-item is whose would be lost, so a merge of
     # entries with sub-items waits for the person, whatever its text.
     outcome = run(text, merge(["P1", "P2"], "Deploy with make, deploy needs VPN"))
     assert outcome.texts == {} and "has sub-items" in reasons(outcome)[0]
 
 
 def test_a_merge_keeps_to_one_section():
-    """Issue 25: a merge never moves an entry across sections (an answered open question
+    """A merge never moves an entry across sections (an answered open question
     leaves Open questions by an update that names its section)."""
     text = "## Facts\n- Launch 2027-04-15\n\n## Open questions\n- Who signs the contract?\n"
     outcome = run(text, merge(["P2", "P1"], "Launch 2027-04-15; who signs the contract?"))
@@ -233,7 +233,7 @@ REPLY = ("Person: when?\nClaude: **Launch date:** 2027-04-15 — confirmed. The 
          "at `https://acme.com/brand`, and the deck… is late.\u00a0Budget: 6,000 EUR.")
 
 
-# (Since issue 33 every token of an add comes from its evidence: each text says no more.)
+# (Every token of an add comes from its evidence: each text says no more.)
 @pytest.mark.parametrize("evidence, text", [
     ("Launch date: 2027-04-15", "Launch date 2027-04-15"),  # emphasis dropped
     ('The "brand kit" is at https://acme.com/brand', "Brand kit at https://acme.com/brand"),
@@ -338,7 +338,7 @@ def test_a_fact_starting_with_a_code_keeps_it():
                   update("P1", "P1: fix login, first", "fix login first"), said=said)
     assert outcome.applied[0]["text"] == "P0: login bug blocks the launch"
     assert "- P1: fix login, first (updated 2027-05-01)\n" in outcome.texts["project"]
-    # Labels are never stripped (issue 25, item 5): a doubled label is not quietly mended.
+    # Labels are never stripped: a doubled label is not quietly mended.
     doubled = run("## Facts\n- P1: fix login\n", update("P1", "P1: P1: fix login, first",
                                                            "fix it first"), said=said)
     assert doubled.applied == [] and doubled.refused
@@ -413,7 +413,7 @@ def test_an_answered_open_question_moves_by_an_update_that_names_its_section():
     said = "Claude: Dana Ruiz signs the contract, confirmed by legal."
     answer = update("P2", "Dana Ruiz signs the contract", "Dana Ruiz signs the contract",
                     section="People")
-    # Issue 33: the question's "?" leaves with nothing in its place: the answer is proposed
+    # The question's "?" leaves with nothing in its place: the answer is proposed
     # for the person to accept (DESIGN §6), never applied by itself.
     outcome = run(text, answer, said=said)
     assert outcome.texts == {} and "drops ?" in reasons(outcome)[0]

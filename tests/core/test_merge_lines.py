@@ -1,5 +1,5 @@
 """Merging a document the person edited with a newer version keeps every character as it
-was written (issue 25, item 5): only "\\n" ends a line, CRLF stays CRLF, a last line
+was written: only "\\n" ends a line, CRLF stays CRLF, a last line
 without a newline stays without, and a line either side added twice is never dropped."""
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def test_no_line_either_side_wrote_is_lost(base: str, mine: str, theirs: str):
 
 
 def test_a_line_only_the_person_replaced_never_comes_back_as_incoming():
-    """Issue 33 item 15: the person changed the budget and the line above it; the newer
+    """The person changed the budget and the line above it; the newer
     version changed only the line above.  The budget the newer version never touched is not
     brought back beside the person's."""
     base = "## Facts\n- Venue: town hall\n- Budget 5000 EUR\n- Catering: Rossi\n"

@@ -1,5 +1,5 @@
 """A misbehaving server: every way an answer can go wrong ends in a bounded time, in one
-sentence that says what happened, with the person's message kept (issue 21, items 4–6).
+sentence that says what happened, with the person's message kept.
 
 Each case goes through the real SDK to a raw server on 127.0.0.1 that writes what a broken
 network, a captive portal or a careless proxy would: nothing at all, headers and then
@@ -382,7 +382,7 @@ def test_a_server_that_never_answers(path, isolated, folders, serve, capsys):
 @pytest.mark.parametrize("path", PATHS)
 def test_a_silent_server_is_told_at_the_answer_deadline_whatever_the_retries(
         path, isolated, folders, serve, capsys, monkeypatch):
-    """A server that takes the connection and never answers (issue 35, item 5): the SDK
+    """A server that takes the connection and never answers: the SDK
     retries a read timeout twice, so three reads of READ_TIMEOUT would be three minutes;
     ANSWER_DEADLINE bounds them all.  Scaled down: a read timeout far longer than the
     deadline, so only the deadline can end the turn with this sentence."""

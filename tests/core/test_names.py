@@ -1,4 +1,4 @@
-"""Names and content that reach the model (issue 21, items 9–11): names normalised where they
+"""Names and content that reach the model: names normalised where they
 enter (NFC, one line, no control or bidi-override characters, a length cap) and escaped where
 they meet a prompt; requests built from the shapes Cairn writes, never from stored JSON passed
 through; images typed by their bytes, not their extension."""

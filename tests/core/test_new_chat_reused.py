@@ -1,4 +1,4 @@
-"""Issue 36, item 9: the window's New chat, pressed again and again, keeps one empty
+"""The window's New chat, pressed again and again, keeps one empty
 "New chat" per list (the same in ``cairn chat list``), not one per press."""
 
 from __future__ import annotations

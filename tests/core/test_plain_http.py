@@ -1,4 +1,4 @@
-"""Plain http to another machine (issue 35, item 4): the API key would cross the network
+"""Plain http to another machine: the API key would cross the network
 unencrypted, so Cairn says so in Settings and on the command line and sends nothing there —
 not the key, not the models list request — until the person agrees (``api.plain_http``, the
 one origin they allowed).  Loopback http (a local server) needs no agreement.

@@ -1,4 +1,4 @@
-"""Recently removed workspaces (issue 15): what removal keeps, Restore, the 30-day purge."""
+"""Recently removed workspaces: what removal keeps, Restore, the 30-day purge."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def test_restore_re_nests_folders_lifted_by_the_removal(registry, folders):
 
 def test_restore_of_a_gone_folder_speaks_of_restoring_and_offers_another_folder(
         registry, folders, tmp_path):
-    """Issue 20, item 13: the refusal says restore (not "cannot create a workspace"), the
+    """The refusal says restore (not "cannot create a workspace"), the
     list flags the missing folder first, and "Restore into another folder" brings it back
     there with its id, knowledge and chats."""
     (path,) = folders("Acme")

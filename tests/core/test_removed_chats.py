@@ -1,4 +1,4 @@
-"""Delete chat (issue 36, item 17): gone from every list and from search at once, kept 30
+"""Delete chat: gone from every list and from search at once, kept 30
 days among the recently removed chats, restorable, what was learned from it kept."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Find anything (issue 22): the index, its queries, the command line."""
+"""Find anything: the index, its queries, the command line."""
 
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def test_every_indexed_write_updates_the_index(cairn, world, tmp_path):
     cairn.registry.rename_chat(world["c2"].id, "Orchard")
     assert kinds(cairn.search.find("orchard")) == [("chat", world["c2"].id)]
     assert cairn.search.find("garden") == []
-    # A message edited (issue 38: a new version): both versions are found, each its own hit.
+    # A message edited (a new version): both versions are found, each its own hit.
     new = cairn.chats.resend(world["c2"].id, world["m3"].id, "Plant peppers instead")
     assert kinds(cairn.search.find("tomatoes")) == [("message", world["m3"].id)]
     assert kinds(cairn.search.find("peppers")) == [("message", new.id)]
@@ -399,7 +399,7 @@ def _is_item(text: str) -> bool:
 
 
 def test_find_in_chat_counts_matches_not_messages(cairn, folders):
-    """Issue 36, item 8: "1 of 1" with six highlights was a count of messages."""
+    """"1 of 1" with six highlights was a count of messages."""
     (root,) = folders("Counts")
     cairn.registry.add_workspace(root)
     chat = cairn.registry.new_chat(folder=root, title="Landsat")

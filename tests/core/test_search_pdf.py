@@ -1,4 +1,4 @@
-"""Find anything (issue 22): a PDF's text in the search index, read with pypdf — and a PDF
+"""Find anything: a PDF's text in the search index, read with pypdf — and a PDF
 as hostile input (damaged, encrypted, a bomb, nested deep) added without error and found by
 its name.  Every PDF here is written by the test itself."""
 
@@ -305,7 +305,7 @@ def test_the_pdfs_of_one_job_share_one_time_bound(cairn, acme, tmp_path, monkeyp
                                                   job):
     """Twenty PDFs that each take their whole ten seconds (here: ten ticks) cost the job its
     bound (thirty ticks), not twenty times ten: once it is spent, the others are indexed by
-    name and description only, and none is opened (issue 35, item 10)."""
+    name and description only, and none is opened."""
     slow = make_pdf("\n".join(f"line {n} of a page that takes long to read" for n in range(60)))
     files = [add(cairn, acme, tmp_path, f"slow-{n:02d}.pdf", slow) for n in range(20)]
     assert found(cairn, "takes long") and len(files) == 20

@@ -1,4 +1,4 @@
-"""Sharing a workspace (issue 15): export → import round trips, and crafted bundles refused
+"""Sharing a workspace: export → import round trips, and crafted bundles refused
 with one sentence and the data folder unchanged, byte for byte."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _build(reg: Registry, folders: Any, tmp_path: Path) -> dict[str, Any]:
     chats.retry(plans.id)  # the failed reply stays, as version 1 of the reply
     chats.append(plans.id, "assistant", [{"type": "text", "text": "On 16 April, in fact."}],
                  model="claude-sonnet-5-5", usage=Usage(130, 0, 30, 14), cost_usd=0.0013)
-    # A tree (issue 38): the first question edited, answered, then the first branch shown
+    # A tree: the first question edited, answered, then the first branch shown
     # again (the chat's leaf is not its newest message).
     chats.resend(plans.id, first.id, "When do we launch, roughly?")
     chats.append(plans.id, "assistant", [{"type": "text", "text": "Spring."}])
@@ -479,7 +479,7 @@ def _tree(**parents: Any) -> Any:
     return lambda b: _chat_changed(b, 1, change)
 
 
-# Issue 38: a chat's tree (chats/1.json holds 0 ← 1, 0 ← 2, 3 ← 4; leaf 2).
+# A chat's tree (chats/1.json holds 0 ← 1, 0 ← 2, 3 ← 4; leaf 2).
 _IN_CHAT = "in the chat 'chats/1.json'"
 CASES.update({
     "tree with a cycle": (_tree(m0=2, m2=0),
@@ -672,8 +672,8 @@ def test_two_folders_that_are_one_on_this_disk_are_refused(registry, folders, tm
     assert registry.db.query("SELECT count(*) FROM pending_change") == [(0,)]
 
 
-# ===================================================================== issue 21: crafted bundles
-# (items 8–10): memory bounded, message content of Cairn's own shapes only, names normalised.
+# ===================================================================== crafted bundles
+# Memory bounded, message content of Cairn's own shapes only, names normalised.
 
 
 def _chat_changed(b: dict[str, Any], number: int, change: Any) -> bytes:

@@ -1,4 +1,4 @@
-"""The window's start reads in pages (issue 24): what the first paint shows first, the rest
+"""The window's start reads in pages: what the first paint shows first, the rest
 afterwards; memory ends where a whole read starts, and no read or change ever sees half of it."""
 
 from __future__ import annotations

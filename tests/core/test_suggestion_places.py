@@ -1,4 +1,4 @@
-"""Issue 33, items 11 and 12: a suggestion remembers where its entries stand (section,
+"""A suggestion remembers where its entries stand (section,
 position, whole text) and accepting finds them by all of it, never the first entry that opens
 with the same line; a suggested move between sections (an answered open question accepted as
 a decision) is kept and applied; a database from before these records opens, backed up, with

@@ -1,4 +1,4 @@
-"""Issue 36, items 4 and 7: the words said about suggestions, in the person's language."""
+"""The words said about suggestions, in the person's language."""
 
 from __future__ import annotations
 

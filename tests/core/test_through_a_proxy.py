@@ -1,5 +1,5 @@
-"""Cairn through LiteLLM's proxy and other servers that are not Anthropic's (issue 39, items
-1, 2 and 9): a models list that describes no capabilities, refusals wrapped in the proxy's
+"""Cairn through LiteLLM's proxy and other servers that are not Anthropic's:
+a models list that describes no capabilities, refusals wrapped in the proxy's
 words, the proxy's answer to a wrong key, and every sentence naming the server it is about.
 
 The fake answers as the proxy does (``fake.as_litellm()``: tests/fake_anthropic.py)."""

@@ -71,7 +71,7 @@ def test_rename_refusals(registry, folders):
 
 
 def test_refusals_name_a_workspace_and_a_chat_by_title_never_by_id(registry, folders):
-    """Issue 20, item 14: the sentences a person reads say 'Thesis', not 'ws_…'."""
+    """The sentences a person reads say 'Thesis', not 'ws_…'."""
     from app.base.titles import MAX_DESCRIPTION
 
     thesis, other = folders("Thesis", "Other")
@@ -320,7 +320,7 @@ def test_changes_from_another_process_are_picked_up_by_the_next_write(open_regis
 
 
 def test_move_to_folder_keeps_the_workspace_at_its_new_folder(registry, open_registry, folders):
-    """Issue 20, item 13: the same workspace, id included, at its new folder."""
+    """The same workspace, id included, at its new folder."""
     a, old, b = folders("a", "Thesis", "b")
     registry.add_workspace(a)
     ws, _ = registry.add_workspace(old)
@@ -403,7 +403,7 @@ def test_lineage_runs_from_the_project_down_to_the_folder(registry, folders):
 
 
 async def test_a_chat_for_a_workspace_whose_folder_is_gone_is_refused(online, folders):
-    """Issue 20, item 4: New chat on a workspace whose folder was deleted says so, marks it
+    """New chat on a workspace whose folder was deleted says so, marks it
     missing, and makes no Ungrouped chat instead."""
     import shutil
 

@@ -1,4 +1,4 @@
-"""Versions and forks in the window (issue 38, DESIGN §13), in the real window against the fake
+"""Versions and forks in the window (DESIGN §13), in the real window against the fake
 Anthropic server: Edit and Retry add versions (and send the shown path only), ‹ 2/3 › switches
 them with the mouse and with Alt+Left / Alt+Right (the row stays where it was, the choice is
 kept), a screen reader hears "version 2 of 3", Fork from here opens the new chat, a search

@@ -1,4 +1,4 @@
-"""Issue 36, item 5: a chat opened with a click or Enter puts the caret in the message box
+"""A chat opened with a click or Enter puts the caret in the message box
 (typing no longer jumps between sidebar rows), and Ctrl+F then finds in the chat; arrow keys
 still leave the keyboard in the sidebar."""
 
@@ -82,7 +82,7 @@ def test_arrow_keys_keep_the_keyboard_in_the_sidebar(opened, folders):
 
 
 def test_ctrl_n_again_and_again_keeps_one_empty_chat(opened, folders, capsys):
-    """Issue 36, item 9: the window and ``cairn chat list`` show one empty "New chat", not
+    """The window and ``cairn chat list`` show one empty "New chat", not
     one per Ctrl+N."""
     import json
 

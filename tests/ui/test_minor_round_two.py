@@ -1,4 +1,7 @@
-"""Issue 36's Minor list, round two: each item with what holds it."""
+"""Texts shown whole and places found at once: a nested folder's panel title, the import
+instruction in its dialog, folder hints and card paths cut at whole parts, the board over the
+window, the About box, a table's borders, the toolbar's tab stops, the welcome's command and
+the shortcuts list."""
 
 from __future__ import annotations
 

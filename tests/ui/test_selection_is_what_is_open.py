@@ -1,4 +1,4 @@
-"""The highlighted sidebar row is what the window shows (issue 20, item 7): after a
+"""The highlighted sidebar row is what the window shows: after a
 right-click, archiving, Remove, Move to folder…, clearing the filter; arrow keys open the row
 they rest on after a short pause, as in mail clients."""
 
@@ -122,7 +122,7 @@ def test_move_to_folder_keeps_the_moved_workspace_open_and_highlighted(opened, f
     sidebar.handlers.move_to_folder(ws.id)
     wait_for(lambda: any(w.path == str(new.resolve()) for w in window.cairn.registry.workspaces()))
     moved = next(w for w in window.cairn.registry.workspaces() if w.path == str(new.resolve()))
-    assert moved.id == ws.id  # the same workspace, at its new folder (issue 20, item 13)
+    assert moved.id == ws.id  # the same workspace, at its new folder
     wait_for(lambda: agree(window) and shown_id(window) == ws.id)
 
 

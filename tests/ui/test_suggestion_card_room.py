@@ -1,4 +1,4 @@
-"""Issue 36, item 3: the suggestion card is not squeezed, at 800×600 (the knowledge panel
+"""The suggestion card is not squeezed, at 800×600 (the knowledge panel
 shown by hand) and 1280×800, light and dark: every text has the height its wrapped lines
 need, no two texts overlap, and the buttons keep their words.  Each case is saved as a
 picture (``CAIRN_SHOTS=folder`` keeps them) to be looked at."""

@@ -116,7 +116,7 @@ def test_a_later_cairn_path_hands_it_to_the_running_window(opened, loop, folders
     wait_for(loop, lambda: second.poll() is not None, timeout=60)
     assert second.returncode == 0, second.stderr.read()
     assert any(w.path == brand for w in opened.cairn.registry.top_level())
-    # Issue 36, Minor: said on the terminal, not silent.
+    # Said on the terminal, not silent.
     assert second.stdout.read().strip() == f"Opened {brand} in the Cairn window already running."
     missing = str(tmp_path / "gone")
     third = run_second([missing], isolated)
@@ -230,7 +230,7 @@ def test_geometry_and_selection_come_back(qapp, loop, isolated, folders):
 
 
 def test_quit_from_the_status_board_quits_cairn(opened, loop, qtbot):
-    """Issue 20, item 3: Ctrl+Q with the board in front closes every window of Cairn and
+    """Ctrl+Q with the board in front closes every window of Cairn and
     the process ends, exit 0 (it used to hide the main window and leave the board)."""
     opened.window.sig_board_requested.emit()
     board = opened._board

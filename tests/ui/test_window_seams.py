@@ -104,7 +104,7 @@ def open_settings(opened: Starter) -> SettingsDialog:
 
 
 def test_an_open_settings_dialog_shows_a_value_the_command_line_changed(opened):
-    """Issue 20, item 2: `cairn settings set` in a terminal while Settings is open: a field
+    """`cairn settings set` in a terminal while Settings is open: a field
     left as it was shows the new value, and Save no longer writes the old one back."""
     from PySide6.QtWidgets import QLineEdit
 
