@@ -1,4 +1,4 @@
-"""Files a person hands to Cairn (21): a full or unwritable file
+"""Files a person hands to Cairn: a full or unwritable file
 store, endless or oversized files, files that are not text; each refusal one sentence in
 words, and nothing stored changes."""
 

@@ -1,4 +1,4 @@
-"""What the command line prints (17): stored text cannot recolour or
+"""What the command line prints: stored text cannot recolour or
 break the terminal, invisible titles are refused, a damaged message is one sentence, and the
 sentences read as English."""
 

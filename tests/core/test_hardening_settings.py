@@ -1,4 +1,4 @@
-"""Settings and the keychain (14): values that make no sense are
+"""Settings and the keychain: values that make no sense are
 refused in one sentence, a damaged row is not fatal, a keychain that is missing, failing or
 keeping nothing is said so with the way out (ANTHROPIC_API_KEY), and the command line names
 commands, not a Settings screen."""
