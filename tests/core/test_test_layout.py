@@ -43,10 +43,10 @@ def test_no_test_module_imports_another():
 
 def test_the_check_finds_an_import_of_a_test_module(tmp_path):
     sample = tmp_path / "test_sample.py"
-    sample.write_text("from tests.ui.test_chat_view import send\nimport tests.core.test_cli\n"
+    sample.write_text("from tests.ui.chat.test_view import send\nimport tests.core.cli.test_cli\n"
                       "from tests.ui import drivers\n")
     assert [n for n in imported_names(sample) if is_test_module(n)] == [
-        "tests.ui.test_chat_view", "tests.core.test_cli"]
+        "tests.ui.chat.test_view", "tests.core.cli.test_cli"]
 
 
 def test_test_modules_are_named_for_what_they_test():

@@ -18,7 +18,7 @@ from app.base.cairn_link import Link, is_link, parse
 from app.base.ids import new_id
 from app.errors import Refused
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WS, CH = "ws_0123456789ab", "ch_abcdefghijkl"
 
 

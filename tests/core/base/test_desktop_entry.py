@@ -18,7 +18,7 @@ from app.base import desktop_entry, file_types
 from app.base.desktop_entry import desktop_entry as entry_text
 from app.base.desktop_entry import install
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def read_entry(text: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from app.base.logs import setup_logging
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 ASKED = "What did we decide about the PENGUIN-7741 launch?"
 REPLIED = ("We decided the ZEBRA-3319 launch moves to March, after the pricing review, and "

@@ -42,7 +42,7 @@ async def test_a_streamed_turn_is_stored_with_usage_and_cost(cairn, fake, worksp
     body = request.body
     assert body["model"] == "claude-sonnet-5-5" and body["stream"] is True
     # A short context is below Sonnet's 1,024-token cache minimum: only the conversation's
-    # breakpoint (see test_models.py for the context above and below each model's minimum).
+    # breakpoint (see tests/core/llm/test_models.py for the context above and below each model's minimum).
     assert "cache_control" not in body["system"][-1]
     assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert "WORKSPACE CONTEXT" in body["system"][-1]["text"]
@@ -429,7 +429,7 @@ def test_conversation_commands_load_no_qt(isolated):
     probe = ("import sys; from app import cli; cli.main(['context', '--chat', 'ch_none']);"
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'qasync')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parents[2])
+                          cwd=Path(__file__).resolve().parents[3])
     assert done.stdout.strip().endswith("[]"), done.stderr
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from app import cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # Text that only Python (not a person) writes: it must never reach stderr.
 RAW = ("Traceback", "[Errno", "codec can't", "Error:", "object has no attribute",

@@ -9,7 +9,7 @@ here with a tokenizer of the test's own, not the validator's:
 - no entry's sub-items change owner.
 
 The default run is bounded (a few seconds); ``CAIRN_ORACLE_EXAMPLES=5000 uv run pytest
-tests/core/test_knowledge_oracle.py`` runs it longer.
+tests/core/knowledge/test_oracle.py`` runs it longer.
 """
 
 from __future__ import annotations

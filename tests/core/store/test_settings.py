@@ -23,7 +23,7 @@ from keyring.backends import null
 from app.store.settings import LABELS
 from tests.helpers import run
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 

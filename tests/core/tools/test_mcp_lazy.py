@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.helpers import fresh_python
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 _LOADED = ("sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'httpx2'))")
 
 

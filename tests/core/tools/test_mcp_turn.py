@@ -16,7 +16,7 @@ from app.tools import ALLOW_CHAT, ALLOW_ONCE, ALWAYS_ALLOW, DENY, ApprovalReques
 from app.tools.mcp import api_name
 from app.tools.mcp_client import Timeouts
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SERVER = str(ROOT / "tests" / "mcp_test_server.py")
 TIME = str(Path(sys.executable).parent / "mcp-server-time")
 
