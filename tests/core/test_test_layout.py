@@ -56,3 +56,16 @@ def test_test_modules_are_named_for_what_they_test():
     found = [str(p.relative_to(TESTS.parent)) for p in modules_of_tests()
              if named_after.search(p.stem.removeprefix("test_"))]
     assert found == []
+
+
+def test_the_private_state_the_drivers_read_is_read_nowhere_else():
+    """tests/ui/drivers.py reads these once (no public way says them): a test that needs one
+    calls the driver (``ChatPanel._anchor`` called on a stand-in ``self`` tests the method
+    itself)."""
+    private = re.compile(r"(?<!ChatPanel)\.(_draft_for|_chat_id|_workspace_selected|_anchor|"
+                         r"_live|_sending)\b")
+    found = [f"{path.relative_to(TESTS.parent)}:{n}" for path in modules_of_tests()
+             if "ui" in path.parts
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if private.search(line)]
+    assert found == []

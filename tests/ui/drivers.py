@@ -211,3 +211,35 @@ def merge(owner: str) -> Proposed:
                      "Use metric units only."), "Keep answers short.",
                     "The merge was refused: it drops words of P1 and P3.",
                     "short answers, please", "person")
+
+
+# ------------------------------------------------------ what the window keeps to itself
+# No public way says these; each is read (or called) here only, so that a change to the
+# widget breaks one driver, not the tests of every module.
+
+def draft_of(panel: Any) -> str | None:
+    """The id of the chat whose draft the chat *panel* holds: None until the draft, loaded off
+    the GUI thread, has arrived (no signal says so)."""
+    return panel._draft_for
+
+
+def chat_open_in(window: Any) -> str | None:
+    """The id of the chat the *window* shows (None when a workspace or nothing is open)."""
+    return window._chat_id
+
+
+def workspace_clicked(window: Any, ws_id: str) -> None:
+    """What a click on the workspace's row does in the *window*: the sidebar's signal reaches
+    this slot (selecting the row in code emits nothing)."""
+    window._workspace_selected(ws_id)
+
+
+def follow_link(panel: Any, entry: Any, href: str, text: str | None) -> None:
+    """Follow the link *href* of *entry* in the chat *panel*, as a click on it does (*text*:
+    the block a copy link copies)."""
+    panel._anchor(entry, href, text)
+
+
+def turns_going(panel: Any) -> bool:
+    """True while the chat *panel* follows a turn of some chat (started, not yet ended)."""
+    return bool(panel._live)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.ui.drivers import workspace_clicked
+
 
 def test_a_folder_deleted_while_the_window_runs_shows_missing_and_new_chat_is_refused(
         opened, folders):
@@ -22,7 +24,7 @@ def test_a_folder_deleted_while_the_window_runs_shows_missing_and_new_chat_is_re
     sidebar = window.sidebar
     wait_for(lambda: sidebar.model.workspace_index(ws.id).isValid())
     window.sidebar.select_workspace(ws.id)
-    window._workspace_selected(ws.id)
+    workspace_clicked(window, ws.id)
     shutil.rmtree(thesis)
     wait_for(lambda: registry.workspace(ws.id).status == MISSING_DIR)
     menu = workspace_menu(sidebar.handlers, registry.workspace(ws.id))

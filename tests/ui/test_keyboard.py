@@ -14,6 +14,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
+from tests.ui.drivers import chat_open_in
 from tests.ui.helpers import run, wait_for
 from ui.sidebar import CHAT, ID_ROLE, KIND_ROLE, WORKSPACES
 
@@ -47,7 +48,7 @@ def test_down_from_the_filter_lands_on_the_first_match_with_a_focus_ring(opened,
     ringed = picture(sidebar.tree.viewport(), row)
     focus(sidebar.filter)
     assert picture(sidebar.tree.viewport(), row) != ringed  # the ring is what changed
-    wait_for(lambda: window._chat_id == first.id)  # and it opens, as arrow keys do
+    wait_for(lambda: chat_open_in(window) == first.id)  # and it opens, as arrow keys do
 
 
 def test_enter_on_a_section_heading_does_not_fold_the_section(opened, folders):

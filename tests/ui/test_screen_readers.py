@@ -10,6 +10,7 @@ from PySide6.QtGui import QAccessible
 from tests.ui.drivers import (
     PREFERENCES,
     bulk_messages,
+    draft_of,
     make_chat,
     merge,
     strip_of,
@@ -40,7 +41,7 @@ def test_the_find_counter_tells_its_count(opened, folders):
     window = opened.window
     window.select_chat(chat)
     panel = window.chat_panel
-    wait_for(lambda: panel._draft_for == chat)
+    wait_for(lambda: draft_of(panel) == chat)
     bar = panel.find_bar
     bar.open_bar()
     bar.field.setText("needle")

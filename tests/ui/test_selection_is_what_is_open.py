@@ -12,12 +12,13 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMenu
 
+from tests.ui.drivers import chat_open_in
 from tests.ui.helpers import run, wait_for
 
 
 def shown_id(window: Any) -> str | None:
     """What the window shows: the open chat, else the selected workspace."""
-    return window._chat_id or window._workspace_id
+    return chat_open_in(window) or window._workspace_id
 
 
 def agree(window: Any) -> bool:

@@ -8,6 +8,7 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QDialog
 
+from tests.ui.drivers import chat_open_in
 from tests.ui.helpers import wait_for
 from ui.knowledge.suggestions import EditDialog
 from ui.sidebar.actions import TitleDialog
@@ -25,7 +26,7 @@ def test_a_new_chat_with_nothing_selected_says_where_it_went(opened):
     window = opened.window
     assert window.selected_workspace_id() is None
     window.new_chat()
-    wait_for(lambda: window._chat_id is not None and window.notice.isVisible())
+    wait_for(lambda: chat_open_in(window) is not None and window.notice.isVisible())
     assert "Ungrouped" in window.notice.label.text()
 
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.ops import Operations
-from tests.ui.drivers import new_chat
+from tests.ui.drivers import idle, new_chat
 from tests.ui.helpers import wait_for
 
 
@@ -55,6 +55,5 @@ def test_a_send_at_once_makes_its_client_off_the_gui_thread(opened, fake, folder
     panel.composer.edit.setFocus()
     QTest.keyClicks(panel.composer.edit, "Hello")  # the warm-up starts, and at once:
     panel.composer.send()
-    wait_for(lambda: not panel._live and not panel._sending and not panel.composer.streaming
-             and len(panel.view.conversation.entries) == 2)
+    wait_for(lambda: idle(opened) and len(panel.view.conversation.entries) == 2)
     assert made_on and threading.main_thread() not in made_on

@@ -17,6 +17,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from tests.ui.drivers import draft_of, workspace_clicked
 from ui.app import Starter, start
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,7 +218,7 @@ def test_geometry_and_selection_come_back(qapp, loop, isolated, folders):
     (acme,) = folders("Acme")
     ws, _ = starter.cairn.registry.add_workspace(acme)
     starter.window.resize(760, 520)  # within the offscreen screen (800 × 600)
-    starter.window._workspace_selected(ws.id)
+    workspace_clicked(starter.window, ws.id)
     starter.window.close()
     loop.run_until_complete(starter.finish())
     again = start(qapp, isolated)
@@ -268,7 +269,7 @@ def test_a_quit_leaves_no_window_task_to_resume_after_the_loop(qapp, loop, isola
     first, _ = loop.run_until_complete(ops.new_chat(folder=acme))
     second, _ = loop.run_until_complete(ops.new_chat(folder=acme))
     window.select_chat(second.id)
-    wait_for(loop, lambda: window.chat_panel._draft_for == second.id)
+    wait_for(loop, lambda: draft_of(window.chat_panel) == second.id)
     page = ops.page
 
     async def slow_page(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -277,7 +278,7 @@ def test_a_quit_leaves_no_window_task_to_resume_after_the_loop(qapp, loop, isola
 
     monkeypatch.setattr(ops, "page", slow_page)
     window.select_chat(first.id)  # its opening is under way ...
-    assert window.chat_panel._draft_for is None
+    assert draft_of(window.chat_panel) is None
     window.close()  # ... when the person quits
     loop.run_until_complete(starter.finish())
     assert not window._tasks.tasks()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QPushButton
 
 from app import events as ev
 from app.store.messages import COMPLETE
+from tests.ui.drivers import draft_of, idle
 from tests.ui.helpers import run, wait_for
 from ui.app import Starter
 from ui.chat.entries import PERSON, REPLY
@@ -24,7 +25,7 @@ def new_chat(starter: Starter, folder: str) -> str:
     chat, _ = run(starter.ops.new_chat(folder=folder))
     starter.window.select_chat(chat.id)
     panel = starter.window.chat_panel
-    wait_for(lambda: panel.chat_id == chat.id and panel._draft_for == chat.id)
+    wait_for(lambda: panel.chat_id == chat.id and draft_of(panel) == chat.id)
     return chat.id
 
 
@@ -34,10 +35,6 @@ def send(starter: Starter, text: str) -> None:
     panel.composer.edit.setFocus()
     panel.composer.send()
 
-
-def idle(starter: Starter) -> bool:
-    panel = starter.window.chat_panel
-    return not panel._live and not panel._sending and not panel.composer.streaming
 
 
 def named(parent: Any, kind: type, name: str) -> Any:

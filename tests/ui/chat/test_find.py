@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from tests.ui.drivers import bulk_messages, make_chat, press
+from tests.ui.drivers import bulk_messages, draft_of, make_chat, press
 from tests.ui.helpers import wait_for
 
 LONG = "\n\n".join(
@@ -22,7 +22,7 @@ def test_enter_steps_through_every_match_of_a_long_message(opened, folders):
     window = opened.window
     window.select_chat(chat)
     panel = window.chat_panel
-    wait_for(lambda: panel._draft_for == chat)
+    wait_for(lambda: draft_of(panel) == chat)
     window.resize(1000, 600)
     bar = panel.find_bar
     bar.open_bar()

@@ -15,7 +15,7 @@ from PySide6.QtTest import QTest
 from app.store.mcp import ServerConfig
 from app.store.messages import Message
 from app.tools.mcp import call_details
-from tests.ui.drivers import entries, idle, new_chat, send
+from tests.ui.drivers import entries, follow_link, idle, new_chat, send
 from tests.ui.helpers import wait_for
 from ui.chat.entries import CALL, build
 
@@ -147,7 +147,7 @@ def test_a_call_line_unfolds_while_the_reply_streams(opened, fake, folders):
     (n,) = live.calls()
     assert LINE.match(live.parts[n].text)
     assert '"timezone": "Europe/Oslo"' in live.parts[n].detail.split("Result:")[1]
-    panel._anchor(live, f"{CALL}{n}", None)  # as its link does
+    follow_link(panel, live, f"{CALL}{n}", None)  # as its link does
     assert live.parts[n].open
     bar.buttons["once"].click()
     wait_for(lambda: idle(opened) and "Tokyo." in entries(opened)[-1].text, timeout=60)

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from tests.ui.drivers import entries, exchange, idle, new_chat, send
+from tests.ui.drivers import entries, exchange, follow_link, idle, new_chat, send
 from tests.ui.helpers import wait_for
 from ui.chat.entries import PERSON, REPLY
 from ui.chat.markdown import QUOTE_INDENT
@@ -30,7 +30,7 @@ def test_a_code_blocks_copy_says_copied_for_a_moment(opened, loop, fake, folders
     reply = entries(opened)[1]
     assert "Copy" in shown_text(opened, reply) and "Copied" not in shown_text(opened, reply)
     panel = opened.window.chat_panel
-    panel._anchor(reply, "cairn:copy/0", ":root { --accent: #FF5500; }")  # the link's click
+    follow_link(panel, reply, "cairn:copy/0", ":root { --accent: #FF5500; }")  # the link's click
     assert QApplication.clipboard().text() == ":root { --accent: #FF5500; }"
     assert "Copied" in shown_text(opened, reply)
     wait_for(lambda: "Copied" not in shown_text(opened, reply),

@@ -12,6 +12,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
 
 from app.store.messages import COMPLETE, Usage
+from tests.ui.drivers import draft_of, idle
 from tests.ui.helpers import run, wait_for
 from ui.app import Starter
 
@@ -29,15 +30,11 @@ def texts(starter: Starter) -> list[str]:
     return [e.text for e in entries(starter)]
 
 
-def idle(starter: Starter) -> bool:
-    panel = panel_of(starter)
-    return not panel._live and not panel._sending and not panel.composer.streaming
-
 
 def open_chat(starter: Starter, chat_id: str) -> None:
     starter.window.select_chat(chat_id)
     panel = panel_of(starter)
-    wait_for(lambda: panel.chat_id == chat_id and panel._draft_for == chat_id)
+    wait_for(lambda: panel.chat_id == chat_id and draft_of(panel) == chat_id)
 
 
 def new_chat(starter: Starter, folder: str, title: str = "") -> str:
@@ -352,7 +349,7 @@ def test_fork_from_here_opens_a_new_chat_with_the_path_up_to_the_message(opened,
     QTest.keyClick(view, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
     assert "Fork from here" in offered[0]
     assert "Previous version (Alt+Left)" in offered[0]
-    wait_for(lambda: panel.chat_id not in (None, chat_id) and panel._draft_for == panel.chat_id)
+    wait_for(lambda: panel.chat_id not in (None, chat_id) and draft_of(panel) == panel.chat_id)
     fork = opened.cairn.registry.chat(panel.chat_id)
     source = opened.cairn.registry.chat(chat_id)
     assert fork.title == "Headlines (fork)" and fork.workspace_id == source.workspace_id

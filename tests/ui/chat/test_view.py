@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication
 
 from app.store.messages import COMPLETE, FAILED, STOPPED
-from tests.ui.drivers import entries, exchange, idle, new_chat, send
+from tests.ui.drivers import draft_of, entries, exchange, follow_link, idle, new_chat, send
 from tests.ui.helpers import close_window, configure, open_window, run, wait_for
 from ui.chat.delegate import STREAMING
 from ui.chat.entries import PERSON, REPLY
@@ -111,7 +111,7 @@ def test_a_failure_is_one_sentence_with_retry_and_the_message_kept(opened, loop,
         fake._replies.pop()
     fake.reply_text("Yes, here now.")
     panel = opened.window.chat_panel
-    panel._anchor(failed, "cairn:retry", None)
+    follow_link(panel, failed, "cairn:retry", None)
     wait_for(lambda: idle(opened) and entries(opened)[-1].status == COMPLETE, timeout=30)
     assert [e.text for e in entries(opened)] == ["Are you there?", "Yes, here now."]
     assert [m.text for m in opened.cairn.chats.messages(chat_id)] == [
@@ -168,7 +168,7 @@ def test_edit_and_resend_replaces_the_last_exchange(opened, loop, fake, folders)
     person = entries(opened)[0]
     assert "edit" in person.actions
     panel = opened.window.chat_panel
-    panel._anchor(person, "cairn:edit", None)
+    follow_link(panel, person, "cairn:edit", None)
     assert panel.composer.editing == person.message_ids[0]
     assert panel.composer.text() == "Frist question"
     fake.reply_text("Second answer.")
@@ -201,7 +201,7 @@ def test_thinking_is_folded_and_opens_on_click(opened, loop, fake, folders):
     assert texts[0] == "▸ Thinking" and not any("asks about" in t for t in texts)
     href, _ = view.messages.anchor_at(reply, width, 1, _centre_of(view, reply, 0))
     assert href == "cairn:thinking"
-    opened.window.chat_panel._anchor(reply, href, None)
+    follow_link(opened.window.chat_panel, reply, href, None)
     texts = [b.doc.toPlainText() for b in view.messages.layout(reply, width, 1).blocks]
     assert texts[0] == "▾ Thinking" and texts[1] == "The person asks about colours."
 
@@ -224,7 +224,7 @@ def test_a_code_block_has_a_copy_link(opened, loop, fake, folders):
     block = next(b for b in layout.blocks if b.code)
     assert block.code == [".brand { color: #FF5500; }"]
     assert "css" in block.doc.toPlainText() and "Copy" in block.doc.toPlainText()
-    opened.window.chat_panel._anchor(reply, "cairn:copy/0", block.code[0])
+    follow_link(opened.window.chat_panel, reply, "cairn:copy/0", block.code[0])
     assert QApplication.clipboard().text() == ".brand { color: #FF5500; }"
 
 
@@ -243,7 +243,7 @@ def test_copied_going_back_to_copy_never_reaches_a_deleted_window(qapp, loop, is
     reply = entries(starter)[1]
     close_window(starter)
     monkeypatch.setattr(ui.chat.panel, "COPIED_FOR_MS", 0)  # due at the next events
-    starter.window.chat_panel._anchor(reply, "cairn:copy/0", ".brand { color: red; }")
+    follow_link(starter.window.chat_panel, reply, "cairn:copy/0", ".brand { color: red; }")
     assert reply.copied == ".brand { color: red; }"
     starter.window.deleteLater()
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
@@ -320,7 +320,7 @@ def test_the_draft_is_kept_across_a_restart(qapp, loop, isolated, fake, folders)
     again = open_window(qapp, isolated)
     try:
         again.window.select_chat(chat_id)
-        wait_for(lambda: again.window.chat_panel._draft_for == chat_id)
+        wait_for(lambda: draft_of(again.window.chat_panel) == chat_id)
         assert again.window.chat_panel.composer.text() == "Half a thought\nand a second line"
     finally:
         close_window(again)
@@ -401,8 +401,8 @@ def test_text_is_selectable_and_copyable_and_links_open_in_the_browser(opened, l
         "See [the guidelines](https://acme.example/brand) for the palette.")
     opened_urls: list[str] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened_urls.append(url.toString()))
-    opened.window.chat_panel._anchor(reply, "https://acme.example/brand", None)
-    opened.window.chat_panel._anchor(reply, "file:///etc/passwd", None)  # never opened
+    follow_link(opened.window.chat_panel, reply, "https://acme.example/brand", None)
+    follow_link(opened.window.chat_panel, reply, "file:///etc/passwd", None)  # never opened
     assert opened_urls == ["https://acme.example/brand"]
 
 

@@ -12,7 +12,16 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from app.store.messages import COMPLETE, FAILED
-from tests.ui.drivers import entries, exchange, idle, new_chat, send
+from tests.ui.drivers import (
+    draft_of,
+    entries,
+    exchange,
+    follow_link,
+    idle,
+    new_chat,
+    send,
+    turns_going,
+)
 from tests.ui.helpers import run, wait_for
 from ui.chat.markdown import PIECE_CHARS, pieces, streaming_chunks
 
@@ -38,14 +47,14 @@ def test_a_reply_ending_while_its_chat_opens_is_shown_once(opened, loop, fake, f
     second = new_chat(loop, opened, acme)
     window, panel = opened.window, opened.window.chat_panel
     window.select_chat(first)
-    wait_for(lambda: panel._draft_for == first)
+    wait_for(lambda: draft_of(panel) == first)
     fake.reply_text("Second answer.", chunk=4, delay=0.02)
     send(opened, "Second question")
-    wait_for(lambda: panel._live)
+    wait_for(lambda: turns_going(panel))
     window.select_chat(second)
     slow(monkeypatch, opened.ops, "page", 0.6)  # the turn ends while the chat reopens
     window.select_chat(first)
-    wait_for(lambda: idle(opened) and panel._draft_for == first
+    wait_for(lambda: idle(opened) and draft_of(panel) == first
              and opened.ops.running(first) is None, timeout=30)
     wait_for(lambda: [e.text for e in entries(opened)] == [
         "First question", "First answer.", "Second question", "Second answer."])
@@ -77,7 +86,7 @@ def test_edit_and_resend_gives_the_unsent_draft_back(opened, loop, fake, folders
     send(opened, "Frist question")
     wait_for(lambda: idle(opened) and len(entries(opened)) == 2)
     panel.composer.set_text("my long unsent draft")
-    panel._anchor(entries(opened)[0], "cairn:edit", None)
+    follow_link(panel, entries(opened)[0], "cairn:edit", None)
     assert panel.composer.text() == "Frist question"
     fake.reply_text("Second answer.")
     panel.composer.set_text("First question")
@@ -87,7 +96,7 @@ def test_edit_and_resend_gives_the_unsent_draft_back(opened, loop, fake, folders
     assert panel.composer.text() == "my long unsent draft"
     assert opened.cairn.chats.draft(chat_id) == "my long unsent draft"
     # Cancelling an edit gives it back too.
-    panel._anchor(entries(opened)[0], "cairn:edit", None)
+    follow_link(panel, entries(opened)[0], "cairn:edit", None)
     panel.composer.cancel_edit()
     assert panel.composer.text() == "my long unsent draft"
 
@@ -121,7 +130,7 @@ def typed_while_opening(opened, loop, folders, monkeypatch, seconds):  # type: i
 def test_text_typed_before_a_chat_has_opened_is_kept_with_its_draft(opened, loop, folders,
                                                                      monkeypatch):
     first, second, panel = typed_while_opening(opened, loop, folders, monkeypatch, 0.4)
-    wait_for(lambda: panel._draft_for == first)
+    wait_for(lambda: draft_of(panel) == first)
     assert panel.composer.text() == "Stored draft\nQuick note"
     opened.window.select_chat(second)  # switching away saves it
     wait_for(lambda: opened.cairn.chats.draft(first) == "Stored draft\nQuick note")
@@ -130,7 +139,7 @@ def test_text_typed_before_a_chat_has_opened_is_kept_with_its_draft(opened, loop
 def test_text_typed_before_a_chat_has_opened_is_kept_when_the_person_leaves_it_first(
         opened, loop, folders, monkeypatch):
     first, second, panel = typed_while_opening(opened, loop, folders, monkeypatch, 1.0)
-    assert panel._draft_for is None  # (not opened yet)
+    assert draft_of(panel) is None  # (not opened yet)
     opened.window.select_chat(second)
     wait_for(lambda: opened.cairn.chats.draft(first) == "Stored draft\nQuick note")
 
@@ -138,7 +147,7 @@ def test_text_typed_before_a_chat_has_opened_is_kept_when_the_person_leaves_it_f
 def test_text_typed_before_a_chat_has_opened_is_kept_at_a_quit(opened, loop, folders,
                                                               monkeypatch):
     first, _second, panel = typed_while_opening(opened, loop, folders, monkeypatch, 1.0)
-    assert panel._draft_for is None  # (not opened yet)
+    assert draft_of(panel) is None  # (not opened yet)
     run(panel.before_quit())
     assert opened.cairn.chats.draft(first) == "Stored draft\nQuick note"
 
@@ -149,7 +158,7 @@ def test_a_rename_goes_to_the_chat_it_was_typed_for(opened, loop, folders):
     second = new_chat(loop, opened, acme)
     window, title = opened.window, opened.window.chat_panel.header.title
     window.select_chat(first)
-    wait_for(lambda: window.chat_panel._draft_for == first)
+    wait_for(lambda: draft_of(window.chat_panel) == first)
     title.setFocus()
     title.selectAll()
     QTest.keyClicks(title, "Renamed first")
@@ -268,5 +277,5 @@ def test_a_chat_with_no_message_yet_says_what_it_is_for(opened, loop, folders):
     assert view.empty_text.startswith("Ask anything about Acme Inc.")
     loose = run(opened.ops.new_chat(folder=None))[0]
     opened.window.select_chat(loose.id)
-    wait_for(lambda: opened.window.chat_panel._draft_for == loose.id)
+    wait_for(lambda: draft_of(opened.window.chat_panel) == loose.id)
     assert view.empty_text.startswith("A chat outside any workspace")

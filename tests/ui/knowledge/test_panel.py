@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from tests.ui import helpers
-from tests.ui.drivers import click, named, panel_of, show, workspace
+from tests.ui.drivers import click, named, panel_of, show, workspace, workspace_clicked
 from tests.ui.helpers import replies, run, wait_for
 from ui.app import Starter, start
 from ui.knowledge.panel import CANCEL, DISCARD, SAVE, KnowledgePanel
@@ -138,20 +138,20 @@ def test_the_guard_asks_before_another_selection_drops_unsaved_text(opened, fold
 
     panel.ask_unsaved = replies(answer(CANCEL))
     opened.window.sidebar.select_workspace(second)  # as a click selects it
-    opened.window._workspace_selected(second)
+    workspace_clicked(opened.window, second)
     wait_for(lambda: asked == [CANCEL])
     assert panel.ws_id == first and panel.editor.text() == "- Mine\n"
     assert opened.window.sidebar.current_id() == first  # the selection went back
 
     panel.ask_unsaved = replies(answer(SAVE))
-    opened.window._workspace_selected(second)
+    workspace_clicked(opened.window, second)
     wait_for(lambda: panel.ws_id == second)
     assert opened.cairn.knowledge.get(first).text == "- Mine\n"  # saved before leaving
 
     wait_for(lambda: panel.editor.opened is not None and panel.editor.owner == second)
     type_into(panel, "- Thrown away\n")
     panel.ask_unsaved = replies(answer(DISCARD))
-    opened.window._workspace_selected(first)
+    workspace_clicked(opened.window, first)
     wait_for(lambda: panel.ws_id == first)
     assert opened.cairn.knowledge.get(second).version == 0  # nothing saved
     wait_for(lambda: panel.editor.text() == "- Mine\n")
@@ -509,7 +509,7 @@ def test_while_the_unsaved_question_is_open_the_window_s_other_work_goes_on(open
     type_into(panel, "- Mine, not saved\n")
     assert panel.is_dirty()
     opened.window.sidebar.select_workspace(second)  # as a click selects it
-    opened.window._workspace_selected(second)
+    workspace_clicked(opened.window, second)
     wait_for(lambda: isinstance(QApplication.activeModalWidget(), QMessageBox))
     ran: list[str] = []
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from tests.ui.drivers import bulk_messages, make_chat, ops_of, press
+from tests.ui.drivers import bulk_messages, draft_of, make_chat, ops_of, press
 from tests.ui.helpers import wait_for
 from ui.app import Starter
 from ui.search.box import ResultRole
@@ -34,7 +34,7 @@ def test_ctrl_k_finds_a_message_in_another_workspace_and_enter_opens_it_there(
     window = opened.window
     window.select_chat(here)
     panel = window.chat_panel
-    wait_for(lambda: panel.chat_id == here and panel._draft_for == here)
+    wait_for(lambda: panel.chat_id == here and draft_of(panel) == here)
     panel.composer.edit.setFocus()
     wait_for(lambda: panel.composer.edit.hasFocus())
     press(panel.composer.edit, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
@@ -64,7 +64,7 @@ def test_esc_closes_the_box_and_gives_the_focus_back(opened, folders):
     window = opened.window
     window.select_chat(chat)
     panel = window.chat_panel
-    wait_for(lambda: panel._draft_for == chat)
+    wait_for(lambda: draft_of(panel) == chat)
     panel.composer.edit.setFocus()
     wait_for(lambda: panel.composer.edit.hasFocus())
     window.open_search()
@@ -161,7 +161,7 @@ def test_find_in_chat_reaches_a_message_2000_rows_up_and_ctrl_home_the_first(
     window = opened.window
     window.select_chat(chat)
     panel = window.chat_panel
-    wait_for(lambda: panel._draft_for == chat)
+    wait_for(lambda: draft_of(panel) == chat)
     assert len(panel.view.conversation.entries) < 200  # only the end is read
     panel.view.setFocus()
     wait_for(lambda: panel.view.hasFocus())
