@@ -179,8 +179,8 @@ BAKE_REPLIES = (
 
 
 def add_versions(cairn: object, chat_id: str) -> None:
-    """A reply retried twice (three versions, the second shown) and a follow-up edited once
-    (issue 38): the conversation a person comparing answers has."""
+    """A reply retried twice (three versions, the second shown) and a follow-up edited once:
+    the conversation a person comparing answers has."""
     from app.store.messages import Usage
 
     chats = cairn.chats  # type: ignore[attr-defined]
@@ -408,7 +408,7 @@ def main() -> None:
             await asyncio.sleep(0.5)
             board.grab().save(str(OUT / f"board-{scheme}.png"))
             board.close()
-            # Versions (issue 38): a reply with three versions, the second shown.
+            # Versions: a reply with three versions, the second shown.
             recipes = next(w for w in reg.top_level() if w.title == "Recipes")
             bake = next(c for c in reg.chats_of(recipes.id) if c.title == "Saturday bake plan")
             window.sidebar.set_expanded_ids([recipes.id])

@@ -41,7 +41,7 @@ Each model behaves as its entry in `fake.models` says (today's list, from the AP
   messages; tokens estimated as characters / 4) reaches the model's minimum writes a cache
   entry, and a later request with the same prefix reads it.
 
-Behind LiteLLM's proxy (`fake.as_litellm(master_key=...)`, issue 39), as LiteLLM 1.108.7's
+Behind LiteLLM's proxy (`fake.as_litellm(master_key=...)`), as LiteLLM 1.108.7's
 `/v1/messages` and `/v1/models` answered on 2026-12-06: the models list without lifecycle or
 capability data (type, id, display_name, a fixed created_at, max_input_tokens, max_tokens),
 every error wrapped as the proxy wraps the API's (`{"type": "error", "error": {"type": <the

@@ -3,6 +3,7 @@ a fresh interpreter, and an exchange that gives a rebuild something to learn."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -55,3 +56,66 @@ async def talk(cairn: Any, fake: Any, chat_id: str, question: str, reply: str = 
 def add_op(text: str, evidence: str, section: str = "Facts", target: str = "project") -> dict:
     """An ``add`` operation of a knowledge-model reply."""
     return {"op": "add", "target": target, "section": section, "text": text, "evidence": evidence}
+
+
+async def exchange_in(cairn: Any, fake: Any, workspace: Any) -> str:
+    """A new chat in *workspace* with one complete exchange a rebuild can learn from; its id."""
+    chat = cairn.registry.new_chat(folder=workspace.path)
+    await talk(cairn, fake, chat.id, "When do we launch?")
+    return chat.id
+
+
+def watermark(cairn: Any, chat_id: str) -> int:
+    """The id of the last message of *chat_id* the knowledge rebuild has read."""
+    return cairn.registry.db.query("SELECT knowledge_watermark FROM chat WHERE id = ?",
+                                   (chat_id,))[0][0]
+
+
+def knowledge_requests(fake: Any) -> list:
+    """The knowledge-model requests the fake server received (the ones asking for ops)."""
+    return [r for r in fake.message_requests if "output_config" in (r.body or {})
+            and "format" in r.body["output_config"]]
+
+
+def hold_knowledge_calls(cairn: Any) -> tuple[asyncio.Event, asyncio.Event, list]:
+    """Knowledge-model calls wait at a gate until the test opens it: (gate, entered, calls).
+
+    The call runs on Cairn's network thread; the gate and ``entered`` belong to the test's
+    loop, so the held call reaches them through it."""
+    loop = asyncio.get_running_loop()
+    gate, entered, calls = asyncio.Event(), asyncio.Event(), []
+    real_client = cairn.rebuilder._client
+
+    class Held:
+        def __init__(self) -> None:
+            self.messages = self
+
+        async def create(self, **kwargs: Any) -> Any:
+            calls.append(kwargs)
+            loop.call_soon_threadsafe(entered.set)
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(gate.wait(), loop))
+            return await real_client().messages.create(**kwargs)
+
+    cairn.rebuilder._client = Held
+    return gate, entered, calls
+
+
+# ---------------------------------------------------------------------- other processes
+
+def children() -> set[int]:
+    """The ids of this process's live child processes (read in /proc: Linux only)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            found |= {int(p) for p in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    alive = set()
+    for pid in found:  # a reaped or zombie child is no server left running
+        try:
+            state = (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive

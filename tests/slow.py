@@ -14,33 +14,33 @@ from __future__ import annotations
 SLOW_FIXTURES = ("opened", "offline_window", "scale", "ops_for_scale")
 SLOW_TESTS = {
     # thousands of versions, interleavings or generated cases
-    "tests/core/test_knowledge_history.py":
+    "tests/core/store/test_knowledge_history.py":
         ("test_a_thousand_versions_of_a_30_kb_document_all_read_back_byte_for_byte",),
     "tests/core/test_events.py": ("test_a_mirror_of_the_events_stays_equal_to_a_fresh_listing",),
-    "tests/core/test_knowledge_editing.py":
+    "tests/core/knowledge/test_editing.py":
         ("test_a_thousand_interleavings_of_hand_saves_and_rebuilds_lose_nothing",),
-    "tests/core/test_cairn_file.py":
+    "tests/core/knowledge/test_cairn_file.py":
         ("test_outside_edits_hand_saves_and_rebuilds_interleaved_lose_nothing",),
-    "tests/core/test_knowledge_safety.py": (
+    "tests/core/knowledge/test_safety.py": (
         "test_an_op_that_applies_never_removes_a_word_the_evidence_does_not_replace",
         "test_the_property_is_not_vacuous",
         "test_nothing_refused_is_lost_from_the_suggestions",
         "test_refusals_are_kept_over_fixed_seeds",
     ),
-    "tests/core/test_knowledge_ops.py": ("test_adversarial_ops_never_lose_an_entry_or_a_hard_token",
+    "tests/core/knowledge/test_ops.py": ("test_adversarial_ops_never_lose_an_entry_or_a_hard_token",
                                          "test_faithful_updates_merges_and_adds_apply"),
-    "tests/core/test_knowledge_truth.py":
+    "tests/core/knowledge/test_truth.py":
         ("test_outside_the_named_entries_the_blocks_stay_byte_identical",),
-    "tests/core/test_merge_lines.py": ("test_one_sided_merges_give_that_side_back_byte_for_byte",),
-    "tests/core/test_rebuild.py":
+    "tests/core/knowledge/test_merge.py": ("test_one_sided_merges_give_that_side_back_byte_for_byte",),
+    "tests/core/knowledge/test_rebuild.py":
         ("test_pending_counts_from_the_watermark_equal_the_whole_chat_computation",),
     # other processes, or waits for a deadline to pass
-    "tests/core/test_cli_hostile.py": ("test_endless_and_blocking_files_are_refused_at_once",),
-    "tests/core/test_hardening_logs.py": ("test_anthropic_log_debug_writes_no_body_into_cairn_log",),
-    "tests/core/test_mcp_cli.py": ("test_ask_declines_without_a_terminal_and_allow_tool_allows_one",
+    "tests/core/cli/test_cli_hostile.py": ("test_endless_and_blocking_files_are_refused_at_once",),
+    "tests/core/base/test_logs.py": ("test_anthropic_log_debug_writes_no_body_into_cairn_log",),
+    "tests/core/cli/test_mcp.py": ("test_ask_declines_without_a_terminal_and_allow_tool_allows_one",
                                    "test_tools_starts_it_and_lists_them"),
-    "tests/core/test_mcp_turn.py": ("test_a_huge_answer_is_cut_at_the_turns_bound",
+    "tests/core/tools/test_mcp_turn.py": ("test_a_huge_answer_is_cut_at_the_turns_bound",
                                     "test_a_slow_call_is_one_sentence_as_the_result"),
-    "tests/core/test_misbehaving_server.py": ("test_a_server_that_never_answers",
+    "tests/core/llm/test_misbehaving_server.py": ("test_a_server_that_never_answers",
                                               "test_a_server_that_takes_no_connection"),
 }

@@ -6,7 +6,7 @@ Run: ``uv run python tests/benchmarks/chat_view_bench.py`` (offscreen; not part 
 1. **Opening a long chat**: from the click (``select_chat``) to the conversation's first
    paint with its messages, for chats of 5,000 messages, beside chats of 50 messages opened
    in the same run (the baseline), interleaved, each chat opened once (nothing cached).
-   Target: under 200 ms.  The same for chats with branches (issue 38): a shown path of 5,000
+   Target: under 200 ms.  The same for chats with branches: a shown path of 5,000
    messages with 50 branch points, each an earlier version of a reply with 10 messages below
    it, written before the version shown (so the path skips them by id: 5,500 messages
    stored); then **paging along the path**: ten pages read back as the person scrolls up,

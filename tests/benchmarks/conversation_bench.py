@@ -1,4 +1,4 @@
-"""Conversation benchmark (issue 3 "Done when", DESIGN.md §10).
+"""Conversation benchmark (DESIGN.md §10).
 
 Run: ``uv run python tests/benchmarks/conversation_bench.py`` (not part of ``uv run pytest``).
 

@@ -1,4 +1,4 @@
-"""Events and model-shaped reads benchmark (issue 8): 1,000 workspaces, 50,000 chats.
+"""Events and model-shaped reads benchmark: 1,000 workspaces, 50,000 chats.
 
 Run: ``uv run python tests/benchmarks/events_bench.py`` (not part of ``uv run pytest``).
 

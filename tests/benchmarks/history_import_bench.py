@@ -1,4 +1,4 @@
-"""History import benchmark (issue 40 "Done when"): 10,000 chats / 500,000 messages from a
+"""History import benchmark: 10,000 chats / 500,000 messages from a
 Claude.ai export, against the same messages inserted by a bare script, in one run.
 
 Run: ``uv run python tests/benchmarks/history_import_bench.py`` (not part of ``uv run pytest``);

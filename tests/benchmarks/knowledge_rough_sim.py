@@ -1,4 +1,4 @@
-"""Rough-model knowledge simulation (issue 14, item 9): 1,000 exchanges through the real
+"""Rough-model knowledge simulation: 1,000 exchanges through the real
 validator and the real corrective round, with a knowledge model that errs like a small one.
 
 Run: ``uv run python tests/benchmarks/knowledge_rough_sim.py [N] [--model M]`` (not part of
@@ -22,7 +22,7 @@ kept until the person decides: nobody decides here, so they pile up.
 The *careful* model quotes exactly, never drops anything and never gives up; the *adversarial*
 one is the rough one plus, in one exchange of four, an op meant to rewrite a fact quietly:
 two values swapped, a unit or currency changed, a plain-words merge that keeps one entry of
-several, or a value replaced on evidence about something else (issue 25).
+several, or a value replaced on evidence about something else.
 
 Reported: ops refused by reason (first answers, and still refused after the corrective
 round); facts recoverable by question — each seeded fact's current value from the final
@@ -207,7 +207,7 @@ class World:
         ops += self._merges()
         if self.model.adversary and rng.random() < self.model.adversary:
             ops += self._adversary(rng)
-        # Who said what, as the rebuild hears it (issue 33: only the person's statement changes
+        # Who said what, as the rebuild hears it (only the person's statement changes
         # an entry, and Claude's quotation marks are its formatting)
         self._run([Said(PERSON, "\n".join(asked)), Said(CLAUDE, "\n".join(said))], ops, new,
                   change)

@@ -1,4 +1,4 @@
-"""Knowledge simulation (issue 4 "Done when"): 200 exchanges through the real validator.
+"""Knowledge simulation: 200 exchanges through the real validator.
 
 Run: ``uv run python tests/benchmarks/knowledge_sim.py`` (not part of ``uv run pytest``).
 

@@ -1,4 +1,4 @@
-"""A tool call's overhead through Cairn over the SDK's own ``call_tool`` (issue 37).
+"""A tool call's overhead through Cairn over the SDK's own ``call_tool``.
 
 Run: ``uv run python tests/benchmarks/mcp_call_bench.py [--calls 200]`` (not part of
 ``uv run pytest``).

@@ -1,4 +1,4 @@
-"""A 50 MB answer from an MCP server, in the real window (issue 37): how late the window's
+"""A 50 MB answer from an MCP server, in the real window: how late the window's
 event loop (qasync, the GUI thread) runs a 5 ms timer while the answer arrives and its one
 sentence is stored, sent back and shown (a 6 MB one: taken and cut at the turn's 4 MB of
 tool results); the same for a server that crashes mid-call, a call that never answers (the

@@ -1,5 +1,5 @@
 """Start-up with 10 MCP servers configured and on, against the same data without them,
-interleaved in one run (issue 37): the start-up benchmark's measures (tests/benchmarks/
+interleaved in one run: the start-up benchmark's measures (tests/benchmarks/
 startup_bench.py: the window's first paint, filled in, panels built, and the whole process of
 ``cairn --exit-after-first-paint``) on two copies of one data folder (1,000 workspaces and
 50,000 chats unless ``--chats``), the second with 10 servers, each on in the workspaces the

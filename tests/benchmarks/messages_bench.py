@@ -1,4 +1,4 @@
-"""Messages benchmark (issue 8 "Done when", DESIGN.md §9–10): paging a long chat.
+"""Messages benchmark (DESIGN.md §9–10): paging a long chat.
 
 Run: ``uv run python tests/benchmarks/messages_bench.py`` (not part of ``uv run pytest``).
 

@@ -11,7 +11,7 @@ after another (WAL, ``synchronous=FULL``, through the one writer), interleaved i
 
 Target: unaffected by the commits (ratio near 1; the second core is busy with the writer,
 so a little CPU contention shows).  Before reads had their own connections they waited for
-the writer's lock: 280-383 ms after an external write (issue 8).
+the writer's lock: 280-383 ms after an external write.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Registry benchmark (issue 2 "Done when", DESIGN.md §10): 1,000 workspaces, 50,000 chats.
+"""Registry benchmark (DESIGN.md §10): 1,000 workspaces, 50,000 chats.
 
 Run: ``uv run python tests/benchmarks/registry_bench.py`` (not part of ``uv run pytest``).
 

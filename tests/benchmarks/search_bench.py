@@ -1,4 +1,4 @@
-"""Search benchmark (issue 22 "Done when"): find anything at scale.
+"""Search benchmark: find anything at scale.
 
 Run: ``uv run python tests/benchmarks/search_bench.py`` (not part of ``uv run pytest``);
 ``--no-window`` leaves out the typing measure, ``--dir D`` builds in D (a real disk).

@@ -1,4 +1,4 @@
-"""Loop-stall benchmark (issue 8 "Done when", DESIGN.md §2 and §10): how late the event loop
+"""Loop-stall benchmark (DESIGN.md §2 and §10): how late the event loop
 runs a timer while Cairn does its heaviest work.
 
 Run: ``uv run python tests/benchmarks/stall_bench.py`` (not part of ``uv run pytest``;

@@ -15,7 +15,7 @@ window state of each data folder has three workspaces expanded and a chat open, 
 leaves it.  Linux (reads /proc).  The load average is printed beside the figures: the machine
 may be shared.
 
-Targets (issue 24): the whole process within 2.5x the bare window's at 50,000 chats; the
+Targets: the whole process within 2.5x the bare window's at 50,000 chats; the
 250,000-chat start within 1.25x the 50,000-chat start; first paint within 1.5x the bare
 window's; idle memory at 50,000 chats under 150 MB (reported at 250,000).  The idle memory is
 measured twice: as the window is left after its start (every chat read, the folders and the

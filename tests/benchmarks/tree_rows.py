@@ -1,4 +1,4 @@
-"""Messages written in bulk for a benchmark, each chat's rows one path (issue 38): each row
+"""Messages written in bulk for a benchmark, each chat's rows one path: each row
 goes under the chat's previous one (the first under the chat's leaf), with explicit ids so
 that one ``executemany`` writes them all, and each chat's leaf is its last row."""
 

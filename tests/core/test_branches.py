@@ -1,4 +1,4 @@
-"""Branches in the core (issue 38): fork in one transaction and learned once, the rebuild
+"""Branches in the core: fork in one transaction and learned once, the rebuild
 learning the shown path only, search across branches and opening a hit on its branch, find
 in the chat on the shown path, a turn that keeps its own branch."""
 
@@ -11,8 +11,7 @@ import pytest
 from app.errors import Refused
 from app.events import BranchShown, ChatAdded
 from app.ops import Operations
-from tests.core.test_rebuild import knowledge_requests, watermark
-from tests.helpers import LONG, add_op, talk
+from tests.helpers import LONG, add_op, knowledge_requests, talk, watermark
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Typed change events (app/events.py): the hub, each registry operation's events, and a
-mirror that follows only the events and stays equal to a fresh listing (issue 8)."""
+mirror that follows only the events and stays equal to a fresh listing."""
 
 from __future__ import annotations
 
@@ -267,7 +267,7 @@ def test_a_missing_folder_is_a_change_once(registry, seen, folders):
 
 def test_a_folder_status_change_keeps_readers_out_until_every_listener_heard_it(
         registry, folders):
-    """Issue 20, item 4: the sidebar's row sometimes stayed *missing* after the folder came
+    """The sidebar's row sometimes stayed *missing* after the folder came
     back.  A status change commits nothing, so its events went out without the memory lock:
     the window could be handed the event by the first listener (the bridge) and read past
     it before the second (the model's bookkeeping) had heard it, and then dropped every later
@@ -297,7 +297,7 @@ def test_a_folder_status_change_keeps_readers_out_until_every_listener_heard_it(
 
 
 def test_move_to_folder_keeps_the_workspace_and_re_reads_the_tree(registry, seen, folders):
-    """Issue 20, item 13: the same workspace (its id, place, chats) at its new folder, said
+    """The same workspace (its id, place, chats) at its new folder, said
     as a removal at the old place and an addition at the new one (never a Reset)."""
     a, old, b = folders("a", "Thesis", "b")
     registry.add_workspace(a)

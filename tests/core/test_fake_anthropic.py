@@ -37,7 +37,8 @@ from anthropic.types import (
     WebSearchToolResultBlock,
     WebSearchToolResultErrorObject,
 )
-from fake_anthropic import (
+
+from tests.fake_anthropic import (
     WEB_TOOL_VERSIONS,
     FakeAnthropic,
     cited_text,

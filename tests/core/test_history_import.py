@@ -1,4 +1,4 @@
-"""Importing Claude.ai and ChatGPT exports (issue 40): exports built in the documented shapes
+"""Importing Claude.ai and ChatGPT exports: exports built in the documented shapes
 (tests/history_exports.py) go in through the core and the command line; crafted ones are
 refused or bounded with nothing written; a second import adds nothing."""
 

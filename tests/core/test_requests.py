@@ -103,9 +103,9 @@ def test_a_rebuilds_call_sends_what_messages_create_sends(fake):
 
 
 def test_a_person_hears_from_a_silent_server_within_90_seconds():
-    """The configured waits (issue 35, item 5): a turn first asks for the models list (once a
+    """The configured waits: a turn first asks for the models list (once a
     day, bounded as a whole) and then waits for its reply to begin (bounded, the SDK's retries
-    included); together under 90 s.  test_misbehaving_server.py shows each bound holds."""
+    included); together under 90 s.  tests/core/llm/test_misbehaving_server.py shows each bound holds."""
     from app.llm import catalog, client
 
     assert catalog.REFRESH_TIMEOUT + client.ANSWER_DEADLINE <= 90

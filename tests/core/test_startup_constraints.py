@@ -1,4 +1,4 @@
-"""The constraints do the checking (issue 24): what they rule out is not scanned at every
+"""The constraints do the checking: what they rule out is not scanned at every
 start, so each one is shown refusing its inconsistency here; a database that lost one is
 still stopped at start, with the message naming the problem, at the benchmark's scale."""
 

@@ -1,4 +1,4 @@
-"""Each use case written once, in the core (issue 19): the command line and the window's
+"""Each use case written once, in the core: the command line and the window's
 operations call the same function and say the same thing — knowledge status, "Retry now",
 "Keep mine", the safe save of a description and instructions, the file manifest's scope,
 and a pasted image's name."""

@@ -1,4 +1,4 @@
-"""Cairn through LiteLLM's real proxy (issue 39, "Done when"), by hand: a mock route
+"""Cairn through LiteLLM's real proxy ("Done when"), by hand: a mock route
 (`mock_response`) and a route in front of a local server speaking today's API (the tests'
 fake, which refuses a forced tool as today's models do). Not run by pytest, and LiteLLM is no
 dependency of Cairn's: install it apart, then run from the repository root:

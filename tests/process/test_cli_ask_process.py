@@ -1,5 +1,5 @@
 """`cairn ask` as a process: a closed stdout, Ctrl-C and SIGTERM, refusals that leave no
-junk, and the window's own command-line words (issue 12: items 3, 4, 11, 12, 13)."""
+junk, and the window's own command-line words."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_what_the_knowledge_model_wrote_is_printed_escaped(online, fake, workspa
 @pytest.mark.parametrize("how, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_ctrl_c_while_the_knowledge_update_waits_keeps_the_reply(isolated, fake, tmp_path, how,
                                                                  code):
-    """Issue 39, item 5, as a terminal does it: the wait is said on stderr, Ctrl+C leaves the
+    """As a terminal does it: the wait is said on stderr, Ctrl+C leaves the
     update for later, the reply is stored whole and the exchange still waits for a rebuild."""
     folder = tmp_path / "here"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""Crash safety (DESIGN.md §10, issue 2 "Done when").
+"""Crash safety (DESIGN.md §10): no kill loses a committed change.
 
 A child process (tests/process/crash_writer.py) applies a deterministic, seeded sequence of registry
 operations to one data folder and reports each operation after it returned (``OK <index>``).

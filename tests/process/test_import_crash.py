@@ -1,4 +1,4 @@
-"""Import is all-or-nothing (issue 15 "Done when"): ``cairn import`` killed at random points.
+"""Import is all-or-nothing: ``cairn import`` killed at random points.
 
 A child process runs the command line's ``import`` (``app.cli.main``) on a fresh data folder;
 it prints ``READY`` once its modules are loaded, and the parent kills it (SIGKILL,

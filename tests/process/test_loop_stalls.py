@@ -1,4 +1,4 @@
-"""The loop-stall probe (issue 8 "Done when", DESIGN §2 and §10): a timer every 5 ms on the
+"""The loop-stall probe (DESIGN §2 and §10: nothing on the GUI thread waits): a timer every 5 ms on the
 event loop records how late it runs while Cairn does its heaviest work at once —
 
 - a turn streams a 20,000-token reply in a chat of 5,000 stored messages (the request carries

@@ -14,6 +14,7 @@ import pytest
 
 from app.store.mcp import ServerConfig
 from app.tools.mcp_client import LOG_BYTES, McpServers, ServerProblem, Timeouts, log_file, open_log
+from tests.helpers import children
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = str(ROOT / "tests" / "mcp_test_server.py")
@@ -21,24 +22,6 @@ TIME = str(Path(sys.executable).parent / "mcp-server-time")
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(),
                                 reason="children are counted in /proc (Linux)")
-
-
-def children() -> set[int]:
-    found: set[int] = set()
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            found |= {int(p) for p in (task / "children").read_text().split()}
-        except OSError:
-            continue
-    alive = set()
-    for pid in found:  # a reaped or zombie child is no server left running
-        try:
-            state = (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0])
-        except OSError:
-            continue
-        if state != "Z":
-            alive.add(pid)
-    return alive
 
 
 def ours(name: str, *extra: str) -> ServerConfig:

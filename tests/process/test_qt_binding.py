@@ -1,4 +1,4 @@
-"""The Qt binding must not corrupt the interpreter (issue 8, DESIGN.md §2).
+"""The Qt binding must not corrupt the interpreter (DESIGN.md §2).
 
 PySide6-Essentials 6.12.0 on CPython 3.11 drops one reference to ``None`` on every Qt call
 that returns nothing, and one to ``True`` on every signal emit; after a few thousand void

@@ -1,4 +1,4 @@
-"""Reads from memory never wait on a write (issue 19): with another process holding the
+"""Reads from memory never wait on a write: with another process holding the
 database's write lock, a change of this process waits in ``BEGIN IMMEDIATE`` — and the
 window's reads (the sidebar's counts and rows, the workspace list) still answer at once,
 because the registry holds its memory lock only from a commit to the change's end, never

@@ -1,4 +1,4 @@
-"""The search index under kill -9 (issue 22, "Done when"): a child writes everything the index
+"""The search index under kill -9 ("Done when"): a child writes everything the index
 follows and is killed at random moments, mostly mid-write; after each kill the index holds
 exactly what the database holds — no committed write without its index rows, no index row
 without its write — and FTS5's own integrity check passes."""

@@ -1,4 +1,4 @@
-"""cairn:// links in the window (issue 39, item 7): handed to the running window as a later
+"""cairn:// links in the window: handed to the running window as a later
 `cairn LINK` is (the desktop's %u, macOS's open event, Windows' URL protocol), a link opens its
 chat or selects its workspace; anything else is one sentence, and nothing changes."""
 

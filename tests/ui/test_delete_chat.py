@@ -1,4 +1,4 @@
-"""Delete chat in the window (issue 36, item 17): the chat's menu, the Chat menu and its key,
+"""Delete chat in the window: the chat's menu, the Chat menu and its key,
 a question whose Enter keeps the chat, the sidebar and the open chat following the removal
 (also another process's), and Restore from File › Recently removed."""
 

@@ -1,4 +1,4 @@
-"""A mistyped command says which one was meant (issue 20, item 19)."""
+"""A mistyped command says which one was meant."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""File dialogs as a person meets them (issue 20, item 17): Import says a bad file before it
+"""File dialogs as a person meets them: Import says a bad file before it
 asks where to put it, the folder picker takes a folder not made yet, and Attach, Add files,
 Export and Import open in the workspace's folder, not the current directory."""
 
@@ -85,7 +85,7 @@ def test_file_dialogs_open_in_the_workspaces_folder(opened, folders, opened_wher
 
 
 def test_export_opens_where_the_last_export_went(opened, folders, tmp_path):
-    """Issue 36, Minor: the export's dialog remembers the folder of the last export."""
+    """The export's dialog remembers the folder of the last export."""
     window = opened.window
     (acme,) = folders("Acme")
     (ws, _), _ = run(opened.ops.add_workspace(acme))

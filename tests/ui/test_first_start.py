@@ -1,4 +1,4 @@
-"""A first start with no API key (issue 20, item 18): the window says so at once, with a
+"""A first start with no API key: the window says so at once, with a
 button that opens Settings, before any message fails; without a keychain that can keep a
 key, it points to ANTHROPIC_API_KEY as Settings does."""
 

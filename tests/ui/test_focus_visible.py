@@ -1,4 +1,4 @@
-"""Issue 36, item 12: the keyboard's place is plainly visible on buttons, light and dark: a
+"""The keyboard's place is plainly visible on buttons, light and dark: a
 two-pixel ring in the theme's link colour, not Fusion's faint outline."""
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
-"""Workspaces' folders watched while the window runs (issue 20, item 4)."""
+"""Workspaces' folders watched while the window runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from tests.ui.drivers import workspace_clicked
+
 
 def test_a_folder_deleted_while_the_window_runs_shows_missing_and_new_chat_is_refused(
         opened, folders):
-    """Issue 20, item 4: no restart, no focus change: the folder gone shows *missing* within
+    """No restart, no focus change: the folder gone shows *missing* within
     seconds, New chat on it is refused in one sentence that offers Move to folder… (and its
     menu offers no New chat), and the workspace is ok again when the folder comes back."""
     import shutil
@@ -22,13 +24,13 @@ def test_a_folder_deleted_while_the_window_runs_shows_missing_and_new_chat_is_re
     sidebar = window.sidebar
     wait_for(lambda: sidebar.model.workspace_index(ws.id).isValid())
     window.sidebar.select_workspace(ws.id)
-    window._workspace_selected(ws.id)
+    workspace_clicked(window, ws.id)
     shutil.rmtree(thesis)
     wait_for(lambda: registry.workspace(ws.id).status == MISSING_DIR)
     menu = workspace_menu(sidebar.handlers, registry.workspace(ws.id))
     assert "New chat" not in [a.text() for a in menu.actions()]
     assert "Move to folder…" in [a.text() for a in menu.actions()]
-    # Issue 36, Minor: a missing folder is neither shown nor opened in a terminal.
+    # A missing folder is neither shown nor opened in a terminal.
     from ui.sidebar.menus import REVEAL
 
     assert REVEAL not in [a.text() for a in menu.actions()]

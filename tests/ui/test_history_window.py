@@ -1,4 +1,4 @@
-"""File → Import from Claude.ai or ChatGPT… (issue 40): pick the export, see what it holds,
+"""File → Import from Claude.ai or ChatGPT…: pick the export, see what it holds,
 a folder per project, import with a progress bar, the report; stopping keeps whole chats."""
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def test_learn_from_imported_chats_asks_with_the_cost_then_runs_in_the_backgroun
     from app.history.importing import import_history
     from tests import history_exports as ex
     from tests.helpers import add_op
-    from tests.ui.test_sidebar import action_texts
+    from tests.ui.drivers import action_texts
 
     chats = ex.claude_new_chats()
     chats[1]["chat_messages"][1] = ex.claude_message(

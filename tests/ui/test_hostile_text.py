@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tests.ui.drivers import workspace_clicked
 from tests.ui.helpers import replies, run, wait_for
 from ui.app import Starter
 from ui.sharing import RecentlyRemoved
@@ -142,7 +143,7 @@ def test_every_label_tooltip_and_question_shows_data_as_text(
 
     # The workspace, as a click selects it: the header, the knowledge panel, its status line.
     sidebar.select_workspace(ws_id)
-    window._workspace_selected(ws_id)
+    workspace_clicked(window, ws_id)
     panel = window.knowledge
     wait_for(lambda: panel.editor.owner == ws_id and panel.editor.opened is not None)
     panel.tabs.setCurrentWidget(panel.files)
@@ -219,7 +220,7 @@ def test_the_knowledge_previews_copy_link_copies_and_its_links_show_where_they_g
     (ws, _), _ = run(opened.ops.add_workspace(acme))
     window = opened.window
     window.sidebar.select_workspace(ws.id)
-    window._workspace_selected(ws.id)
+    workspace_clicked(window, ws.id)
     editor = window.knowledge.editor
     window.knowledge.ask_unsaved = replies(lambda: DISCARD)  # the text typed here is not kept
     wait_for(lambda: editor.owner == ws.id and editor.opened is not None)

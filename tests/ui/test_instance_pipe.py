@@ -1,4 +1,4 @@
-"""The one-window pipe on Windows (issue 35, item 11): a name another user cannot work out,
+"""The one-window pipe on Windows: a name another user cannot work out,
 and a pipe that someone else serves is never talked to.
 
 A named pipe needs Windows, so what can be checked here is checked as data: the name from

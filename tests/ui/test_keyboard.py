@@ -1,4 +1,4 @@
-"""The window from the keyboard (issue 20, item 8): Down from the filter lands on the first
+"""The window from the keyboard: Down from the filter lands on the first
 row, Enter on a section heading never folds the section, the focus shows as a ring in the
 sidebar and a frame in the transcript, and Enter takes the archive question's visible
 default button."""
@@ -14,6 +14,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
+from tests.ui.drivers import chat_open_in
 from tests.ui.helpers import run, wait_for
 from ui.sidebar import CHAT, ID_ROLE, KIND_ROLE, WORKSPACES
 
@@ -47,7 +48,7 @@ def test_down_from_the_filter_lands_on_the_first_match_with_a_focus_ring(opened,
     ringed = picture(sidebar.tree.viewport(), row)
     focus(sidebar.filter)
     assert picture(sidebar.tree.viewport(), row) != ringed  # the ring is what changed
-    wait_for(lambda: window._chat_id == first.id)  # and it opens, as arrow keys do
+    wait_for(lambda: chat_open_in(window) == first.id)  # and it opens, as arrow keys do
 
 
 def test_enter_on_a_section_heading_does_not_fold_the_section(opened, folders):
@@ -67,7 +68,7 @@ def test_enter_on_a_section_heading_does_not_fold_the_section(opened, folders):
 
 
 def test_the_transcript_shows_where_the_keyboard_is(opened, loop, fake, folders):
-    from tests.ui.test_chat_view import exchange
+    from tests.ui.drivers import exchange
 
     (acme,) = folders("Acme")
     exchange(loop, opened, fake, acme, "Hello?", "Hello, how can I help?")
@@ -99,7 +100,7 @@ def test_enter_takes_the_archive_questions_default_button(opened, folders):
     QTimer.singleShot(0, press_enter)
     assert sidebar.handlers.confirm("Archive chat?", "It can be unarchived.", "Archive") is True
     assert seen == [("Archive", True)]
-    # Issue 36, Minor: the title bar says the title; the text is the question, once.
+    # The title bar says the title; the text is the question, once.
     assert texts == [("Archive chat?", "It can be unarchived.")]
     # Removing a workspace keeps Cancel as the button Enter takes.
     QTimer.singleShot(0, press_enter)

@@ -1,4 +1,4 @@
-"""Issue 36, item 5: a chat opened with a click or Enter puts the caret in the message box
+"""A chat opened with a click or Enter puts the caret in the message box
 (typing no longer jumps between sidebar rows), and Ctrl+F then finds in the chat; arrow keys
 still leave the keyboard in the sidebar."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
+from tests.ui.drivers import chat_open_in
 from tests.ui.helpers import run, wait_for
 from ui.sidebar import ID_ROLE
 
@@ -75,14 +76,14 @@ def test_arrow_keys_keep_the_keyboard_in_the_sidebar(opened, folders):
     plans, budget = _two_chats(opened, folders)
     tree = window.sidebar.tree
     tree.setCurrentIndex(_row(window.sidebar, budget.id))
-    wait_for(lambda: window._chat_id == budget.id)
+    wait_for(lambda: chat_open_in(window) == budget.id)
     QTest.keyClick(tree, Qt.Key.Key_Down)  # the next row opens after a pause
-    wait_for(lambda: window._chat_id not in (None, budget.id))
+    wait_for(lambda: chat_open_in(window) not in (None, budget.id))
     assert tree.hasFocus()
 
 
 def test_ctrl_n_again_and_again_keeps_one_empty_chat(opened, folders, capsys):
-    """Issue 36, item 9: the window and ``cairn chat list`` show one empty "New chat", not
+    """The window and ``cairn chat list`` show one empty "New chat", not
     one per Ctrl+N."""
     import json
 
@@ -94,14 +95,14 @@ def test_ctrl_n_again_and_again_keeps_one_empty_chat(opened, folders, capsys):
     window.select_workspace(ws.id)
     for _ in range(3):
         window.new_chat_action.trigger()
-        wait_for(lambda: window._chat_id is not None)
+        wait_for(lambda: chat_open_in(window) is not None)
         wait_for(lambda: not window._tasks.tasks())
     assert [c.title for c in opened.cairn.registry.chats_of(ws.id)] == ["New chat"]
     capsys.readouterr()
     assert main(["chat", "list", "--json"]) == 0  # the command line, on the same data folder
     listed = json.loads(capsys.readouterr().out)
     chats = listed["workspaces"] if isinstance(listed, dict) else listed
-    assert [c["id"] for c in _chats_of(chats, ws.id)] == [window._chat_id]
+    assert [c["id"] for c in _chats_of(chats, ws.id)] == [chat_open_in(window)]
 
 
 def _chats_of(listed, ws_id):

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from app.store.mcp import ServerConfig
-from tests.process.test_mcp_servers import children
+from tests.helpers import children
+from tests.ui.drivers import entries, idle, new_chat, send
 from tests.ui.helpers import close_window, configure, open_window, run, wait_for
-from tests.ui.test_chat_view import entries, idle, new_chat, send
 
 GIT_SERVER = str(Path(sys.executable).parent / "mcp-server-git")
 TEST_SERVER = str(Path(__file__).resolve().parents[1] / "mcp_test_server.py")

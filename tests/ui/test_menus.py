@@ -1,4 +1,4 @@
-"""Issue 36, item 11: everything the window does has a place a newcomer finds (a menu bar:
+"""Everything the window does has a place a newcomer finds (a menu bar:
 File, Chat, View, Help) with its keys, a "Keyboard shortcuts" list that holds every key of the
 window's actions, the Board with a shortcut, and the toolbar reached by Tab."""
 

@@ -1,4 +1,4 @@
-"""Narrow windows (issue 20, item 15), resizing the real window offscreen: the chat column
+"""Narrow windows, resizing the real window offscreen: the chat column
 keeps priority (at least ``CHAT_MIN`` pixels) and the knowledge panel folds itself when there
 is no room, coming back when there is; the panel's tabs are never elided; the History list
 and its "Compare with" box fit the panel at its narrowest."""

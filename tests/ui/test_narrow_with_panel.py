@@ -1,4 +1,4 @@
-"""Issue 36, item 13: at 800×600 with the knowledge panel shown by hand, the chat kept ~200 px
+"""At 800×600 with the knowledge panel shown by hand, the chat kept ~200 px
 and its tables broke their words.  The sidebar steps aside for the panel instead, and comes
 back when the panel closes or the window widens.  Pictures at 800×600 and 1280×800, light and
 dark (``CAIRN_SHOTS=folder`` keeps them)."""
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ui.drivers import bulk_messages
 from tests.ui.helpers import close_window, configure, run, wait_for
-from tests.ui.test_search_box import bulk_messages
 from ui.app import start
 from ui.columns import CHAT_MIN
 from ui.theme import apply_theme

@@ -1,4 +1,4 @@
-"""Issue 36, item 2: no question asked from inside a task runs an event loop of its own, and
+"""No question asked from inside a task runs an event loop of its own, and
 a background job whose run died is started again rather than staying "busy".
 
 After a blocking "Replace the file?" inside the export's task, asyncio refused every other

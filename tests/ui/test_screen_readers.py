@@ -1,4 +1,4 @@
-"""Issue 36, item 10: the find counter, the knowledge status line and a suggestion's texts
+"""The find counter, the knowledge status line and a suggestion's texts
 tell assistive technology what they show, not only a fixed name (which stays, for UI
 automation)."""
 
@@ -7,15 +7,17 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QAccessible
 
-from tests.ui.helpers import wait_for
-from tests.ui.test_search_box import bulk_messages, make_chat
-from tests.ui.test_suggestions_strip import (
+from tests.ui.drivers import (
     PREFERENCES,
+    bulk_messages,
+    draft_of,
+    make_chat,
     merge,
     strip_of,
     suggest,
     with_document,
 )
+from tests.ui.helpers import wait_for
 from ui.app import Starter
 
 
@@ -39,7 +41,7 @@ def test_the_find_counter_tells_its_count(opened, folders):
     window = opened.window
     window.select_chat(chat)
     panel = window.chat_panel
-    wait_for(lambda: panel._draft_for == chat)
+    wait_for(lambda: draft_of(panel) == chat)
     bar = panel.find_bar
     bar.open_bar()
     bar.field.setText("needle")

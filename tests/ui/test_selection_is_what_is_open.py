@@ -1,4 +1,4 @@
-"""The highlighted sidebar row is what the window shows (issue 20, item 7): after a
+"""The highlighted sidebar row is what the window shows: after a
 right-click, archiving, Remove, Move to folder…, clearing the filter; arrow keys open the row
 they rest on after a short pause, as in mail clients."""
 
@@ -12,12 +12,13 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMenu
 
+from tests.ui.drivers import chat_open_in
 from tests.ui.helpers import run, wait_for
 
 
 def shown_id(window: Any) -> str | None:
     """What the window shows: the open chat, else the selected workspace."""
-    return window._chat_id or window._workspace_id
+    return chat_open_in(window) or window._workspace_id
 
 
 def agree(window: Any) -> bool:
@@ -122,7 +123,7 @@ def test_move_to_folder_keeps_the_moved_workspace_open_and_highlighted(opened, f
     sidebar.handlers.move_to_folder(ws.id)
     wait_for(lambda: any(w.path == str(new.resolve()) for w in window.cairn.registry.workspaces()))
     moved = next(w for w in window.cairn.registry.workspaces() if w.path == str(new.resolve()))
-    assert moved.id == ws.id  # the same workspace, at its new folder (issue 20, item 13)
+    assert moved.id == ws.id  # the same workspace, at its new folder
     wait_for(lambda: agree(window) and shown_id(window) == ws.id)
 
 

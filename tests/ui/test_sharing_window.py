@@ -1,4 +1,4 @@
-"""Sharing from the window (issue 15's window part): Export… in a workspace's menu, a dropped
+"""Sharing from the window: Export… in a workspace's menu, a dropped
 .cairn file offered for import, Recently removed with Restore."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from tests.ui.helpers import replies, run, wait_for
 
 
 def test_export_import_and_restore_from_the_window(opened, loop, folders, tmp_path):
-    """Issue 15's window part: Export… in a workspace's menu, a dropped .cairn file offered
+    """The window's part of sharing: Export… in a workspace's menu, a dropped .cairn file offered
     for import, and Recently removed with Restore."""
     (acme,) = folders("Acme Inc")
     run(opened.ops.add_workspace(acme))
@@ -52,7 +52,7 @@ def test_export_import_and_restore_from_the_window(opened, loop, folders, tmp_pa
 
 
 def test_the_file_menu_and_the_workspaces_menu_offer_sharing(opened, loop, folders, tmp_path):
-    from tests.ui.test_sidebar import action_texts
+    from tests.ui.drivers import action_texts
 
     (acme,) = folders("Acme Inc")
     run(opened.ops.add_workspace(acme))
@@ -77,7 +77,7 @@ def test_the_file_menu_and_the_workspaces_menu_offer_sharing(opened, loop, folde
 
 def test_recently_removed_flags_a_missing_folder_and_restores_it_elsewhere(opened, folders,
                                                                            tmp_path):
-    """Issue 20, item 13: the list says the folder is missing before Restore is tried;
+    """The list says the folder is missing before Restore is tried;
     Restore is off for it and "Restore into another folder…" brings it back there."""
     from pathlib import Path
 
@@ -106,7 +106,7 @@ def test_recently_removed_flags_a_missing_folder_and_restores_it_elsewhere(opene
 
 def test_a_bundle_handed_to_the_running_window_starts_its_import(opened, loop, folders,
                                                                   tmp_path):
-    """Issue 39, item 7: `cairn FILE.cairn` (a double-click in the file manager, Finder's
+    """`cairn FILE.cairn` (a double-click in the file manager, Finder's
     open event, Explorer's association) with a window running: the import starts there, never
     an "is not a folder" refusal."""
     (acme,) = folders("Acme Inc")

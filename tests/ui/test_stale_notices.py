@@ -1,4 +1,4 @@
-"""Issue 36, item 14: a notice is about what the person was doing: "the folder … is missing"
+"""A notice is about what the person was doing: "the folder … is missing"
 goes once Move to folder… fixed it and never shows over an unrelated chat; "Imported …" goes
 once another chat is opened; a problem of the whole window stays."""
 

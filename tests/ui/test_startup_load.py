@@ -1,4 +1,4 @@
-"""The window is usable before its start-up load ends (issue 24): on 1,000 workspaces and
+"""The window is usable before its start-up load ends: on 1,000 workspaces and
 50,000 chats the sidebar shows every workspace, the expanded ones' chats and the open chat
 while the other chats are still unread; every read during the load and after it is right,
 with changes from the window and from another process landing while it runs.

@@ -17,6 +17,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from tests.ui.drivers import draft_of, workspace_clicked
 from ui.app import Starter, start
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,7 +117,7 @@ def test_a_later_cairn_path_hands_it_to_the_running_window(opened, loop, folders
     wait_for(loop, lambda: second.poll() is not None, timeout=60)
     assert second.returncode == 0, second.stderr.read()
     assert any(w.path == brand for w in opened.cairn.registry.top_level())
-    # Issue 36, Minor: said on the terminal, not silent.
+    # Said on the terminal, not silent.
     assert second.stdout.read().strip() == f"Opened {brand} in the Cairn window already running."
     missing = str(tmp_path / "gone")
     third = run_second([missing], isolated)
@@ -217,7 +218,7 @@ def test_geometry_and_selection_come_back(qapp, loop, isolated, folders):
     (acme,) = folders("Acme")
     ws, _ = starter.cairn.registry.add_workspace(acme)
     starter.window.resize(760, 520)  # within the offscreen screen (800 × 600)
-    starter.window._workspace_selected(ws.id)
+    workspace_clicked(starter.window, ws.id)
     starter.window.close()
     loop.run_until_complete(starter.finish())
     again = start(qapp, isolated)
@@ -230,7 +231,7 @@ def test_geometry_and_selection_come_back(qapp, loop, isolated, folders):
 
 
 def test_quit_from_the_status_board_quits_cairn(opened, loop, qtbot):
-    """Issue 20, item 3: Ctrl+Q with the board in front closes every window of Cairn and
+    """Ctrl+Q with the board in front closes every window of Cairn and
     the process ends, exit 0 (it used to hide the main window and leave the board)."""
     opened.window.sig_board_requested.emit()
     board = opened._board
@@ -268,7 +269,7 @@ def test_a_quit_leaves_no_window_task_to_resume_after_the_loop(qapp, loop, isola
     first, _ = loop.run_until_complete(ops.new_chat(folder=acme))
     second, _ = loop.run_until_complete(ops.new_chat(folder=acme))
     window.select_chat(second.id)
-    wait_for(loop, lambda: window.chat_panel._draft_for == second.id)
+    wait_for(loop, lambda: draft_of(window.chat_panel) == second.id)
     page = ops.page
 
     async def slow_page(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -277,7 +278,7 @@ def test_a_quit_leaves_no_window_task_to_resume_after_the_loop(qapp, loop, isola
 
     monkeypatch.setattr(ops, "page", slow_page)
     window.select_chat(first.id)  # its opening is under way ...
-    assert window.chat_panel._draft_for is None
+    assert draft_of(window.chat_panel) is None
     window.close()  # ... when the person quits
     loop.run_until_complete(starter.finish())
     assert not window._tasks.tasks()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QPushButton
 
 from app import events as ev
 from app.store.messages import COMPLETE
+from tests.ui.drivers import draft_of, idle
 from tests.ui.helpers import run, wait_for
 from ui.app import Starter
 from ui.chat.entries import PERSON, REPLY
@@ -24,7 +25,7 @@ def new_chat(starter: Starter, folder: str) -> str:
     chat, _ = run(starter.ops.new_chat(folder=folder))
     starter.window.select_chat(chat.id)
     panel = starter.window.chat_panel
-    wait_for(lambda: panel.chat_id == chat.id and panel._draft_for == chat.id)
+    wait_for(lambda: panel.chat_id == chat.id and draft_of(panel) == chat.id)
     return chat.id
 
 
@@ -34,10 +35,6 @@ def send(starter: Starter, text: str) -> None:
     panel.composer.edit.setFocus()
     panel.composer.send()
 
-
-def idle(starter: Starter) -> bool:
-    panel = starter.window.chat_panel
-    return not panel._live and not panel._sending and not panel.composer.streaming
 
 
 def named(parent: Any, kind: type, name: str) -> Any:
@@ -104,7 +101,7 @@ def open_settings(opened: Starter) -> SettingsDialog:
 
 
 def test_an_open_settings_dialog_shows_a_value_the_command_line_changed(opened):
-    """Issue 20, item 2: `cairn settings set` in a terminal while Settings is open: a field
+    """`cairn settings set` in a terminal while Settings is open: a field
     left as it was shows the new value, and Save no longer writes the old one back."""
     from PySide6.QtWidgets import QLineEdit
 
