@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QLabel
 
-from app.store.knowledge import Change
+from app.store.documents import Change
 from app.store.suggestions import Proposed
 from tests.ui.helpers import wait_for
 from tests.ui.test_knowledge_panel import click, named, show, workspace

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.errors import CairnError
 from app.knowledge.merge import changed_lines
-from app.store.knowledge import PERSONAL, Conflict, Document
+from app.store.documents import PERSONAL, Conflict, Document
 from ui.knowledge.diffview import DiffColours, inline_html, summary
 from ui.knowledge.highlight import KnowledgeEdit, KnowledgeHighlighter
 from ui.knowledge.history import HistoryView

@@ -26,7 +26,7 @@ from ui.text import Label
 
 if TYPE_CHECKING:
     from app.ops import Operations
-    from app.store.knowledge import Version
+    from app.store.documents import Version
     from app.store.registry.registry import Registry
     from ui.tasks import RunTask
 

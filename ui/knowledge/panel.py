@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from ui.knowledge.editor import DocumentEditor
 from ui.knowledge.files import FilesView
-from ui.knowledge.folder import FolderSwitches
+from ui.knowledge.folder_switches import FolderSwitches
 from ui.knowledge.instructions import InstructionsView
 from ui.knowledge.tools import ToolsView
 from ui.text import Label, answered, message_box

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from app.errors import CairnError
 from app.knowledge.status import document_line, suggestions_line
-from app.store.knowledge import PERSONAL, Document
+from app.store.documents import PERSONAL, Document
 from ui.text import Label, sentence
 
 if TYPE_CHECKING:
