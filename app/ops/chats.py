@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 
 class ChatOperations(Part):
-    """Chats: create, rename, archive, pin, move, remove; their messages in pages; turns, retries,"""
+    """Chats: their list, their messages in pages, turns, versions, attachments, drafts."""
 
     async def new_chat(self, *, folder: str | None = None, title: str = "",
                        workspace_id: str | None = None,

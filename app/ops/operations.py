@@ -1,6 +1,7 @@
 """The operations the window calls: named, async, and never on the caller's thread.
 
-Each operation runs its storage, file, keyring and heavy-import work on one writer thread and returns ``(result, Changes)``: the result, or the refusal as
+Each operation runs its storage, file, keyring and heavy-import work on one writer thread and
+returns ``(result, Changes)``: the result, or the refusal as
 :class:`~app.errors.CairnError`, and the typed events the change emitted, so a caller can
 react to exactly what changed (Anki's ``OpChanges``).  The window's GUI thread awaits them on
 its qasync loop and so never waits on a commit, an fsync, a file read or the keychain.

@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 
 class SharingOperations(Part):
-    """Sharing: a workspace exported as a bundle, a bundle checked and imported, a chat as Markdown."""
+    """Sharing: bundles exported, checked and imported; a chat as Markdown."""
 
     async def export_workspace(self, ws_id: str, target: Path, *, with_chats: bool = False,
                                with_history: bool = False, replace: bool = False

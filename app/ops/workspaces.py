@@ -20,7 +20,7 @@ T = TypeVar("T")
 
 
 class WorkspaceOperations(Part):
-    """Workspaces: add, rename, move, remove and restore; a workspace's instructions and web settings."""
+    """Workspaces: add, rename, move, remove, restore; instructions and web settings."""
 
     async def add_workspace(self, path: str, *, at_end: bool = False
                             ) -> tuple[tuple[Workspace, bool], Changes]:
