@@ -15,17 +15,17 @@ from app.store.settings import Settings
 if TYPE_CHECKING:
     from app.chat.engine import ChatEngine
     from app.chat.turn import TurnResult
-    from app.knowledge.cairn_file import KnowledgeFiles
+    from app.knowledge.cairn_file import CairnFileSync
     from app.knowledge.rebuild import Rebuilder
     from app.knowledge.scheduler import KnowledgeScheduler
     from app.llm.catalog import Catalog
+    from app.store.documents import KnowledgeStore
     from app.store.files import FileStore
-    from app.store.folder import FolderStore
-    from app.store.knowledge import KnowledgeStore
+    from app.store.folder_access import FolderStore
     from app.store.mcp import McpStore
     from app.store.search import Finder
     from app.store.web import WebStore
-    from app.tools.folder import FolderReader
+    from app.tools.folder_reading import FolderReader
     from app.tools.mcp import McpTools
     from app.tools.mcp_client import McpServers, ServerTool
 
@@ -50,7 +50,7 @@ class Cairn:
         self._mcp_servers: McpServers | None = None
         self._mcp_tools: McpTools | None = None
         self._folder_reader: FolderReader | None = None
-        self._knowledge_files: KnowledgeFiles | None = None
+        self._cairn_file_sync: CairnFileSync | None = None
         self._files: FileStore | None = None
         self._search: Finder | None = None
         self._catalog: Catalog | None = None
@@ -81,32 +81,32 @@ class Cairn:
         return self._folders
 
     @property
-    def knowledge_files(self) -> KnowledgeFiles:
-        if self._knowledge_files is None:
+    def cairn_file_sync(self) -> CairnFileSync:
+        if self._cairn_file_sync is None:
             self._make_knowledge()
-        assert self._knowledge_files is not None
-        return self._knowledge_files
+        assert self._cairn_file_sync is not None
+        return self._cairn_file_sync
 
     def _make_knowledge(self) -> None:
         """The documents' store with CAIRN.md's keeper, made together: the keeper hooks every
         read of a document (its outside edits taken in) and hears every save (the file
         written after the version's commit), so no document is read or saved without it."""
-        from app.knowledge.cairn_file import KnowledgeFiles
+        from app.knowledge.cairn_file import CairnFileSync
         from app.knowledge.placing import placed
-        from app.store.folder import FolderStore
-        from app.store.knowledge import KnowledgeStore
+        from app.store.documents import KnowledgeStore
+        from app.store.folder_access import FolderStore
 
         with self._made_lock:
-            if self._knowledge_files is not None:
+            if self._cairn_file_sync is not None:
                 return
             db, hub = self.registry.db, self.registry.hub
             knowledge = KnowledgeStore(db, hub=hub)
             knowledge.placing = placed  # suggestions record where their entries stand
             folders = FolderStore(db)
-            files = KnowledgeFiles(registry=self.registry, knowledge=knowledge,
+            files = CairnFileSync(registry=self.registry, knowledge=knowledge,
                                    folders=folders, hub=hub)
             self._knowledge, self._folders = knowledge, folders
-            self._knowledge_files = files
+            self._cairn_file_sync = files
 
     @property
     def files(self) -> FileStore:
@@ -226,7 +226,7 @@ class Cairn:
         from app.chat.engine import ChatEngine
         from app.knowledge.rebuild import Rebuilder
         from app.tools import Toolbox
-        from app.tools.folder import FolderReader, folder_tools
+        from app.tools.folder_reading import FolderReader, folder_tools
         from app.tools.workspace_files import ReadWorkspaceFile
 
         with self._made_lock:  # (the storage thread may ask first: a chat's knowledge)

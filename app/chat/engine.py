@@ -41,8 +41,8 @@ from app.errors import CairnError, Refused
 from app.llm.catalog import Catalog, ModelInfo, estimate_tokens
 from app.records import Chat
 from app.store.blocks import Replay, kind_of_block, paired_ids
+from app.store.documents import PERSONAL, KnowledgeStore
 from app.store.files import FileStore
-from app.store.knowledge import PERSONAL, KnowledgeStore
 from app.store.messages import COMPLETE, FAILED, STOPPED, ChatStore, Message
 from app.store.registry.registry import DEFAULT_CHAT_TITLE, Registry
 from app.store.settings import Settings

@@ -174,9 +174,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         if conversation and args.command == "chat":
             return cli_branches.run_turn(cairn, args, stdout, stderr)
         if conversation and args.command == "workspace":
-            from app.cli import folder as cli_folder
+            from app.cli import workspace_switches
 
-            return cli_folder.run(cairn, args, out.emit)
+            return workspace_switches.run(cairn, args, out.emit)
         if conversation:
             return cli_conversation.run(cairn, args, out.emit, stdout, stderr)
         if args.command in cli_sharing.COMMANDS:

@@ -228,7 +228,7 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit,
             for f in listed) or "No knowledge files.")
         return 0
     if command == "memory":
-        from app.store.knowledge import PERSONAL
+        from app.store.documents import PERSONAL
 
         return _document(cairn, PERSONAL, args, emit, label="Personal memory", stderr=stderr)
     if command == "knowledge":
@@ -241,7 +241,7 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit,
                 if report.status == "nothing" and not report.refused:
                     stdout.write("Nothing new to record.\n")
             return 1 if report.error else 0
-        from app.store.knowledge import PERSONAL
+        from app.store.documents import PERSONAL
 
         if args.id == PERSONAL:
             owner, label = PERSONAL, "Personal memory"
@@ -290,7 +290,7 @@ def _document(cairn: Cairn, owner: str, args: argparse.Namespace,
     if owner == "personal":
         data["enabled"] = cairn.settings.get("memory.enabled")
     else:  # the read above took in an outside edit of CAIRN.md, or says why it could not
-        kept = cairn.knowledge_files.state(owner)
+        kept = cairn.cairn_file_sync.state(owner)
         data["knowledge_file"] = kept.to_json()
         if kept.sentence and stderr is not None and not getattr(args, "json", False):
             stderr.write(shown(kept.sentence) + "\n")
@@ -363,8 +363,8 @@ def _read_document(path: Path, owner: str) -> str:
     Never more than the cap is read, so ``/dev/zero`` or a 2 GB file cost nothing, and a
     FIFO is refused without waiting for a writer.
     """
+    from app.store.documents import MAX_DOCUMENT_BYTES, check_size
     from app.store.files import open_source
-    from app.store.knowledge import MAX_DOCUMENT_BYTES, check_size
 
     if str(path) == stdin.STDIN:
         data = stdin.read(MAX_DOCUMENT_BYTES, what="the document")

@@ -65,11 +65,11 @@ def run(registry: Registry, args: argparse.Namespace, emit: Emit) -> int:
     ws = imported.workspace
     asked: list[str] = []
     if imported.knowledge_files:  # the bundle kept its knowledge as CAIRN.md: so does this
-        from app.knowledge.cairn_file import KnowledgeFiles
-        from app.store.folder import FolderStore
-        from app.store.knowledge import KnowledgeStore
+        from app.knowledge.cairn_file import CairnFileSync
+        from app.store.documents import KnowledgeStore
+        from app.store.folder_access import FolderStore
 
-        files = KnowledgeFiles(registry=registry, knowledge=KnowledgeStore(
+        files = CairnFileSync(registry=registry, knowledge=KnowledgeStore(
             registry.db, hub=registry.hub), folders=FolderStore(registry.db), hub=registry.hub)
         asked = files.adopt(imported.knowledge_files, keep=args.keep_cairn_md)
     data = {"workspace": registry.workspace_json(ws),

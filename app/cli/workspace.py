@@ -41,7 +41,7 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
                                                     "is untouched; restorable for 30 days)"))
     p.add_argument("id", metavar="ID")
     json_flag(ws_cmds.add_parser("removed", help="the recently removed workspaces"))
-    # What a workspace may do in its own folder (app/cli/folder.py runs them).
+    # What a workspace may do in its own folder (app/cli/workspace_switches.py runs them).
     p = json_flag(ws_cmds.add_parser("knowledge-file", help="keep the knowledge document as "
                                                             "CAIRN.md in the folder (on|off)"))
     p.add_argument("id", metavar="ID")
@@ -55,7 +55,7 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
     p.add_argument("--allow", metavar="PATH", action="append", default=None,
                    help="a hidden or secret-looking path Claude may read (repeatable)")
     # Claude searching and reading the web in the workspace's chats
-    # (app/cli/folder.py runs it, with the window's use case).
+    # (app/cli/workspace_switches.py runs it, with the window's use case).
     p = json_flag(ws_cmds.add_parser("web", help="let Claude search and read the web in this "
                                                  "workspace's chats (on|off; $10 per 1,000 "
                                                  "searches)"))
@@ -67,7 +67,7 @@ def add_parsers(commands: Commands, json_flag: JsonFlag) -> None:
                    help="only this site (repeatable; replaces the blocked ones)")
     p.add_argument("--block", metavar="DOMAIN", action="append", default=None,
                    help="never this site (repeatable; replaces the allowed ones)")
-    # Issue 40: learning from chats imported from Claude.ai or ChatGPT (app/cli/folder.py
+    # Issue 40: learning from chats imported from Claude.ai or ChatGPT (app/cli/workspace_switches.py
     # runs it, with the window's use case): the estimate first, the run only with --yes.
     p = json_flag(ws_cmds.add_parser("learn-imported", help="learn from this workspace's "
                                                             "imported chats (says the cost "

@@ -43,9 +43,9 @@ from app.history.model import (
 from app.history.reader import Export, Survey, open_export
 from app.store import imported as store
 from app.store.blobs import BlobStore
+from app.store.documents import PERSONAL
 from app.store.import_marker import import_lock, mark_import, undo_import
 from app.store.imported import NewChat, NewMessage, Stored
-from app.store.knowledge import PERSONAL
 from app.store.suggestions import Proposed
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from app.base.paths import path_key, shown
 from app.errors import Refused, os_reason
-from app.store.knowledge import MAX_DOCUMENT_BYTES
+from app.store.documents import MAX_DOCUMENT_BYTES
 
 FILE_NAME = "CAIRN.md"
 

@@ -50,8 +50,8 @@ from app.knowledge import document as doc
 from app.knowledge.cairn_disk import FILE_NAME, Found, invalid_reason
 from app.knowledge.merge import merge3
 from app.knowledge.placing import find, insertion, place_of
-from app.store.folder import FolderChoices, FolderStore
-from app.store.knowledge import Document, KnowledgeStore, Saved
+from app.store.documents import Document, KnowledgeStore, Saved
+from app.store.folder_access import FolderChoices, FolderStore
 from app.store.registry.registry import Registry
 from app.store.suggestions import Place
 
@@ -89,7 +89,7 @@ def _lower(sentence: str) -> str:
     return sentence[:1].lower() + sentence[1:].rstrip(".")
 
 
-class KnowledgeFiles:
+class CairnFileSync:
     """Keeps CAIRN.md and the document in step, for the workspaces that asked for it."""
 
     def __init__(self, *, registry: Registry, knowledge: KnowledgeStore, folders: FolderStore,
@@ -503,7 +503,7 @@ def _common(a: str, b: str) -> str:
                    for line in left[block.a:block.a + block.size])
 
 
-__all__ = ["FILE_NAME", "SOURCE", "FileState", "KnowledgeFiles", "invalid_reason"]
+__all__ = ["FILE_NAME", "SOURCE", "FileState", "CairnFileSync", "invalid_reason"]
 
 
 def file_bytes(text: str) -> bytes:

@@ -54,7 +54,7 @@ from app.knowledge.suggestions import proposals, suggestible
 from app.knowledge.validator import Layer, Outcome, Refusal, apply_ops
 from app.llm.catalog import Catalog
 from app.store import watermarks
-from app.store.knowledge import PERSONAL, Change, KnowledgeStore
+from app.store.documents import PERSONAL, Change, KnowledgeStore
 from app.store.messages import COMPLETE, ChatStore, Message
 from app.store.registry.registry import Registry
 from app.store.settings import Settings

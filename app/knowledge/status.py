@@ -17,7 +17,7 @@ from typing import Any
 from app.knowledge.rebuild import QUALIFYING_REPLY, Rebuilder
 from app.records import Chat
 from app.store import watermarks
-from app.store.knowledge import PERSONAL
+from app.store.documents import PERSONAL
 from app.store.registry.registry import Registry
 from app.store.suggestions import Suggestion
 

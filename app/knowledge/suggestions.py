@@ -24,7 +24,7 @@ from app.knowledge import document as doc
 from app.knowledge import placing
 from app.knowledge.meaning import Heard, quote
 from app.knowledge.validator import TARGETS, Layer, Refusal, clean_text
-from app.store.knowledge import Conflict, Document, KnowledgeStore, Saved
+from app.store.documents import Conflict, Document, KnowledgeStore, Saved
 from app.store.suggestions import Proposed, Suggestion
 
 _REF = re.compile(r"\s*([PFU])([0-9]{1,9})\s*")

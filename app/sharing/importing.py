@@ -42,7 +42,7 @@ class Imported:
     files: int
     chats: int
     # The new workspaces whose document the bundle kept as CAIRN.md: the caller turns that on
-    # (app.knowledge.cairn_file.KnowledgeFiles.adopt), asking first over a CAIRN.md of the folder.
+    # (app.knowledge.cairn_file.CairnFileSync.adopt), asking first over a CAIRN.md of the folder.
     knowledge_files: tuple[str, ...] = ()
 
 

@@ -31,8 +31,8 @@ from app.records import (
     VersionEntry,
     WorkspaceEntry,
 )
+from app.store.documents import MAX_DOCUMENT_BYTES, SOURCES
 from app.store.files import MAX_FILE_BYTES
-from app.store.knowledge import MAX_DOCUMENT_BYTES, SOURCES
 from app.store.messages import ContentProblem, checked_content, kind_of
 
 FORMAT = "cairn-bundle"

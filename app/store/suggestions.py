@@ -98,7 +98,7 @@ class Proposed:
     moves it to section X is ``kind="update"``, ``section=X``, ``targets=(E's first line,)``,
     ``places=(Place(E's section, its position, E's whole text),)``.  *places* left empty are
     filled from the document the rebuild saw when the rebuild is saved
-    (:attr:`app.store.knowledge.KnowledgeStore.placing`)."""
+    (:attr:`app.store.documents.KnowledgeStore.placing`)."""
 
     owner: str
     kind: str

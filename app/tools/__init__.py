@@ -8,7 +8,7 @@ turn never looks a tool up by its name or by attribute: it asks the toolbox for 
 is offered, and hands each call back to it.
 
 Today's client tools: ``readWorkspaceFile`` (:mod:`app.tools.workspace_files`), ``listFolder``
-and ``readFolderFile`` (:mod:`app.tools.folder`).  Web search and fetch are server tools (the
+and ``readFolderFile`` (:mod:`app.tools.folder_reading`).  Web search and fetch are server tools (the
 API runs them; ``app.chat.web``).
 """
 

@@ -115,6 +115,6 @@ def test_sql_outside_the_store_is_caught(tmp_path):
         "app/knowledge/__init__.py": "",
         "app/knowledge/status.py": 'Q = "SELECT last_success FROM knowledge_status"\n',
         "app/store/__init__.py": "",
-        "app/store/knowledge.py": 'Q = "SELECT last_success FROM knowledge_status"\n',
+        "app/store/documents.py": 'Q = "SELECT last_success FROM knowledge_status"\n',
     })
     assert sql_outside_store(root) == ["app.knowledge.status:1: SELECT last_success FROM knowledge_statu"]

@@ -17,7 +17,7 @@ from app.cli import main
 from app.errors import Refused
 from app.history.importing import import_history, preview
 from app.store import watermarks
-from app.store.knowledge import PERSONAL, KnowledgeStore
+from app.store.documents import PERSONAL, KnowledgeStore
 from app.store.messages import ChatStore, checked_content
 from tests.history_exports import (
     gpt_chats,

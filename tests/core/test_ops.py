@@ -9,7 +9,7 @@ import pytest
 from app.errors import Refused
 from app.events import ChatAdded, WorkspaceAdded, WorkspaceChanged
 from app.ops import Changes, Operations
-from app.store.knowledge import Conflict, Saved
+from app.store.documents import Conflict, Saved
 
 
 @pytest.fixture

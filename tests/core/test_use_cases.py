@@ -13,7 +13,7 @@ from app.errors import Refused
 from app.events import WorkspaceChanged
 from app.knowledge.status import owner_knowledge
 from app.ops import Operations
-from app.store.knowledge import PERSONAL, Conflict, Saved
+from app.store.documents import PERSONAL, Conflict, Saved
 from app.store.registry.registry import Registry
 from tests.helpers import run as cli
 from tests.helpers import run_json

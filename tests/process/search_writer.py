@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from app.store.blobs import BlobStore
+from app.store.documents import KnowledgeStore
 from app.store.files import FileStore
-from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore
 from app.store.registry.registry import Registry
 from tests.pdfs import make_pdf

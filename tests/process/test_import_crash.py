@@ -24,8 +24,8 @@ from pathlib import Path
 
 from app.sharing.export import export_workspace
 from app.store.blobs import BlobStore
+from app.store.documents import KnowledgeStore
 from app.store.files import FileStore
-from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore
 from app.store.registry.registry import Registry
 

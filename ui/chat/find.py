@@ -22,7 +22,7 @@ from ui.text import Label, tip
 from ui.widgets import tool_button
 
 if TYPE_CHECKING:
-    from app.ops import Operations
+    from ui.chat.ops import ChatOps
     from ui.chat.view import ConversationView
 
 
@@ -30,7 +30,7 @@ class ChatPanel(Protocol):
     """What of the chat panel these use (the panel itself imports this module)."""
 
     chat_id: str | None
-    ops: Operations
+    ops: ChatOps
     view: ConversationView
     sig_error: SignalInstance
 

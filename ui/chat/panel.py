@@ -55,10 +55,10 @@ from ui.links import follow, open_found
 if TYPE_CHECKING:
     from app.events import ChatChanged, SettingChanged
     from app.llm.catalog import Catalog
-    from app.ops import Operations
     from app.store.registry.registry import Registry
     from app.store.settings import Settings
     from ui.bridge import EventBridge
+    from ui.chat.ops import ChatOps
     from ui.tasks import RunTask
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class ChatPanel(QWidget):
     sig_open_chat = Signal(str)  # a chat to open (a fork just made): the window selects it
     sig_branch_shown = Signal()  # the conversation shows another branch (tests wait on it)
 
-    def __init__(self, ops: Operations, bridge: EventBridge, run_task: RunTask, *,
+    def __init__(self, ops: ChatOps, bridge: EventBridge, run_task: RunTask, *,
                  registry: Registry, settings: Settings, catalog: Catalog,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)

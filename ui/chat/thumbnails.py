@@ -19,7 +19,7 @@ from PySide6.QtGui import QImage
 from ui.chat.entries import PERSON
 
 if TYPE_CHECKING:
-    from app.ops import Operations
+    from ui.chat.ops import ChatOps
     from ui.chat.view import ConversationView
     from ui.tasks import RunTask
 
@@ -41,7 +41,7 @@ def thumbnail(data: bytes) -> QImage | None:
 class Thumbnails(QObject):
     """Fills in ``Entry.thumbs`` of the rows *view* shows."""
 
-    def __init__(self, view: ConversationView, ops: Operations, run_task: RunTask) -> None:
+    def __init__(self, view: ConversationView, ops: ChatOps, run_task: RunTask) -> None:
         super().__init__(view)
         self.view, self.ops, self.run_task = view, ops, run_task
         self._kept: OrderedDict[str, QImage | None] = OrderedDict()  # None: not an image

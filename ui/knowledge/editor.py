@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.errors import CairnError
 from app.knowledge.merge import changed_lines
-from app.store.knowledge import PERSONAL, Conflict, Document
+from app.store.documents import PERSONAL, Conflict, Document
 from ui.knowledge.diffview import DiffColours, inline_html, summary
 from ui.knowledge.highlight import KnowledgeEdit, KnowledgeHighlighter
 from ui.knowledge.history import HistoryView
@@ -45,9 +45,9 @@ from ui.widgets import tool_button
 
 if TYPE_CHECKING:
     from app.events import KnowledgeSaved
-    from app.ops import Operations
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ class DocumentEditor(QWidget):
     sig_loaded = Signal()  # a document (or a newer version of it) is on screen
     sig_preview_shown = Signal()  # the preview holds the text as it was last asked for
 
-    def __init__(self, ops: Operations, bridge: EventBridge | None, registry: Registry | None,
+    def __init__(self, ops: KnowledgeOps, bridge: EventBridge | None, registry: Registry | None,
                  run_task: RunTask, *, name: str = "Knowledge", own_save: bool = True,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)

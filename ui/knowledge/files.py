@@ -29,8 +29,9 @@ from ui.text import Label, confirm, tip
 
 if TYPE_CHECKING:
     from app.events import FileAdded, FileChanged, FileRemoved
-    from app.ops import Operations
+    from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 TYPES = {"text/markdown": "Markdown", "text/plain": "Text", "application/pdf": "PDF",
@@ -46,10 +47,11 @@ class FilesView(QWidget):
     sig_error = Signal(str)
     sig_loaded = Signal()  # the list shows the stored files (tests wait on it)
 
-    def __init__(self, ops: Operations, bridge: EventBridge, run_task: RunTask,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, ops: KnowledgeOps, bridge: EventBridge, run_task: RunTask,
+                 parent: QWidget | None = None, *, registry: Registry | None = None) -> None:
         super().__init__(parent)
         self.ops, self.run_task = ops, run_task
+        self.registry = registry  # the workspaces' folders, for where "Add files…" opens
         self.ws_id: str | None = None
         self.files: list[tuple[KnowledgeFile, str]] = []
         self._loads = 0
@@ -132,7 +134,7 @@ class FilesView(QWidget):
         from ui.dialogs import workspace_folder  # opens in the workspace's folder
 
         paths, _ = QFileDialog.getOpenFileNames(
-            self, "Add knowledge files", workspace_folder(self.ops.cairn.registry, self.ws_id))
+            self, "Add knowledge files", workspace_folder(self.registry, self.ws_id))
         return list(paths)
 
     def confirm_remove(self, name: str) -> bool:

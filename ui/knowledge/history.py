@@ -25,9 +25,9 @@ from ui.knowledge.diffview import DiffColours, inline_html, side_by_side_html, s
 from ui.text import Label
 
 if TYPE_CHECKING:
-    from app.ops import Operations
-    from app.store.knowledge import Version
+    from app.store.documents import Version
     from app.store.registry.registry import Registry
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 PREVIOUS, CURRENT = "previous", "current"
@@ -49,7 +49,7 @@ class HistoryView(QWidget):
     sig_restored = Signal(object)  # the Document the restore made
     sig_shown = Signal()  # a diff is on screen (tests, screenshots)
 
-    def __init__(self, ops: Operations, registry: Registry | None, run_task: RunTask,
+    def __init__(self, ops: KnowledgeOps, registry: Registry | None, run_task: RunTask,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ops, self.registry, self.run_task = ops, registry, run_task

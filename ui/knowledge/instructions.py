@@ -21,9 +21,9 @@ from ui.text import Label
 
 if TYPE_CHECKING:
     from app.events import WorkspaceChanged
-    from app.ops import Operations
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 
@@ -41,7 +41,7 @@ class InstructionsView(QWidget):
     sig_dirty = Signal(bool)
     sig_saved = Signal()
 
-    def __init__(self, ops: Operations, bridge: EventBridge, registry: Registry,
+    def __init__(self, ops: KnowledgeOps, bridge: EventBridge, registry: Registry,
                  run_task: RunTask, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ops, self.registry, self.run_task = ops, registry, run_task

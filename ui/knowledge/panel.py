@@ -21,16 +21,16 @@ from PySide6.QtWidgets import (
 
 from ui.knowledge.editor import DocumentEditor
 from ui.knowledge.files import FilesView
-from ui.knowledge.folder import FolderSwitches
+from ui.knowledge.folder_switches import FolderSwitches
 from ui.knowledge.instructions import InstructionsView
 from ui.knowledge.tools import ToolsView
 from ui.text import Label, answered, message_box
 from ui.widgets import ElidedLabel
 
 if TYPE_CHECKING:
-    from app.ops import Operations
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
@@ -42,7 +42,7 @@ class KnowledgePanel(QWidget):
     sig_undoable = Signal(str, object)  # a sentence, and what its Undo does
     sig_hide = Signal()  # the person folded the panel away
 
-    def __init__(self, registry: Registry, ops: Operations, bridge: EventBridge,
+    def __init__(self, registry: Registry, ops: KnowledgeOps, bridge: EventBridge,
                  run_task: RunTask, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.registry, self.ops, self.run_task = registry, ops, run_task
@@ -73,7 +73,7 @@ class KnowledgePanel(QWidget):
 
         self.editor = DocumentEditor(ops, bridge, registry, run_task)
         self.instructions = InstructionsView(ops, bridge, registry, run_task)
-        self.files = FilesView(ops, bridge, run_task)
+        self.files = FilesView(ops, bridge, run_task, registry=registry)
         self.folder = FolderSwitches(ops, bridge, registry, run_task)
         self.tools = ToolsView(ops, registry, run_task)
         for part in (self.editor, self.instructions, self.files, self.folder, self.tools):

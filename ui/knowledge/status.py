@@ -18,14 +18,14 @@ from PySide6.QtWidgets import (
 
 from app.errors import CairnError
 from app.knowledge.status import document_line, suggestions_line
-from app.store.knowledge import PERSONAL, Document
+from app.store.documents import PERSONAL, Document
 from ui.text import Label, sentence
 
 if TYPE_CHECKING:
     from app.events import RebuildStarted, WorkEnded
-    from app.ops import Operations
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 BACKGROUND_JOB = "background job"
@@ -34,7 +34,7 @@ QUIET = "color: palette(placeholder-text);"
 
 
 class StatusLine(QWidget):
-    def __init__(self, ops: Operations, bridge: EventBridge | None, registry: Registry | None,
+    def __init__(self, ops: KnowledgeOps, bridge: EventBridge | None, registry: Registry | None,
                  run_task: RunTask, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ops, self.registry, self.run_task = ops, registry, run_task

@@ -35,9 +35,9 @@ from ui.knowledge.diffview import DiffColours
 from ui.text import Label, make_plain
 
 if TYPE_CHECKING:
-    from app.ops import Operations
     from app.store.suggestions import Suggestion
     from ui.bridge import EventBridge
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 QUIET = "color: palette(placeholder-text);"
@@ -244,7 +244,7 @@ class SuggestionsStrip(QWidget):
     sig_undoable = Signal(str, object)  # a sentence, and what its Undo does
     sig_loaded = Signal()  # the list on screen is the stored one
 
-    def __init__(self, ops: Operations, bridge: EventBridge | None, run_task: RunTask,
+    def __init__(self, ops: KnowledgeOps, bridge: EventBridge | None, run_task: RunTask,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ops, self.run_task = ops, run_task

@@ -33,10 +33,10 @@ from app.errors import CairnError
 from ui.text import Label, sentence, tip
 
 if TYPE_CHECKING:
-    from app.ops import Operations
     from app.store.mcp import InWorkspace
     from app.store.registry.registry import Registry
     from app.tools.mcp_client import ServerTool
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 POLICY_NAMES = (("ask", "Ask"), ("allow", "Always allow"), ("off", "Off"))
@@ -69,7 +69,7 @@ class ToolsView(QWidget):
     sig_loaded = Signal()  # the page shows what is stored (tests wait on it)
     sig_tools = Signal(str)  # a server's tools are shown (tests wait on it)
 
-    def __init__(self, ops: Operations, registry: Registry, run_task: RunTask,
+    def __init__(self, ops: KnowledgeOps, registry: Registry, run_task: RunTask,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ops, self.registry, self.run_task = ops, registry, run_task

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from app.errors import CairnError
 from app.llm.catalog import Catalog
 from app.ops import Operations
-from app.store.knowledge import PERSONAL
+from app.store.documents import PERSONAL
 from app.store.registry.registry import Registry
 from app.store.settings import SETTINGS, Settings, origin, plain_http_warning
 from ui.settings.connection import ConnectionPage, failure_sentence, keychain_problem

@@ -20,11 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ops import Operations
 from app.records import MISSING_DIR, Chat, WebSettings, Workspace
 from app.store.registry.registry import Registry
 from ui.sidebar import menus
 from ui.sidebar.kinds import CHAT, WORKSPACE
+from ui.sidebar.ops import SidebarOps
 from ui.tasks import TaskRunner
 from ui.text import confirm
 
@@ -46,7 +46,7 @@ class SidebarActions(QObject):
     sig_told = Signal(str)  # an operation ended well and says so ("Exported …")
     sig_undoable = Signal(str, object)  # said, with what its Undo does ("Deleted …")
 
-    def __init__(self, registry: Registry, ops: Operations, dialogs_parent: QWidget) -> None:
+    def __init__(self, registry: Registry, ops: SidebarOps, dialogs_parent: QWidget) -> None:
         super().__init__(dialogs_parent)
         self._registry = registry
         self._ops = ops

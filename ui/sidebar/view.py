@@ -41,7 +41,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.ops import Operations
 from app.store.registry.registry import Registry
 from ui.bridge import EventBridge
 from ui.icons import tinted
@@ -62,6 +61,7 @@ from ui.sidebar.model import (
     WORKSPACES,
     SidebarModel,
 )
+from ui.sidebar.ops import SidebarOps
 from ui.sidebar.tree import FilterProxy, SidebarTree
 from ui.text import Label, message_box
 
@@ -91,7 +91,7 @@ class Sidebar(QWidget):
     sig_recently_removed = Signal()  # the person asked for Recently removed
     sig_all_loaded = Signal()  # (from the loading thread) every chat is in memory
 
-    def __init__(self, registry: Registry, bridge: EventBridge, ops: Operations,
+    def __init__(self, registry: Registry, bridge: EventBridge, ops: SidebarOps,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("sidebar")

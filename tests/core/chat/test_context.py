@@ -10,7 +10,7 @@ import pytest
 from app.cairn import Cairn
 from app.chat.context import fit_knowledge
 from app.records import Chat
-from app.store.knowledge import PERSONAL
+from app.store.documents import PERSONAL
 
 HEAD = (
     "WORKSPACE CONTEXT\n"

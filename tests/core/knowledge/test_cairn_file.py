@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.errors import Refused
-from app.store.knowledge import KnowledgeStore
+from app.store.documents import KnowledgeStore
 from tests.helpers import add_op, talk
 from ui.main import main
 
@@ -43,7 +43,7 @@ async def test_cairn_md_is_written_on_switch_on_and_after_every_kind_of_version(
         cairn, fake, project):
     cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
     assert not cairn_md(project).exists()  # off by default: nothing written into the folder
-    state = cairn.knowledge_files.switch(project.id, True)
+    state = cairn.cairn_file_sync.switch(project.id, True)
     assert state.on and state.state == "written"
     assert cairn_md(project).read_bytes() == b"## Facts\n- Budget 40000 EUR\n"
 
@@ -57,7 +57,7 @@ async def test_cairn_md_is_written_on_switch_on_and_after_every_kind_of_version(
     assert cairn_md(project).read_bytes() == b"## Facts\n- Budget 46000 EUR\n"
     with cairn_md(project).open("a", encoding="utf-8") as appended:  # echo … >> CAIRN.md
         appended.write("- Launch in May\n")
-    assert cairn.knowledge_files.sync(project.id) is not None
+    assert cairn.cairn_file_sync.sync(project.id) is not None
     assert cairn.knowledge.get(project.id).text.rstrip("\n").splitlines()[-2:] == [
         "- Budget 46000 EUR", "- Launch in May"]
     cairn.knowledge.save(project.id, text, source="user")
@@ -86,7 +86,7 @@ def test_an_accepted_suggestion_is_written_too(cairn, project):
     from app.knowledge import suggestions
     from app.store.suggestions import Proposed
 
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
     chat = cairn.registry.new_chat(folder=project.path)
     cairn.knowledge.save_rebuild([], chat_id=chat.id, covered=0, notes={}, suggestions=[
@@ -100,7 +100,7 @@ def test_an_accepted_suggestion_is_written_too(cairn, project):
 
 def test_a_crash_between_the_commit_and_the_file_write_is_healed_at_the_next_read(
         cairn, project):
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- One\n", source="user")
     # Another writer of the same database that never writes the file (as if Cairn stopped
     # right after the commit).
@@ -113,9 +113,9 @@ def test_a_crash_between_the_commit_and_the_file_write_is_healed_at_the_next_rea
 
 
 def test_switching_off_leaves_the_file_where_it_is(cairn, project):
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- One\n", source="user")
-    cairn.knowledge_files.switch(project.id, False)
+    cairn.cairn_file_sync.switch(project.id, False)
     cairn.knowledge.save(project.id, "## Facts\n- Two\n", source="user")
     assert cairn_md(project).read_text(encoding="utf-8") == "## Facts\n- One\n"
     cairn_md(project).write_text("outside, while off", encoding="utf-8")
@@ -127,9 +127,9 @@ def test_switching_on_over_a_different_cairn_md_asks_which_to_keep(cairn, projec
     cairn_md(project).write_text("# Hand-written\n", encoding="utf-8")
     with pytest.raises(Refused, match="already exists and is not this document: say which "
                                       "to keep"):
-        cairn.knowledge_files.switch(project.id, True)
+        cairn.cairn_file_sync.switch(project.id, True)
     assert cairn_md(project).read_text(encoding="utf-8") == "# Hand-written\n"
-    cairn.knowledge_files.switch(project.id, True, keep="file")
+    cairn.cairn_file_sync.switch(project.id, True, keep="file")
     doc = cairn.knowledge.get(project.id)
     assert doc.text == "# Hand-written\n" and doc.source == "file"
     assert cairn.knowledge.version_text(project.id, 1) == "## Facts\n- Mine in Cairn\n"
@@ -139,7 +139,7 @@ def test_switching_on_over_a_different_cairn_md_asks_which_to_keep(cairn, projec
 
 
 def test_an_outside_edit_is_taken_in_by_knowledge_show(cairn, project, capsys):
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- One\n", source="user")
     cairn_md(project).write_text("## Facts\n- One\n- Two, from my editor\n", encoding="utf-8")
     cairn.close()  # the command line opens the same data folder
@@ -153,7 +153,7 @@ def test_an_outside_edit_is_taken_in_by_knowledge_show(cairn, project, capsys):
 
 
 async def test_an_outside_edit_reaches_the_next_turns_context(cairn, fake, project):
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- One\n", source="user")
     cairn_md(project).write_text("## Facts\n- Budget raised to 52000 EUR\n", encoding="utf-8")
     chat = cairn.registry.new_chat(folder=project.path)
@@ -169,12 +169,12 @@ async def test_an_outside_edit_reaches_the_next_turns_context(cairn, fake, proje
     (b"- x\n" * 2_600_000, "it is 10.4 MB, and a knowledge document can be at most 1 MB (1,000,000 bytes)"),
 ])
 def test_invalid_outside_text_is_refused_in_one_sentence(cairn, project, capsys, data, why):
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- One\n", source="user")
     cairn_md(project).write_bytes(data)
     doc = cairn.knowledge.get(project.id)
     assert doc.text == "## Facts\n- One\n" and doc.version == 1  # unchanged
-    state = cairn.knowledge_files.state(project.id)
+    state = cairn.cairn_file_sync.state(project.id)
     assert state.state == "refused"
     assert state.sentence == (f"The edit of CAIRN.md was not taken in: {why}; the document "
                               "is unchanged and the file is left as it is.")
@@ -186,11 +186,11 @@ def test_invalid_outside_text_is_refused_in_one_sentence(cairn, project, capsys,
 
 
 def test_a_deleted_file_never_empties_the_document(cairn, project):
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- One\n", source="user")
     cairn_md(project).unlink()
     assert cairn.knowledge.get(project.id).text == "## Facts\n- One\n"
-    state = cairn.knowledge_files.state(project.id)
+    state = cairn.cairn_file_sync.state(project.id)
     assert state.state == "missing" and "written again at its next version" in state.sentence
     assert not cairn_md(project).exists()
     cairn.knowledge.save(project.id, "## Facts\n- One\n- Two\n", source="user")
@@ -238,7 +238,7 @@ def hold_knowledge_calls(cairn, before=None):
 
 
 async def test_a_rebuild_racing_an_outside_edit_loses_nothing(cairn, fake, project):
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
@@ -275,7 +275,7 @@ def test_outside_edits_hand_saves_and_rebuilds_interleaved_lose_nothing(
     cairn = online
     (root,) = folders(f"prop-{id(steps)}-{len(cairn.registry.workspaces())}")
     ws, _ = cairn.registry.add_workspace(root)
-    cairn.knowledge_files.switch(ws.id, True)
+    cairn.cairn_file_sync.switch(ws.id, True)
     path = cairn_md(ws)
     written: list[str] = []
     facts: list[str] = []
@@ -364,7 +364,7 @@ def test_export_and_import_carry_the_switch_and_ask_over_a_folders_own_cairn_md(
         cairn, project, folders, tmp_path, capsys):
     from app.sharing.export import export_workspace
 
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- Shared\n", source="user")
     bundle = tmp_path / "acme.cairn"
     export_workspace(cairn.registry, project.id, bundle)
@@ -400,7 +400,7 @@ async def test_an_outside_edit_unseen_until_after_a_rebuild_saved_is_merged_with
     """The edit lands between the rebuild's last look at the file and its commit: it
     is merged against the version the file descends from, so the person's text
     and the rebuild's new entry both stay, with no second model call."""
-    cairn.knowledge_files.switch(project.id, True)
+    cairn.cairn_file_sync.switch(project.id, True)
     cairn.knowledge.save(project.id, "## Facts\n- Budget 40000 EUR\n", source="user")
     chat = cairn.registry.new_chat(folder=project.path)
     await talk(cairn, fake, chat.id, "When?")
@@ -421,4 +421,4 @@ async def test_an_outside_edit_unseen_until_after_a_rebuild_saved_is_merged_with
     assert sources(cairn, project.id) == ["file", "rebuild", "user"]
     assert cairn.knowledge.get(project.id).text == both
     assert cairn_md(project).read_text(encoding="utf-8") == both
-    assert cairn.knowledge_files.state(project.id).removed == ()
+    assert cairn.cairn_file_sync.state(project.id).removed == ()

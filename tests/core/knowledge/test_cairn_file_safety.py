@@ -16,8 +16,8 @@ import pytest
 
 from app.errors import Refused
 from app.knowledge import cairn_disk, suggestions
-from app.knowledge.cairn_file import KnowledgeFiles
-from app.store.folder import FolderStore
+from app.knowledge.cairn_file import CairnFileSync
+from app.store.folder_access import FolderStore
 from app.store.suggestions import Proposed
 from tests.helpers import add_op, run, talk
 
@@ -41,7 +41,7 @@ def every_version(cairn, owner: str) -> list[str]:
 
 @pytest.fixture
 def on(online, workspace):
-    online.knowledge_files.switch(workspace.id, True)
+    online.cairn_file_sync.switch(workspace.id, True)
     online.knowledge.save(workspace.id, START, source="user")
     assert md(workspace).read_text(encoding="utf-8") == START
     return workspace
@@ -108,29 +108,29 @@ async def test_an_editor_saving_over_a_rebuild_is_shown_with_restore(online, fak
     assert "Launch 2027-04-15" in md(on).read_text(encoding="utf-8")
     # The editor saves its older buffer, with the person's own change.
     md(on).write_text(in_editor.replace("40000", "45000"), encoding="utf-8")
-    state = online.knowledge_files.sync(on.id)
+    state = online.cairn_file_sync.sync(on.id)
     assert state is not None and state.removed == ("- Launch 2027-04-15",)
     assert state.to_json()["removed"] == ["- Launch 2027-04-15"]
     assert "Launch" not in online.knowledge.get(on.id).text  # the person's save stands…
     # …and stays noted across a restart (a new keeper on the same database).
-    again = KnowledgeFiles(registry=online.registry, knowledge=online.knowledge,
+    again = CairnFileSync(registry=online.registry, knowledge=online.knowledge,
                            folders=FolderStore(online.registry.db))
     assert again.state(on.id).removed == ("- Launch 2027-04-15",)
-    restored = online.knowledge_files.restore_removed(on.id)
+    restored = online.cairn_file_sync.restore_removed(on.id)
     assert restored.text == ("## Facts\n- Budget 45000 EUR\n- Venue: town hall\n"
                              "- Launch 2027-04-15\n")
-    assert online.knowledge_files.state(on.id).removed == ()
+    assert online.cairn_file_sync.state(on.id).removed == ()
     assert md(on).read_text(encoding="utf-8") == restored.text
 
 
 def test_an_outside_edit_removing_only_the_persons_own_lines_is_not_flagged(online, on):
     md(on).write_text("## Facts\n- Budget 40000 EUR\n", encoding="utf-8")
     online.knowledge.get(on.id)
-    assert online.knowledge_files.state(on.id).removed == ("- Venue: town hall",)
-    online.knowledge_files.dismiss_removed(on.id)  # the person meant it
+    assert online.cairn_file_sync.state(on.id).removed == ("- Venue: town hall",)
+    online.cairn_file_sync.dismiss_removed(on.id)  # the person meant it
     md(on).write_text("## Facts\n- Budget 40000 EUR\n- New\n", encoding="utf-8")
     online.knowledge.get(on.id)
-    assert online.knowledge_files.state(on.id).removed == ()  # read since: nothing of Cairn's
+    assert online.cairn_file_sync.state(on.id).removed == ()  # read since: nothing of Cairn's
 
 
 # ====================================================================== conflict copies (16)
@@ -145,19 +145,19 @@ def test_sync_conflict_copies_are_noticed_and_offered(online, on):
     (folder / DROPBOX).write_text(START + "- From Ana's laptop\n", encoding="utf-8")
     (folder / SYNCTHING).write_text("## Facts\n- Budget 41000 EUR\n", encoding="utf-8")
     (folder / "CAIRN copy.md").write_text("not a conflict copy\n", encoding="utf-8")
-    online.knowledge_files.sync_all()
-    state = online.knowledge_files.state(on.id)
+    online.cairn_file_sync.sync_all()
+    state = online.cairn_file_sync.state(on.id)
     assert state.copies == (DROPBOX, SYNCTHING)
-    assert online.knowledge_files.copy_text(on.id, DROPBOX).endswith("From Ana's laptop\n")
-    merged = online.knowledge_files.merge_copy(on.id, DROPBOX)
+    assert online.cairn_file_sync.copy_text(on.id, DROPBOX).endswith("From Ana's laptop\n")
+    merged = online.cairn_file_sync.merge_copy(on.id, DROPBOX)
     assert merged.text == START + "- From Ana's laptop\n"
     # Merging keeps every line either side has: the other copy's budget beside ours.
-    both = online.knowledge_files.merge_copy(on.id, SYNCTHING).text
+    both = online.cairn_file_sync.merge_copy(on.id, SYNCTHING).text
     assert "- Budget 40000 EUR" in both and "- Budget 41000 EUR" in both
-    assert online.knowledge_files.state(on.id).copies == ()
+    assert online.cairn_file_sync.state(on.id).copies == ()
     assert (folder / DROPBOX).exists()  # never deleted
     # Dismissed or merged stays so after a restart, until the copy changes.
-    again = KnowledgeFiles(registry=online.registry, knowledge=online.knowledge,
+    again = CairnFileSync(registry=online.registry, knowledge=online.knowledge,
                            folders=FolderStore(online.registry.db))
     again.sync(on.id)
     assert again.state(on.id).copies == ()
@@ -176,9 +176,9 @@ def test_a_conflict_copy_that_is_a_link_is_never_read(online, on, tmp_path):
     secret = tmp_path / "id_rsa"
     secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n", encoding="utf-8")
     os.symlink(secret, Path(on.path) / SYNCTHING)
-    online.knowledge_files.sync_all()
+    online.cairn_file_sync.sync_all()
     with pytest.raises(Refused, match="symbolic link"):
-        online.knowledge_files.merge_copy(on.id, SYNCTHING)
+        online.cairn_file_sync.merge_copy(on.id, SYNCTHING)
     assert all("PRIVATE KEY" not in t for t in every_version(online, on.id))
 
 
@@ -188,13 +188,13 @@ def test_a_conflict_copy_that_is_a_link_is_never_read(online, on, tmp_path):
 def test_keeping_the_document_keeps_the_files_text_in_the_history(online, workspace, capsys):
     online.knowledge.save(workspace.id, START, source="user")
     md(workspace).write_text("# My own notes\n- do not lose me\n", encoding="utf-8")
-    state = online.knowledge_files.switch(workspace.id, True, keep="document")
+    state = online.cairn_file_sync.switch(workspace.id, True, keep="document")
     assert state.state == "written"
     assert md(workspace).read_text(encoding="utf-8") == START
     assert "# My own notes\n- do not lose me\n" in every_version(online, workspace.id)
     assert sources(online, workspace.id) == ["restore", "file", "user"]
     # The command line's --keep takes the same way.
-    online.knowledge_files.switch(workspace.id, False)
+    online.cairn_file_sync.switch(workspace.id, False)
     md(workspace).write_text("# Second notes\n", encoding="utf-8")
     code, _out, err = run(capsys, "workspace", "knowledge-file", workspace.id, "on",
                           "--keep", "document")
@@ -211,20 +211,20 @@ def test_a_cairn_md_that_is_a_link_is_never_read(online, workspace, tmp_path):
     secret = tmp_path / "credentials"
     secret.write_text("[default]\naws_secret_access_key = abc123\n", encoding="utf-8")
     os.symlink(secret, md(workspace))
-    assert online.knowledge_files.conflict(workspace.id) is False
+    assert online.cairn_file_sync.conflict(workspace.id) is False
     for keep in (None, "document", "file"):
         with pytest.raises(Refused, match="symbolic link, and Cairn never follows one"):
-            online.knowledge_files.switch(workspace.id, True, keep=keep)
+            online.cairn_file_sync.switch(workspace.id, True, keep=keep)
     assert online.knowledge.get(workspace.id).version == 0
     # On already, and a pull replaces the file by a link: not read, not replaced.
     os.unlink(md(workspace))
-    online.knowledge_files.switch(workspace.id, True)
+    online.cairn_file_sync.switch(workspace.id, True)
     online.knowledge.save(workspace.id, START, source="user")
     os.unlink(md(workspace))
     os.symlink(secret, md(workspace))
     doc = online.knowledge.get(workspace.id)
     assert doc.text == START
-    state = online.knowledge_files.state(workspace.id)
+    state = online.cairn_file_sync.state(workspace.id)
     assert state.state == "refused" and "never follows one" in state.sentence
     online.knowledge.save(workspace.id, START + "- more\n", source="user")
     assert os.path.islink(md(workspace)) and "abc123" in secret.read_text(encoding="utf-8")
@@ -257,8 +257,8 @@ def test_turning_on_over_a_special_file_is_refused_without_blocking(
 
     def turn_on() -> None:
         try:
-            online.knowledge_files.conflict(workspace.id)
-            online.knowledge_files.switch(workspace.id, True, keep=keep)
+            online.cairn_file_sync.conflict(workspace.id)
+            online.cairn_file_sync.switch(workspace.id, True, keep=keep)
             outcome.append(None)
         except BaseException as error:  # noqa: BLE001 - handed to the test's thread
             outcome.append(error)
@@ -270,7 +270,7 @@ def test_turning_on_over_a_special_file_is_refused_without_blocking(
     (error,) = outcome
     assert isinstance(error, Refused) and said in str(error)
     assert str(error).count(". ") == 0  # one sentence
-    assert online.knowledge_files.state(workspace.id).on is False
+    assert online.cairn_file_sync.state(workspace.id).on is False
     assert online.knowledge.get(workspace.id).text == START and len(
         online.knowledge.history(workspace.id)) == 1
 
@@ -284,7 +284,7 @@ def test_a_fifo_appearing_while_on_never_blocks_a_read(online, on):
                               daemon=True)
     worker.start()
     assert done.wait(timeout=30), "a read blocked on a FIFO named CAIRN.md"
-    assert "not a regular file" in online.knowledge_files.state(on.id).sentence
+    assert "not a regular file" in online.cairn_file_sync.state(on.id).sentence
 
 
 def test_a_hand_edit_saved_while_cairn_writes_is_never_overwritten(online, on, monkeypatch):
@@ -314,7 +314,7 @@ def test_a_nested_folder_replaced_by_a_link_is_never_read_or_written(online, fol
     project, nested = folders("Acme", "Acme/Notes")
     online.registry.add_workspace(project)
     ws, _ = online.registry.add_workspace(nested)
-    online.knowledge_files.switch(ws.id, True)
+    online.cairn_file_sync.switch(ws.id, True)
     online.knowledge.save(ws.id, START, source="user")
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -326,10 +326,10 @@ def test_a_nested_folder_replaced_by_a_link_is_never_read_or_written(online, fol
     assert doc.text == START
     assert (outside / "CAIRN.md").read_text(encoding="utf-8") == "# someone else's file\n"
     assert sorted(p.name for p in outside.iterdir()) == ["CAIRN.md"]  # no temp file either
-    state = online.knowledge_files.state(ws.id)
+    state = online.cairn_file_sync.state(ws.id)
     assert state.state == "no-folder" and "symbolic link" in state.sentence
     with pytest.raises(Refused, match="symbolic link"):
-        online.knowledge_files.switch(ws.id, True)
+        online.cairn_file_sync.switch(ws.id, True)
 
 
 def test_the_command_line_status_names_removed_entries_and_conflict_copies(online, on, capsys):

@@ -16,7 +16,7 @@ from app.events import FileChanged, FileRemoved
 from app.knowledge.merge import changed_lines, compare, merge3
 from app.knowledge.status import document_line, owner_knowledge
 from app.ops import Operations
-from app.store.knowledge import PERSONAL, Change, Conflict, KnowledgeStore, Saved
+from app.store.documents import PERSONAL, Change, Conflict, KnowledgeStore, Saved
 
 # ================================================================= merging and comparing
 

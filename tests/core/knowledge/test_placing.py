@@ -16,7 +16,7 @@ from app.errors import Refused
 from app.knowledge import document as doc
 from app.knowledge import suggestions
 from app.knowledge.placing import place_of
-from app.store.knowledge import KnowledgeStore
+from app.store.documents import KnowledgeStore
 from app.store.suggestions import Place, Proposed
 
 TWINS = ("## Facts\n- Venue: town hall\n  - capacity 200\n- Catering: Rossi\n\n"

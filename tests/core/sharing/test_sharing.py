@@ -21,8 +21,8 @@ from app.errors import Refused
 from app.sharing import bundle as bundle_format
 from app.sharing.export import export_workspace, import_bundle
 from app.store.blobs import BlobStore
+from app.store.documents import KnowledgeStore
 from app.store.files import FileStore
-from app.store.knowledge import KnowledgeStore
 from app.store.messages import ChatStore, Usage
 from app.store.registry.registry import Registry
 from tests.memory_keyring import TEST_KEY

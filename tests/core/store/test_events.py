@@ -27,8 +27,8 @@ from app.events import (
 )
 from app.ops import Operations
 from app.store.blobs import BlobStore
+from app.store.documents import Change, Conflict, KnowledgeStore
 from app.store.files import FileStore
-from app.store.knowledge import Change, Conflict, KnowledgeStore
 from app.store.messages import FAILED, ChatStore
 from app.store.settings import Settings
 from tests.helpers import LONG, add_op, hold_knowledge_calls, watermark

@@ -16,7 +16,7 @@ import pytest
 
 from app.errors import Refused
 from app.store.blobs import BlobStore
-from app.store.knowledge import PERSONAL
+from app.store.documents import PERSONAL
 from tests.helpers import run
 
 # The caps as docs/user-guide.md states them.

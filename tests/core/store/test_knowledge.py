@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from app.base.db import Database
-from app.store.knowledge import PERSONAL, Change, Conflict, KnowledgeStore, Saved
+from app.store.documents import PERSONAL, Change, Conflict, KnowledgeStore, Saved
 
 OWNER = "ws_acme"
 

@@ -18,7 +18,7 @@ from app.base.lines import split_lines
 from app.sharing.export import export_workspace
 from app.sharing.importing import import_bundle
 from app.store import history
-from app.store.knowledge import KnowledgeStore
+from app.store.documents import KnowledgeStore
 from app.store.registry.registry import Registry
 
 OWNER = "ws_acme"

@@ -13,7 +13,7 @@ import pytest
 from app.base import inside
 from app.base.inside import parts_of, resolve_inside
 from app.errors import Refused
-from app.tools.folder import switch_access
+from app.tools.folder_reading import switch_access
 from ui.main import main
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-FOLDER"
@@ -201,7 +201,7 @@ async def test_a_file_swapped_between_the_check_and_the_read_is_refused(
     other = tmp_path / "other.md"
     other.write_text(SECRET, encoding="utf-8")
     os.replace(other, Path(project.path) / "notes" / "plan.md")  # a new file, a new inode
-    monkeypatch.setattr("app.tools.folder.resolve_inside", lambda root, path: checked)
+    monkeypatch.setattr("app.tools.folder_reading.resolve_inside", lambda root, path: checked)
     content, is_error = cairn.folder_reader.answer(project.id, "readFolderFile",
                                                    {"path": "notes/plan.md"})
     assert is_error and "it changed while it was being read" in content[0]["text"]
@@ -284,7 +284,7 @@ def test_a_hard_link_made_after_the_check_is_refused_at_the_read(cairn, project,
     checked = resolve_inside(project.path, "notes/plan.md")
     assert not isinstance(checked, str)
     os.link(Path(project.path) / "notes" / "plan.md", tmp_path / "elsewhere.md")
-    monkeypatch.setattr("app.tools.folder.resolve_inside", lambda root, path: checked)
+    monkeypatch.setattr("app.tools.folder_reading.resolve_inside", lambda root, path: checked)
     content, is_error = cairn.folder_reader.answer(project.id, "readFolderFile",
                                                    {"path": "notes/plan.md"})
     assert is_error and inside.HARD_LINK in content[0]["text"]
@@ -416,7 +416,7 @@ def test_a_text_file_that_grows_while_it_is_read_is_read_no_further_than_it_was(
         cairn, project, monkeypatch):
     """A log another program keeps appending to: the read stops at the size the file had when
     it was checked (8 MB at most), instead of following it for as long as it grows."""
-    from app.tools import folder as folder_tools
+    from app.tools import folder_reading as folder_tools
 
     allow(cairn, project)
     log_file = Path(project.path) / "notes" / "app.log"

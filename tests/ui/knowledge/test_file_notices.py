@@ -46,7 +46,7 @@ def opened(qapp, loop, isolated) -> Iterator[Starter]:
 def on_in(starter: Starter, folders) -> tuple[str, Path]:
     (root,) = folders("Acme")
     ws_id = workspace(starter, root)
-    starter.cairn.knowledge_files.switch(ws_id, True)
+    starter.cairn.cairn_file_sync.switch(ws_id, True)
     starter.cairn.knowledge.save(ws_id, START, source="user")
     return ws_id, Path(root)
 

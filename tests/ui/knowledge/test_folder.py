@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel
 from tests.ui.drivers import named, show, workspace
 from tests.ui.helpers import close_window, open_window, replies, run, wait_for
 from ui.app import Starter
-from ui.knowledge.folder import ACCESS_SAYS
+from ui.knowledge.folder_switches import ACCESS_SAYS
 from ui.knowledge.panel import DISCARD
 
 

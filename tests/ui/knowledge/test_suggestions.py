@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QLabel
 
-from app.store.knowledge import Change
+from app.store.documents import Change
 from app.store.suggestions import Proposed
 from tests.ui.drivers import (
     PREFERENCES,

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ops import Operations
-from app.store.knowledge import PERSONAL
+from app.store.documents import PERSONAL
 from app.store.settings import KEYRING_SERVICE, KEYRING_USER
 from tests.memory_keyring import TEST_KEY, MemoryKeyring
 from tests.ui.drivers import named

@@ -13,8 +13,8 @@ from app import cli
 from app.errors import Refused
 from app.events import ChatsRegrouped, WorkspaceAdded
 from app.store.blobs import BlobStore
+from app.store.documents import KnowledgeStore
 from app.store.files import FileStore
-from app.store.knowledge import KnowledgeStore
 from app.store.registry.registry import Registry
 
 

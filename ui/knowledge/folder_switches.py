@@ -38,9 +38,9 @@ from ui.text import Label, answered, message_box
 if TYPE_CHECKING:
     from app.events import KnowledgeSaved
     from app.knowledge.cairn_file import FileState
-    from app.ops import Operations
     from app.store.registry.registry import Registry
     from ui.bridge import EventBridge
+    from ui.knowledge.ops import KnowledgeOps
     from ui.tasks import RunTask
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class FolderSwitches(QWidget):
     sig_error = Signal(str)
     sig_state = Signal()  # a state was shown (tests wait on it)
 
-    def __init__(self, ops: Operations, bridge: EventBridge, registry: Registry,
+    def __init__(self, ops: KnowledgeOps, bridge: EventBridge, registry: Registry,
                  run_task: RunTask, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ops, self.registry, self.run_task = ops, registry, run_task

@@ -32,7 +32,7 @@ from app.store.files import (
     human_size,
     image_type,
 )
-from app.store.folder import FolderStore
+from app.store.folder_access import FolderStore
 from app.store.registry.registry import Registry
 from app.tools import (
     MAX_RESULT_BYTES,

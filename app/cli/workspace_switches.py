@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def run(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
     if args.action == "knowledge-file":
-        files = cairn.knowledge_files
+        files = cairn.cairn_file_sync
         ws = cairn.registry.get_workspace(args.id, verb="change the knowledge file of")
         if args.switch == "status":
             files.sync(ws.id)
@@ -41,7 +41,7 @@ def run(cairn: Cairn, args: argparse.Namespace, emit: Emit) -> int:
         return _web(cairn, args, emit)
     if args.action == "learn-imported":
         return _learn_imported(cairn, args, emit)
-    from app.tools.folder import access, switch_access
+    from app.tools.folder_reading import access, switch_access
 
     ws = cairn.registry.get_workspace(args.id, verb="change the folder access of")
     if args.switch != "status":
