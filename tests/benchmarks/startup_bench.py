@@ -323,7 +323,7 @@ def table(bare: float, bare_whole: float, first: dict[int, float], filled: dict[
          f"a plain tuple and dict entry per row: {bare_ms:.0f} ms", ""),
     ]
     lines = [f"| {' | '.join(rows[0])} |", "| --- | ---: | ---: | --- |"]
-    lines += [f"| {' | '.join(row)} |" for row in rows[1:]]
+    lines += [("| " + " | ".join(row)).rstrip() + " |" for row in rows[1:]]
     return "\n".join(lines)
 
 if __name__ == "__main__":
