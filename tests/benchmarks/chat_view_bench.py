@@ -355,10 +355,10 @@ def report(f: dict[str, Any]) -> int:
           f"out) | median {branched_page:.1f} ms with branches "
           f"| {branched_page / plain_page:.2f}× the chat without branches ({plain_page:.1f} ms); "
           f"{'exactly the shown path' if exact else 'NOT the shown path'} "
-          f"| {'' if exact else 'MISSED'} |")
+          f"|{'' if exact else ' MISSED'} |")
     print(f"| switch to an earlier version halfway up the pages read (‹ 2/2 › to 1/2) "
           f"| {f['switch_ms']:.0f} ms | the rows below it read again "
-          f"| {'' if f['switch_ok'] else 'MISSED'} |")
+          f"|{'' if f['switch_ok'] else ' MISSED'} |")
     print(f"| memory after opening {3 * CHATS} such chats ({2 * CHATS} of {LONG:,} messages) "
           f"| {f['rss_after']:.0f} MB RSS | {f['rss_before']:.0f} MB with the window open "
           f"| {verdict(f['rss_after'] < MEMORY_BAR_MB, f'< {MEMORY_BAR_MB:.0f} MB')} |")
@@ -367,7 +367,7 @@ def report(f: dict[str, Any]) -> int:
           f"delivered | {verdict(stream.worst_ms < STALL_BAR_MS and f['stream_ok'], f'< {STALL_BAR_MS:.0f} ms')} |")
     print(f"| longest stall, a reply that is one {TOKENS:,}-token code block "
           f"| {code_stream.worst_ms:.1f} ms (p99 {code_stream.p99_ms:.1f} ms) "
-          f"| beside the bar: the worst moment is the end | {'' if f['code_ok'] else 'MISSED'} |")
+          f"| beside the bar: the worst moment is the end |{'' if f['code_ok'] else ' MISSED'} |")
     return 0 if ok else 1
 
 
