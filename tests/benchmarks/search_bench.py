@@ -237,11 +237,13 @@ def typing(data: Path) -> dict[str, Any]:
         result.update(worst=max(late[1:]), p99=sorted(late[1:])[int(len(late[1:]) * 0.99)],
                       answers=len(shown), last_ms=(done - started - 0.125 * len(TYPED)) * 1000,
                       results=box.results.count())
-        window.close()
-        await starter.finish()
 
     with loop:
         loop.run_until_complete(run())
+        # Closed outside run(): closing the last window quits the application, which stops
+        # the loop before run() could return ("Event loop stopped before Future completed").
+        starter.window.close()
+        loop.run_until_complete(starter.finish())
     return result
 
 
