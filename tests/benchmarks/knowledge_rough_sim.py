@@ -42,6 +42,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -461,16 +462,54 @@ def _reason(refusal: Refusal) -> str:
 def main() -> int:
     names = list(MODELS) if MODEL == "all" else [MODEL]
     results = [simulate(MODELS[name]) for name in names]
-    if len(names) > 1:
-        print("\n| model | ops proposed | applied by themselves | kept as suggestions | "
-              "suggestions per 100 exchanges | facts lost without a suggestion |\n"
-              "| --- | --- | --- | --- | --- | --- |")
-        for name, (_ok, per_100, lost, ops, applied, kept) in zip(names, results, strict=True):
-            print(f"| {name} | {ops:,} | {applied:,} | {kept:,} | {per_100:.1f} | {lost} |")
-    return 0 if all(ok for ok, *_ in results) else 1
+    print("\nMarkdown (for docs/performance.md):\n")
+    print(summary_table(names, results))
+    detailed = "adversarial" if "adversarial" in names else names[-1]
+    print(f"\nThe {detailed} run in detail:\n")
+    print(detail_table(results[names.index(detailed)]))
+    return 0 if all(result["ok"] for result in results) else 1
 
 
-def simulate(model: Model) -> tuple[bool, float, int, int, int, int]:
+KINDS = {"merge": "merges", "swap": "swaps", "unit": "unit changes",
+         "unrelated": "on unrelated evidence"}
+DETAIL = ("exchanges", "ops proposed", "corrective rounds",
+          "facts answerable from the final documents",
+          "facts not in the documents, kept as suggestions",
+          "facts lost without a suggestion recording them",
+          "replaced values answerable from the history (every version is kept)",
+          "hand-written sub-items kept", "sizes after",
+          "questions on documents over 30,000 characters",
+          "... answered from the relevance selection", "... largest selection (budget 30,000)")
+
+
+def summary_table(names: list[str], results: list[dict[str, Any]]) -> str:
+    """The page's first table: a row a model."""
+    lines = ["| model | suggestions a person faces per 100 exchanges | facts lost without a "
+             "suggestion | adversarial ops applied by themselves |", "| --- | --- | --- | --- |"]
+    for name, result in zip(names, results, strict=True):
+        tried: Counter[str] = result["adversarial"]
+        adversarial = "—"
+        if tried:
+            kinds = ", ".join(f"{count} {KINDS.get(kind, kind)}"
+                              for kind, count in tried.most_common())
+            adversarial = f"{result['applied_adversarial']} of {sum(tried.values())} ({kinds})"
+        lines.append(f"| {name} | {result['per_100']:.1f} | {result['lost']} | {adversarial} |")
+    return "\n".join(lines)
+
+
+def detail_table(result: dict[str, Any]) -> str:
+    """The page's second table: one run's measures (the last sizes only)."""
+    rows = [(name.replace("(all versions)", "(every version is kept)"), value)
+            for name, value in result["rows"]]
+    sizes = [row for row in rows if row[0].startswith("sizes after")][-1:]
+    chosen = [row for row in rows if row[0] in DETAIL] + sizes
+    chosen.sort(key=lambda row: DETAIL.index("sizes after" if row[0].startswith("sizes after")
+                                             else row[0]))
+    return "\n".join(["| measure | result |", "| --- | --- |"]
+                     + [f"| {name} | {value} |" for name, value in chosen])
+
+
+def simulate(model: Model) -> dict[str, Any]:
     print(f"\n## {model.name} model, {EXCHANGES:,} exchanges\n")
     world = World(model)
     for n in range(EXCHANGES):
@@ -517,8 +556,9 @@ def simulate(model: Model) -> tuple[bool, float, int, int, int, int]:
     for op in world.adversary_applied[:5]:
         print("applied by itself:", op)
     print("\nok" if ok else "\nMISSED")
-    return (ok, 100 * len(world.suggestions) / EXCHANGES, len(world.silently), world.ops,
-            world.applied, len(world.suggestions))
+    return {"ok": ok, "per_100": 100 * len(world.suggestions) / EXCHANGES,
+            "lost": len(world.silently), "adversarial": world.adversarial,
+            "applied_adversarial": len(world.adversary_applied), "rows": rows}
 
 
 if __name__ == "__main__":

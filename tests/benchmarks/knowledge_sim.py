@@ -140,10 +140,11 @@ def main() -> int:
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
-    print("\n| measure | result |\n| --- | --- |")
+    print("\nok" if ok else "\nMISSED")
+    print("\nMarkdown (for docs/performance.md):\n")
+    print("| measure | result |\n| --- | --- |")
     for name, value in rows:
         print(f"| {name} | {value} |")
-    print("\nok" if ok else "\nMISSED")
     return 0 if ok else 1
 
 

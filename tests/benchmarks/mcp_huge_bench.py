@@ -207,7 +207,8 @@ def _in_the_window(data: Path, folder: str, fake: FakeProcess, sizes: list[int],
                    f"{os.cpu_count()} CPUs, Python {platform.python_version()}, "
                    f"load average {os.getloadavg()[0]:.1f}")
         print(machine)
-        print("\n| measure | worst | p99 | median | target |")
+        print("\nMarkdown (for docs/performance.md):\n")
+        print("| measure | worst | p99 | median | target |")
         print("| --- | ---: | ---: | ---: | --- |")
         rows.append(("the first use: server start, SDK import (not part of the bar)",
                      first.figures(), False))

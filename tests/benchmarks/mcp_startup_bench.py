@@ -157,7 +157,8 @@ def measure(runs: int, chats: int, root: Path) -> int:
     for side in sides:
         print(f"{side}: processes started by the window at its panels: {started[side]}, "
               f"mcp SDK imported: {'yes' if loaded[side] else 'no'}")
-    print("\n| measure | without servers | with 10 servers on | ratio |")
+    print("\nMarkdown (for docs/performance.md):\n")
+    print("| measure | without servers | with 10 servers on | ratio |")
     print("| --- | ---: | ---: | --- |")
     print("\n".join(rows))
     print(f"| processes started before a chat uses a server | {started[base]} | "

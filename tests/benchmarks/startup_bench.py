@@ -260,6 +260,7 @@ def measure(runs: int, root: Path) -> None:
     print(f"250,000 against 50,000 chats: whole process {med(whole[large]) / med(whole[small]):.2f}x "
           f"(target 1.25x), filled in {med(filled[large]) / med(filled[small]):.2f}x")
     print(f"whole process at 50,000 chats: {med(whole[small]) / bw:.2f}x the bare window (target 2.5x)")
+    idle_mb: dict[tuple[int, bool], str] = {}
     for size in SIZES:
         for cold in (True, False):
             idle = subprocess.run([sys.executable, "-c", IDLE.format(root=str(ROOT), cold=cold)],
@@ -268,6 +269,7 @@ def measure(runs: int, root: Path) -> None:
             if idle.returncode != 0:
                 raise SystemExit(f"idle run exited {idle.returncode}: {idle.stderr[-2000:]}")
             rss, sdk = idle.stdout.split()
+            idle_mb[size, sdk == "True"] = rss
             target = " (target 150 MB)" if size == small else ""
             what = ("the SDK warmed up (a message begun)" if sdk == "True" else
                     "no message begun (the SDK not loaded)")
@@ -275,7 +277,54 @@ def measure(runs: int, root: Path) -> None:
     ms, mb, bare_ms = records_per_100k()
     print(f"chat records: {ms:.0f} ms and {mb:.1f} MB per 100,000 chats (tuples, strings shared "
           f"with the workspace); a plain tuple and dict entry per row: {bare_ms:.0f} ms")
+    print("\nMarkdown (for docs/performance.md):\n")
+    print(table(b, bw, {size: med(first[size]) for size in SIZES},
+                {size: med(filled[size]) for size in SIZES},
+                {size: med(built[size]) for size in SIZES},
+                {size: med(whole[size]) for size in SIZES}, idle_mb, (ms, mb, bare_ms)))
 
+
+def table(bare: float, bare_whole: float, first: dict[int, float], filled: dict[int, float],
+          built: dict[int, float], whole: dict[int, float], idle_mb: dict[tuple[int, bool], str],
+          records: tuple[float, float, float]) -> str:
+    """The page's table: medians in seconds, idle memory in MB by (chats, SDK loaded)."""
+    small, large = SIZES
+
+    def verdict(good: bool) -> str:
+        return "ok" if good else "MISSED"
+
+    ms, mb, bare_ms = records
+    first_ok = first[small] / bare < 1.5 and first[large] / bare < 1.5
+    whole_ok = whole[small] / bare_whole < 2.5 and whole[large] / whole[small] < 1.25
+    rows = [
+        ("measure", f"{small:,} chats", f"{large:,} chats", "target"),
+        ("bare PySide6 window: first paint / whole process",
+         f"{bare * 1000:.0f} ms / {bare_whole * 1000:.0f} ms", "(same run)", ""),
+        ("Cairn, first paint", f"{first[small] * 1000:.0f} ms ({first[small] / bare:.2f}×)",
+         f"{first[large] * 1000:.0f} ms ({first[large] / bare:.2f}×)",
+         f"1.5× {verdict(first_ok)}"),
+        ("Cairn, filled in (sidebar on the data)",
+         f"{filled[small] * 1000:.0f} ms ({filled[small] / bare:.2f}×)",
+         f"{filled[large] * 1000:.0f} ms ({filled[large] / filled[small]:.2f}× the "
+         f"{small:,} start)", ""),
+        ("Cairn, chat and knowledge panels built (right after)",
+         f"{built[small] * 1000:.0f} ms", f"{built[large] * 1000:.0f} ms", ""),
+        ("`cairn --exit-after-first-paint`, whole process",
+         f"{whole[small] * 1000:.0f} ms ({whole[small] / bare_whole:.2f}× bare)",
+         f"{whole[large] * 1000:.0f} ms ({whole[large] / whole[small]:.2f}× the {small:,} start)",
+         f"2.5× bare; 1.25× {verdict(whole_ok)}"),
+        ("idle memory, every chat read, no message begun", f"{idle_mb[small, False]} MB RSS",
+         f"{idle_mb[large, False]} MB RSS",
+         f"< 150 MB at {small:,} {verdict(float(idle_mb[small, False]) < 150)}"),
+        ("idle memory, a message begun (the SDK loaded)", f"{idle_mb[small, True]} MB RSS",
+         f"{idle_mb[large, True]} MB RSS", ""),
+        ("a chat's record (tuples, strings shared)",
+         f"{ms:.0f} ms, {mb:.1f} MB per 100,000 chats",
+         f"a plain tuple and dict entry per row: {bare_ms:.0f} ms", ""),
+    ]
+    lines = [f"| {' | '.join(rows[0])} |", "| --- | ---: | ---: | --- |"]
+    lines += [("| " + " | ".join(row)).rstrip() + " |" for row in rows[1:]]
+    return "\n".join(lines)
 
 if __name__ == "__main__":
     main()
