@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,22 @@ def children() -> set[int]:
         if state != "Z":
             alive.add(pid)
     return alive
+
+
+def database_before(folder: Path, made_by: str) -> tuple[sqlite3.Connection, int]:
+    """A database in *folder* exactly as the version before the migration whose script holds
+    *made_by* left it (found by what it does, not by its place: later migrations may follow
+    it), and that version; the connection commits each statement (autocommit)."""
+    from app.base import db as dbmodule
+
+    version = next(i for i, script in enumerate(dbmodule.MIGRATIONS) if made_by in script)
+    folder.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(folder / dbmodule.DB_NAME, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL").fetchall()
+    conn.execute("BEGIN")
+    for script in dbmodule.MIGRATIONS[:version]:
+        for statement in dbmodule._statements(script):
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.execute("COMMIT")
+    return conn, version

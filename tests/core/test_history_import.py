@@ -5,13 +5,11 @@ refused or bounded with nothing written; a second import adds nothing."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from app.base import db as dbmodule
 from app.base.db import SCHEMA_VERSION, Database
 from app.cli import main
 from app.errors import Refused
@@ -19,6 +17,7 @@ from app.history.importing import import_history, preview
 from app.store import watermarks
 from app.store.documents import PERSONAL, KnowledgeStore
 from app.store.messages import ChatStore, checked_content
+from tests.helpers import database_before
 from tests.history_exports import (
     gpt_chats,
     png,
@@ -405,15 +404,8 @@ def test_the_command_line_takes_a_folder_per_project(tmp_path, capsys, isolated)
 
 
 def test_a_database_of_the_previous_version_gains_the_import_tables_after_a_backup(isolated):
-    previous = SCHEMA_VERSION - 1
-    isolated.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(isolated / "cairn.db", isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL").fetchall()
+    conn, previous = database_before(isolated, "CREATE TABLE imported_chat")
     conn.execute("BEGIN")
-    for migration in dbmodule.MIGRATIONS[:previous]:
-        for statement in dbmodule._statements(migration):
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {previous}")
     conn.execute("INSERT INTO chat (id, title, created_at, updated_at) VALUES "
                  "('ch_a', 'kept', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
     conn.execute("COMMIT")

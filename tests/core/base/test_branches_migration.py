@@ -11,6 +11,7 @@ from pathlib import Path
 from app.base import db as dbmodule
 from app.base.db import SCHEMA_VERSION, Database
 from app.store.messages import ChatStore
+from tests.helpers import database_before
 
 # The version just before the branches' migration (found by what it does, not by its place).
 PREVIOUS = next(i for i, m in enumerate(dbmodule.MIGRATIONS)
@@ -20,16 +21,7 @@ NOW = "2026-03-01T10:00:00.000Z"
 
 def old_database(folder: Path) -> sqlite3.Connection:
     """A database exactly as the previous version of Cairn left it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(folder / "cairn.db", isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL").fetchall()
-    conn.execute("BEGIN")
-    for migration in dbmodule.MIGRATIONS[:PREVIOUS]:
-        for statement in dbmodule._statements(migration):
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {PREVIOUS}")
-    conn.execute("COMMIT")
-    return conn
+    return database_before(folder, "ADD COLUMN parent_id")[0]
 
 
 def chat(conn: sqlite3.Connection, chat_id: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
@@ -12,7 +11,7 @@ from app.errors import Refused
 from app.knowledge.document import parse as parse_document
 from app.store import search_index
 from app.store.search_index import split_entries
-from tests.helpers import run, run_json
+from tests.helpers import database_before, run, run_json
 
 
 def text(words: str) -> list[dict[str, str]]:
@@ -241,17 +240,9 @@ def test_reindex_equals_the_incremental_index(cairn, world, capsys):
 def test_the_migration_indexes_an_existing_database(isolated, tmp_path):
     """A database from before the index: the migration indexes messages and chats, the
     first open after it knowledge and files; all is then found."""
-    from app.base import db as dbmodule
 
     folder = isolated
-    folder.mkdir(parents=True, exist_ok=True)
-    script = next(m for m in dbmodule.MIGRATIONS if "search_message" in m)
-    before = dbmodule.MIGRATIONS.index(script)
-    conn = sqlite3.connect(folder / "cairn.db", isolation_level=None)
-    for migration in dbmodule.MIGRATIONS[:before]:
-        for statement in dbmodule._statements(migration):
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {before}")
+    conn, before = database_before(folder, "search_message")
     now = "2026-01-01T00:00:00.000Z"
     conn.execute("INSERT INTO chat (id, title, created_at, updated_at) VALUES"
                  " ('ch_old', 'Harbour crane', ?, ?)", (now, now))

@@ -15,6 +15,7 @@ from app.errors import Refused
 from app.events import ChatAdded, ChatRemoved, ChatUnpinned, Event, Reset
 from app.store.registry.registry import Registry
 from app.store.registry.state import FirstPaint
+from tests.helpers import database_before
 
 
 def text(words: str) -> list[dict[str, str]]:
@@ -217,13 +218,7 @@ def test_the_migration_on_a_database_of_the_previous_version(isolated):
     and a chat can be deleted and restored."""
     from app.base import db as dbmod
 
-    isolated.mkdir(parents=True, exist_ok=True)
-    before = next(i for i, m in enumerate(dbmod.MIGRATIONS) if "CREATE TABLE removed_chat" in m)
-    conn = sqlite3.connect(isolated / "cairn.db", isolation_level=None)
-    for script in dbmod.MIGRATIONS[:before]:
-        for statement in dbmod._statements(script):
-            conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {before}")
+    conn, before = database_before(isolated, "CREATE TABLE removed_chat")
     now = "2026-01-01T00:00:00.000Z"
     conn.execute("INSERT INTO chat (id, title, created_at, updated_at) VALUES"
                  " ('ch_old', 'Harbour crane', ?, ?)", (now, now))
